@@ -1,0 +1,43 @@
+// attnv: verification and property testing for attention kernels.
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "problem/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"attnv: verification and property testing for attention kernels.\n"
+               "Exit status: 0 success, 1 findings, 2 usage or input error."};
+  app.name("attnv");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "attnv 0.1.0");
+  int exit_code = 0;
+  attnv::cli::add_reference_command(app, exit_code);
+  attnv::cli::add_selfcheck_command(app, exit_code);
+  attnv::cli::add_calibrate_command(app, exit_code);
+  // CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    try {
+      app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      std::cerr << "attnv: unknown subcommand '" << argv[1] << "'; the subcommands are:";
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        std::cerr << ' ' << sub->get_name();
+      std::cerr << " (see attnv --help)\n";
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or the usage error
+    return code == 0 ? 0 : 2;
+  } catch (const attnv::InputError& e) {
+    std::cerr << "attnv: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "attnv: internal error: " << e.what() << '\n';
+    return 3;
+  }
+  return exit_code;
+}

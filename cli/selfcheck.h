@@ -1,0 +1,64 @@
+#pragma once
+// The reference self-check: the fast double-double reference against the multiprecision oracle,
+// element by element, on every adversarial case family and storage dtype; and, on the same cases,
+// how far a plain f64 naive attention lands from the truth (why a double-double reference is
+// needed at all). Used by `attnv selfcheck` (the main job until `attnv certify` exists) and by
+// the test suite.
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gen/families.h"
+
+namespace attnv::cli {
+
+struct SelfCheckOptions {
+  std::int64_t cases_per_family = 4;   // small cases: every row checked against the oracle
+  std::int64_t medium_cases_per_family = 1;  // realistic sizes: sampled rows only
+  std::int64_t rows_per_medium_case = 4;
+  std::uint64_t seed = 1;
+  std::vector<DType> dtypes = {DType::f32, DType::f16, DType::bf16};
+  bool backward = true;                // small cases also compare dQ, dK, dV
+  std::function<void(const std::string&)> progress;  // one call per case; may be empty
+};
+
+struct FamilyReport {
+  std::string family;
+  std::int64_t cases = 0;
+  std::int64_t compared = 0;    // elements compared with the oracle (out, lse, gradients)
+  std::int64_t resolved = 0;    // of those, elements whose correct rounding both references decided
+  std::int64_t mismatches = 0;  // resolved elements that differ, or unresolved ones outside the radii
+  std::int64_t unresolved = 0;  // elements left within their radii (exact ties, cancellation to ~0)
+  double naive_worst_ulps = 0;  // plain f64 naive attention: worst |naive - exact| in f64 ulps of exact
+  std::string naive_worst_case;
+  std::vector<std::string> mismatch_examples;  // first few, for the report
+};
+
+struct SelfCheckReport {
+  std::vector<FamilyReport> families;
+  double seconds = 0;
+  FamilyReport total() const;
+  bool ok() const { return total().mismatches == 0; }
+};
+
+SelfCheckReport run_selfcheck(const SelfCheckOptions& opt);
+
+// One tensor of the fast reference against the oracle, at the dense indices `index` (all when
+// empty). Where both decided the rounding, the doubles must be equal bit for bit. Otherwise
+// (exact ties and exact cancellation) they must agree within both radii plus one ulp: each
+// double is within its radius plus half an ulp of the exact value. Counts go into `r`.
+struct TensorPair {
+  const char* name;
+  const std::vector<double>& fast;
+  const std::vector<double>& oracle;
+  const std::vector<double>& radius;         // fast reference's radius
+  const std::vector<double>& resolved;       // fast reference's resolved flags
+  const std::vector<double>& oracle_radius;  // the oracle's radius (~1e-97 of the terms)
+};
+void compare_with_oracle(const TensorPair& t, const std::vector<std::size_t>& index,
+                         const std::string& case_id, FamilyReport& r);
+void print_selfcheck(const SelfCheckReport& r, std::ostream& os);
+
+}  // namespace attnv::cli

@@ -1,0 +1,261 @@
+// Whole exchange folders: round trips of every dtype and option, and every way a folder written
+// by another program can be wrong.
+#include <cmath>
+#include <fstream>
+
+#include "io/exchange.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "io/tests/test_util.h"
+#include "problem/validate.h"
+
+namespace attnv::io {
+namespace {
+
+using test::ScratchDir;
+using test::throws_input_error;
+namespace fs = std::filesystem;
+
+// A hand-built case with distinct values in every tensor (families.cpp may not exist yet).
+Case sample_case(DType t, const std::string& id, bool options) {
+  Problem p;
+  p.shape = {2, 4, 2, 3, 5, 6, 7};
+  p.dtype = t;
+  if (options) {
+    p.scale = 0.3;
+    p.softcap = 20.0;
+    p.causal = true;
+    p.alignment = Alignment::bottom_right;
+    p.window = {2, 0};
+    p.has_mask = p.has_bias = p.has_kv_len = true;
+  }
+  Case c = make_zero_case(p, options);
+  c.id = id;
+  auto fill = [](std::vector<double>& v, double salt) {
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<double>(i) * 0.7 + salt) * 3.0;
+  };
+  fill(c.q, 0.1);
+  fill(c.k, 0.2);
+  fill(c.v, 0.3);
+  fill(c.dout, 0.4);
+  fill(c.bias, 0.5);
+  if (!c.bias.empty()) c.bias[3] = -HUGE_VAL;  // a bias of -inf hides a key
+  for (std::size_t i = 0; i < c.mask.size(); ++i) c.mask[i] = (i % 3) != 1;
+  if (!c.kv_len.empty()) c.kv_len = {5, 2};
+  round_to_storage(c);
+  return c;
+}
+
+void expect_same(const Case& a, const Case& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.problem, b.problem) << describe(a.problem) << " vs " << describe(b.problem);
+  EXPECT_TRUE(test::same_bits(a.q, b.q));
+  EXPECT_TRUE(test::same_bits(a.k, b.k));
+  EXPECT_TRUE(test::same_bits(a.v, b.v));
+  EXPECT_TRUE(test::same_bits(a.bias, b.bias));
+  EXPECT_TRUE(test::same_bits(a.dout, b.dout));
+  EXPECT_EQ(a.mask, b.mask);
+  EXPECT_EQ(a.kv_len, b.kv_len);
+}
+
+TEST(Exchange, RoundTripOfEveryDtypeWithAndWithoutOptions) {
+  ScratchDir dir;
+  std::vector<Case> cases;
+  for (DType t : kAllDTypes)
+    for (bool options : {false, true})
+      cases.push_back(sample_case(t, std::string(dtype_name(t)) + (options ? "/options" : "/plain"), options));
+  cases[0].q[1] = std::nan("");  // NaN in q is accepted at read time (visibility decides)
+  cases[0].k[2] = -HUGE_VAL;
+  for (const Case& c : cases) ASSERT_TRUE(check_case(c).empty()) << c.id;
+  write_exchange(dir.path(), cases);
+  const std::vector<Case> back = read_exchange(dir.path());
+  ASSERT_EQ(back.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].id);
+    expect_same(cases[i], back[i]);
+  }
+  // bf16 tensors are '<f4' on disk; mask is bool, kv_len int64.
+  const fs::path bf16_folder = case_dir(dir.path(), cases[7]);
+  EXPECT_EQ(read_npy(bf16_folder / "q.npy").type, NpyType::f32);
+  EXPECT_EQ(read_npy(bf16_folder / "mask.npy").type, NpyType::b1);
+  EXPECT_EQ(read_npy(bf16_folder / "kv_len.npy").type, NpyType::i64);
+  EXPECT_EQ(read_npy(case_dir(dir.path(), cases[4]) / "q.npy").type, NpyType::f16);
+}
+
+TEST(Exchange, MetaAndChosenDirsArePreserved) {
+  ScratchDir dir;
+  std::vector<ExchangeCase> xs = {{sample_case(DType::f32, "x", false), "nested/x", R"({"note":"hi","n":[1,2]})"},
+                                  {sample_case(DType::f64, "y", true), "", ""}};
+  write_exchange(dir.path(), xs);
+  const auto back = read_exchange_cases(dir.path());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].dir, "nested/x");
+  EXPECT_EQ(back[0].meta_json, R"({"n":[1,2],"note":"hi"})");
+  EXPECT_EQ(back[1].dir, "0001_y");
+  EXPECT_EQ(back[1].meta_json, "");
+  EXPECT_EQ(case_dir(dir.path(), back[0]), dir / "nested/x");
+  EXPECT_EQ(case_dir(dir.path(), back[1].c), dir / "0001_y");
+  EXPECT_TRUE(throws_input_error([&] { case_dir(dir.path(), sample_case(DType::f32, "zz", false)); }, {"no case has the id 'zz'"}));
+}
+
+TEST(Exchange, IdsCannotEscapeTheFolder) {
+  ScratchDir root;
+  const fs::path dir = root / "ex";
+  write_exchange(dir, std::vector<Case>{sample_case(DType::f32, "../../etc", false), sample_case(DType::f32, "/abs", false)});
+  EXPECT_EQ(test::file_names(root.path()), std::vector<std::string>{"ex"});
+  EXPECT_EQ(test::file_names(dir), (std::vector<std::string>{"0000_.._.._etc", "0001__abs", "manifest.json"}));
+  EXPECT_EQ(read_exchange(dir)[0].id, "../../etc");
+  // An explicit unsafe dir is refused before anything is written.
+  const std::vector<ExchangeCase> bad = {{sample_case(DType::f32, "a", false), "../outside", ""}};
+  EXPECT_TRUE(throws_input_error([&] { write_exchange(root / "ex2", bad); }, {"case 0 (id 'a')", "'..'"}));
+  EXPECT_FALSE(fs::exists(root / "ex2"));
+  EXPECT_FALSE(fs::exists(root / "outside"));
+}
+
+// Rewrites the manifest of `dir` with `from` replaced by `to` (first occurrence).
+void edit_manifest(const fs::path& dir, const std::string& from, const std::string& to) {
+  std::ifstream in(dir / "manifest.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  std::ofstream(dir / "manifest.json") << text;
+}
+
+TEST(Exchange, ManifestDirsCannotEscapeTheFolder) {
+  ScratchDir root;
+  const fs::path dir = root / "ex";
+  write_exchange(dir, std::vector<Case>{sample_case(DType::f32, "a", false)});
+  fs::create_directories(root / "outside");
+  fs::copy(dir / "0000_a", root / "outside", fs::copy_options::recursive);
+  edit_manifest(dir, "\"0000_a\"", "\"../outside\"");
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir); }, {"case 0 (id 'a')", "key 'dir'", "contains '..'"}));
+  edit_manifest(dir, "\"../outside\"", std::string("\"") + (root / "outside").string() + "\"");
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir); }, {"absolute path"}));
+  // A symlink inside the folder that points outside it is refused too.
+  fs::create_directory_symlink(root / "outside", dir / "link");
+  edit_manifest(dir, std::string("\"") + (root / "outside").string() + "\"", "\"link\"");
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir); }, {"case 0 (id 'a')", "resolves to", "outside"}));
+}
+
+class BrokenFolder : public testing::Test {
+ protected:
+  void SetUp() override {
+    c_ = sample_case(DType::f16, "f16/opt", true);
+    write_exchange(dir_.path(), std::vector<Case>{c_});
+    folder_ = case_dir(dir_.path(), c_);
+  }
+  testing::AssertionResult read_fails(std::initializer_list<std::string> parts) {
+    return throws_input_error([&] { read_exchange(dir_.path()); }, parts);
+  }
+  std::vector<std::int64_t> q_shape() const { return {2, 4, 3, 6}; }
+  ScratchDir dir_;
+  Case c_;
+  fs::path folder_;
+};
+
+TEST_F(BrokenFolder, ShapeMismatch) {
+  write_npy(folder_ / "q.npy", std::vector<std::int64_t>{2, 4, 3, 5}, NpyType::f16, std::vector<double>(120, 0.0));
+  EXPECT_TRUE(read_fails({"q.npy: shape (2, 4, 3, 5), expected [B,Hq,Tq,Dk] = (2, 4, 3, 6)"}));
+}
+
+TEST_F(BrokenFolder, WiderFloatMustHoldStorageValues) {
+  std::vector<double> q = c_.q;
+  write_npy(folder_ / "q.npy", q_shape(), NpyType::f64, q);
+  EXPECT_EQ(read_exchange(dir_.path())[0].q, c_.q);  // f64 holding f16 values is fine
+  q[(1 * 4 + 2) * 3 * 6 + 2 * 6 + 3] = static_cast<double>(0.1f);
+  write_npy(folder_ / "q.npy", q_shape(), NpyType::f32, q);
+  EXPECT_TRUE(read_fails({"q.npy: element [1,2,2,3] = 0.10000000149011612 is not representable in f16"}));
+}
+
+TEST_F(BrokenFolder, NarrowerOrNonFloatTensorsAreRejected) {
+  write_npy_int64(folder_ / "v.npy", std::vector<std::int64_t>{2, 2, 5, 7}, std::vector<std::int64_t>(140, 0));
+  EXPECT_TRUE(read_fails({"v.npy: holds <i8; expected floats of the case dtype f16"}));
+  write_file_atomic(folder_ / "v.npy", encode_npy_ints(std::vector<std::int64_t>{2, 2, 5, 7}, NpyType::u16,
+                                                       std::vector<std::int64_t>(140, 0), "v"));
+  EXPECT_TRUE(read_fails({"v.npy: holds <u2, which attnv reads only as raw bf16 bits, but the case dtype is f16"}));
+}
+
+TEST_F(BrokenFolder, MaskMustBeZeroOrOne) {
+  std::vector<std::int64_t> m(15, 1);
+  m[7] = 2;
+  write_file_atomic(folder_ / "mask.npy", encode_npy_ints(std::vector<std::int64_t>{3, 5}, NpyType::u8, m, "m"));
+  EXPECT_TRUE(read_fails({"mask.npy: element [1,2] = 2 is not 0 or 1"}));
+  m[7] = 0;
+  write_file_atomic(folder_ / "mask.npy", encode_npy_ints(std::vector<std::int64_t>{3, 5}, NpyType::u8, m, "m"));
+  EXPECT_EQ(read_exchange(dir_.path())[0].mask[7], 0);  // u8 0/1 is accepted
+  write_file_atomic(folder_ / "mask.npy", encode_npy_ints(std::vector<std::int64_t>{3, 5}, NpyType::i32, m, "m"));
+  EXPECT_TRUE(read_fails({"mask.npy: holds <i4; a mask must be bool"}));
+}
+
+TEST_F(BrokenFolder, KvLen) {
+  write_file_atomic(folder_ / "kv_len.npy", encode_npy_ints(std::vector<std::int64_t>{2}, NpyType::i32, std::vector<std::int64_t>{4, 1}, "k"));
+  EXPECT_EQ(read_exchange(dir_.path())[0].kv_len, (std::vector<std::int64_t>{4, 1}));  // int32 is accepted
+  write_npy_int64(folder_ / "kv_len.npy", std::vector<std::int64_t>{2}, std::vector<std::int64_t>{4, 6});
+  EXPECT_TRUE(read_fails({"case 0 (id 'f16/opt')", "kv_len[1] = 6 is outside [0, Tk=5]"}));
+  write_npy_int64(folder_ / "kv_len.npy", std::vector<std::int64_t>{3}, std::vector<std::int64_t>{4, 1, 1});
+  EXPECT_TRUE(read_fails({"kv_len.npy: shape (3,), expected [B] = (2,)"}));
+  write_npy(folder_ / "kv_len.npy", std::vector<std::int64_t>{2}, NpyType::f64, std::vector<double>{4, 1});
+  EXPECT_TRUE(read_fails({"kv_len.npy: holds <f8; kv_len must be int32"}));
+}
+
+TEST_F(BrokenFolder, OptionalFilesMustMatchTheManifest) {
+  fs::remove(folder_ / "dout.npy");
+  EXPECT_TRUE(read_fails({"case 0 (id 'f16/opt')", "\"dout\" is true but", "dout.npy is missing"}));
+  edit_manifest(dir_.path(), "\"dout\": true", "\"dout\": false");
+  EXPECT_TRUE(read_exchange(dir_.path())[0].dout.empty());
+  edit_manifest(dir_.path(), "\"mask\": true", "\"mask\": false");
+  EXPECT_TRUE(read_fails({"mask.npy exists but \"mask\" is false"}));
+  fs::remove(folder_ / "q.npy");
+  edit_manifest(dir_.path(), "\"mask\": false", "\"mask\": true");
+  EXPECT_TRUE(read_fails({"q.npy: no such file"}));
+}
+
+TEST_F(BrokenFolder, BiasMayHoldMinusInfinity) {
+  const auto back = read_exchange(dir_.path());
+  EXPECT_EQ(back[0].bias[3], -HUGE_VAL);
+}
+
+TEST(Exchange, WriterRefusesBadCasesBeforeWritingAnything) {
+  ScratchDir root;
+  Case ok = sample_case(DType::f32, "ok", false);
+  Case wrong_size = sample_case(DType::f32, "short", false);
+  wrong_size.q.pop_back();
+  Case unrepresentable = sample_case(DType::f16, "half", false);
+  unrepresentable.v[4] = 0.1;
+  Case no_id = ok;
+  no_id.id.clear();
+  const std::pair<std::vector<Case>, std::vector<std::string>> bad[] = {
+      {{ok, wrong_size}, {"case 1 (id 'short')", "q has"}},
+      {{ok, unrepresentable}, {"case 1 (id 'half')", "v element 4 = 0.10000000000000001 is not representable in f16"}},
+      {{ok, ok}, {"case 1 (id 'ok')", "used by an earlier case"}},
+      {{no_id}, {"case 0", "the id is empty"}}};
+  for (const auto& [cases, parts] : bad) {
+    EXPECT_TRUE(throws_input_error([&] { write_exchange(root / "ex", cases); }, {parts[0], parts[1]}));
+    EXPECT_FALSE(fs::exists(root / "ex"));
+  }
+  std::vector<ExchangeCase> bad_meta = {{ok, "", "[1,2]"}};
+  EXPECT_TRUE(throws_input_error([&] { write_exchange(root / "ex", bad_meta); }, {"meta must be a JSON object"}));
+  EXPECT_FALSE(fs::exists(root / "ex"));
+}
+
+TEST(Exchange, RewritingAFolderRemovesStaleFiles) {
+  ScratchDir dir;
+  const Case with = sample_case(DType::f32, "a", true);
+  write_exchange(dir.path(), std::vector<Case>{with});
+  const fs::path folder = case_dir(dir.path(), with);
+  write_npy(folder / "out.npy", std::vector<std::int64_t>{1}, NpyType::f64, std::vector<double>{1});
+  std::ofstream(folder / "notes.txt") << "kept";
+  const Case without = sample_case(DType::f32, "a", false);
+  write_exchange(dir.path(), std::vector<Case>{without});
+  EXPECT_EQ(test::file_names(folder), (std::vector<std::string>{"k.npy", "notes.txt", "q.npy", "v.npy"}));
+  expect_same(read_exchange(dir.path())[0], without);
+}
+
+TEST(Exchange, MissingManifest) {
+  ScratchDir dir;
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"manifest.json: no such file"}));
+}
+
+}  // namespace
+}  // namespace attnv::io

@@ -1,0 +1,138 @@
+// manifest.json parsing is strict and every message names the case (index and id) and the key.
+#include <regex>
+
+#include "io/manifest.h"
+#include "io/tests/test_util.h"
+
+namespace attnv::io {
+namespace {
+
+using test::throws_input_error;
+
+const std::string kCase0 =
+    R"({"id": "a/1", "dir": "c0", "dtype": "f16", "B": 1, "Hq": 4, "Hkv": 2, "Tq": 3, "Tk": 5, "Dk": 8, "Dv": 4,
+        "scale": null, "softcap": null, "causal": true, "alignment": "bottom_right", "window": [2, -1],
+        "mask": false, "bias": true, "kv_len": true, "dout": false})";
+
+std::string manifest_with(const std::string& case_json, const std::string& extra_top = "") {
+  return R"({"format": "attnv-exchange", "version": 1, )" + extra_top + R"("cases": [)" + kCase0 + ", " + case_json + "]}";
+}
+
+// kCase0 as case 1 with `from` replaced by `to` (the id becomes "b/2" and the dir "c1").
+std::string edited(const std::string& from, const std::string& to) {
+  std::string c = std::regex_replace(kCase0, std::regex("\"a/1\""), "\"b/2\"");
+  c = std::regex_replace(c, std::regex("\"c0\""), "\"c1\"");
+  const auto at = c.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) c.replace(at, from.size(), to);
+  return manifest_with(c);
+}
+
+testing::AssertionResult rejects(const std::string& text, std::initializer_list<std::string> parts) {
+  return throws_input_error([&] { parse_manifest(text, "m/manifest.json"); }, parts);
+}
+
+TEST(Manifest, ParsesEveryField) {
+  const auto entries = parse_manifest(edited(R"("scale": null)", R"("scale": 0.125)"), "m/manifest.json");
+  ASSERT_EQ(entries.size(), 2u);
+  const ManifestEntry& e = entries[1];
+  EXPECT_EQ(e.id, "b/2");
+  EXPECT_EQ(e.dir, "c1");
+  EXPECT_EQ(e.problem.dtype, DType::f16);
+  EXPECT_EQ(e.problem.shape, (Shape{1, 4, 2, 3, 5, 8, 4}));
+  EXPECT_EQ(e.problem.scale, 0.125);
+  EXPECT_FALSE(e.problem.softcap.has_value());
+  EXPECT_TRUE(e.problem.causal);
+  EXPECT_EQ(e.problem.alignment, Alignment::bottom_right);
+  EXPECT_EQ(e.problem.window, (Window{2, -1}));
+  EXPECT_FALSE(e.problem.has_mask);
+  EXPECT_TRUE(e.problem.has_bias);
+  EXPECT_TRUE(e.problem.has_kv_len);
+  EXPECT_FALSE(e.has_dout);
+  EXPECT_TRUE(e.meta_json.empty());
+}
+
+TEST(Manifest, RenderThenParseIsTheIdentity) {
+  auto entries = parse_manifest(edited(R"("softcap": null)", R"("softcap": 0.1, "meta": {"z": [1, {"y": null}], "a": "x"})"),
+                                "m");
+  entries[0].problem.scale = 1.0 / 3.0;  // needs all 17 digits to round-trip
+  const auto again = parse_manifest(render_manifest(entries), "m");
+  ASSERT_EQ(again.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(again[i].id, entries[i].id);
+    EXPECT_EQ(again[i].dir, entries[i].dir);
+    EXPECT_EQ(again[i].problem, entries[i].problem);
+    EXPECT_EQ(again[i].has_dout, entries[i].has_dout);
+    EXPECT_EQ(again[i].meta_json, entries[i].meta_json);
+  }
+  EXPECT_EQ(again[1].meta_json, R"({"a":"x","z":[1,{"y":null}]})");
+}
+
+TEST(Manifest, TopLevel) {
+  EXPECT_TRUE(rejects("{", {"m/manifest.json: not valid JSON"}));
+  EXPECT_TRUE(rejects("[]", {"the top level must be an object"}));
+  EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": 1})", {"'cases' is missing"}));
+  EXPECT_TRUE(rejects(R"({"format": "other", "version": 1, "cases": []})", {"\"format\" must be \"attnv-exchange\""}));
+  EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": 2, "cases": []})", {"unsupported \"version\" 2"}));
+  EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": "1", "cases": []})", {"unsupported \"version\" \"1\""}));
+  EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": 1, "cases": {}})", {"\"cases\" must be an array"}));
+  EXPECT_TRUE(rejects(manifest_with(kCase0, R"("extra": 1, )"), {"unknown top-level key 'extra'"}));
+  EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": 1, "version": 1, "cases": []})", {"'version' appears twice"}));
+  EXPECT_EQ(parse_manifest(R"({"format": "attnv-exchange", "version": 1, "meta": {"tool": "x"}, "cases": []})", "m").size(), 0u);
+}
+
+TEST(Manifest, CaseKeysNameTheCaseAndTheKey) {
+  EXPECT_TRUE(rejects(edited(R"("causal": true)", R"("casual": true)"), {"case 1 (id 'b/2')", "key 'casual': unknown key"}));
+  EXPECT_TRUE(rejects(edited(R"("causal": true, )", ""), {"case 1 (id 'b/2')", "key 'causal': missing"}));
+  EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": "3")"), {"case 1 (id 'b/2')", "key 'Tq': expected an integer, got a string"}));
+  EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": 3.0)"), {"key 'Tq': expected an integer, got a number"}));
+  EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": 18446744073709551615)"), {"key 'Tq': the integer does not fit"}));
+  EXPECT_TRUE(rejects(edited(R"("causal": true)", R"("causal": 1)"), {"key 'causal': expected true or false"}));
+  EXPECT_TRUE(rejects(edited(R"("scale": null)", R"("scale": "0.5")"), {"key 'scale': expected null or a number"}));
+  EXPECT_TRUE(rejects(edited(R"("dtype": "f16")", R"("dtype": "float16")"), {"key 'dtype': 'float16' is not one of"}));
+  EXPECT_TRUE(rejects(edited(R"("alignment": "bottom_right")", R"("alignment": "bottom-right")"), {"key 'alignment'"}));
+  EXPECT_TRUE(rejects(edited(R"("window": [2, -1])", R"("window": [2])"), {"key 'window': expected [left, right]"}));
+  EXPECT_TRUE(rejects(edited(R"("window": [2, -1])", R"("window": [2, null])"), {"key 'window'"}));
+  EXPECT_TRUE(rejects(edited(R"("dout": false)", R"("dout": false, "meta": 3)"), {"key 'meta': expected an object"}));
+  EXPECT_TRUE(rejects(edited(R"("id": "b/2")", R"("id": "")"), {"case 1", "key 'id': must not be empty"}));
+  EXPECT_TRUE(rejects(edited(R"("id": "b/2")", R"("id": 7)"), {"case 1: key 'id': expected a string, got an integer"}));
+  EXPECT_TRUE(rejects(edited(R"("B": 1)", R"("B": 1, "B": 2)"), {"'B' appears twice"}));
+  EXPECT_TRUE(rejects(manifest_with("3"), {"case 1: expected an object, got an integer"}));
+}
+
+TEST(Manifest, ProblemChecksNameTheCase) {
+  EXPECT_TRUE(rejects(edited(R"("Hkv": 2)", R"("Hkv": 3)"), {"case 1 (id 'b/2')", "Hq (4) must be a multiple of Hkv (3)"}));
+  EXPECT_TRUE(rejects(edited(R"("Tk": 5)", R"("Tk": 0)"), {"case 1 (id 'b/2')", "Tk must be >= 1"}));
+  EXPECT_TRUE(rejects(edited(R"("scale": null)", R"("scale": -1)"), {"scale must be finite and > 0"}));
+  EXPECT_TRUE(rejects(edited(R"("window": [2, -1])", R"("window": [-5, -1])"), {"window sides"}));
+  EXPECT_TRUE(rejects(edited(R"("B": 1)", R"("B": 4611686018427387904)"), {"overflows 64 bits"}));
+}
+
+TEST(Manifest, UniqueIdsAndDirs) {
+  EXPECT_TRUE(rejects(manifest_with(kCase0), {"cases 0 and 1 have the same id 'a/1'"}));
+  EXPECT_TRUE(rejects(edited(R"("dir": "c1")", R"("dir": "c0")"), {"cases 0 and 1 have the same dir 'c0'"}));
+}
+
+TEST(Manifest, UnsafeDirsAreRejected) {
+  const std::pair<std::string, std::string> bad[] = {
+      {"../x", "'..'"}, {"a/../../x", "'..'"}, {"..", "'..'"}, {"/etc", "absolute"}, {"", "empty"},
+      {"a//b", "empty path segment"}, {"./a", "'.'"}, {"a/", "empty path segment"}, {"a\\\\..\\\\b", "backslash"},
+      {"a\\u0000b", "control character"}};
+  for (const auto& [dir, why] : bad)
+    EXPECT_TRUE(rejects(edited(R"("dir": "c1")", "\"dir\": \"" + dir + "\""), {"case 1 (id 'b/2')", "key 'dir'", why})) << dir;
+  EXPECT_EQ(parse_manifest(edited(R"("dir": "c1")", R"("dir": "sub/c1")"), "m")[1].dir, "sub/c1");
+  EXPECT_EQ(parse_manifest(edited(R"("dir": "c1")", R"("dir": "..c1.")"), "m")[1].dir, "..c1.");
+}
+
+TEST(Manifest, FolderNamesFromIdsAreSafe) {
+  EXPECT_EQ(case_folder_name(7, "near_ties/17"), "0007_near_ties_17");
+  EXPECT_EQ(case_folder_name(3, "../../etc"), "0003_.._.._etc");
+  EXPECT_EQ(case_folder_name(12345, ""), "12345");
+  EXPECT_EQ(case_folder_name(0, "a b\\c\n"), "0000_a_b_c_");
+  for (const char* id : {"../../etc", "/abs", "..", ".", "a/../b", "x\\y", ""})
+    EXPECT_EQ(unsafe_dir_reason(case_folder_name(1, id)), "") << id;
+  EXPECT_LE(case_folder_name(1, std::string(1000, 'a')).size(), 90u);
+}
+
+}  // namespace
+}  // namespace attnv::io

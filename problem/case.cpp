@@ -1,0 +1,58 @@
+#include "problem/case.h"
+
+#include "problem/tensor.h"
+
+namespace attnv {
+
+std::size_t Case::qi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
+  const Shape& s = problem.shape;
+  return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dk + d);
+}
+std::size_t Case::ki(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
+  const Shape& s = problem.shape;
+  return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dk + d);
+}
+std::size_t Case::vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
+  const Shape& s = problem.shape;
+  return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dv + d);
+}
+std::size_t Case::oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
+  const Shape& s = problem.shape;
+  return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dv + d);
+}
+std::size_t Case::li(std::int64_t b, std::int64_t h, std::int64_t i) const {
+  const Shape& s = problem.shape;
+  return static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i);
+}
+
+Case make_zero_case(const Problem& p, bool with_dout) {
+  Case c;
+  c.problem = p;
+  const Shape& s = p.shape;
+  c.q.assign(static_cast<std::size_t>(q_elements(s)), 0.0);
+  c.k.assign(static_cast<std::size_t>(k_elements(s)), 0.0);
+  c.v.assign(static_cast<std::size_t>(v_elements(s)), 0.0);
+  if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(s)), 1);
+  if (p.has_bias) c.bias.assign(static_cast<std::size_t>(mask_elements(s)), 0.0);
+  if (p.has_kv_len) c.kv_len.assign(static_cast<std::size_t>(s.B), s.Tk);
+  if (with_dout) c.dout.assign(static_cast<std::size_t>(out_elements(s)), 0.0);
+  return c;
+}
+
+void round_to_storage(Case& c) {
+  const DType t = c.problem.dtype;
+  for (auto* vec : {&c.q, &c.k, &c.v, &c.bias, &c.dout})
+    for (double& x : *vec) x = round_to(t, x);
+}
+
+std::array<std::int64_t, 4> dense_strides(const std::array<std::int64_t, 4>& shape, int rank) {
+  std::array<std::int64_t, 4> st{};
+  std::int64_t acc = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    st[static_cast<std::size_t>(d)] = acc;
+    acc *= shape[static_cast<std::size_t>(d)];
+  }
+  return st;
+}
+
+}  // namespace attnv

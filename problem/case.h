@@ -1,0 +1,49 @@
+#pragma once
+// A Case: a problem and its values. Every value is the exact value its storage dtype holds,
+// kept as a double (f32, f16 and bf16 values are exact in f64), in dense row-major order:
+//   q [B, Hq, Tq, Dk], k [B, Hkv, Tk, Dk], v [B, Hkv, Tk, Dv], dout [B, Hq, Tq, Dv],
+//   mask and bias [Tq, Tk], kv_len [B].
+// Strided layouts are a kernel-side concern (problem/tensor.h); the reference reads Cases.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "problem/problem.h"
+
+namespace attnv {
+
+struct Case {
+  Problem problem;
+  std::vector<double> q, k, v;
+  std::vector<std::uint8_t> mask;    // 1 = visible; empty unless problem.has_mask
+  std::vector<double> bias;          // empty unless problem.has_bias
+  std::vector<std::int64_t> kv_len;  // empty unless problem.has_kv_len
+  std::vector<double> dout;          // empty when no backward is asked for
+  std::string id;                    // a name for reports ("near_ties/17", "golden/three_token")
+
+  bool has_dout() const { return !dout.empty(); }
+  std::int64_t kv_len_of(std::int64_t b) const {
+    return problem.has_kv_len ? kv_len[static_cast<std::size_t>(b)] : problem.shape.Tk;
+  }
+  // Dense offsets.
+  std::size_t qi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const;
+  std::size_t ki(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const;
+  std::size_t vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const;
+  std::size_t oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const;  // out, dout
+  std::size_t li(std::int64_t b, std::int64_t h, std::int64_t i) const;                  // lse
+  std::size_t mi(std::int64_t i, std::int64_t j) const { return static_cast<std::size_t>(i * problem.shape.Tk + j); }
+};
+
+// Allocate every tensor the problem asks for, zero-filled (kv_len filled with Tk, mask with 1).
+Case make_zero_case(const Problem& p, bool with_dout = false);
+// Round every value of the case to its storage dtype (generators call this last).
+void round_to_storage(Case& c);
+
+// What a kernel or the reference produces, as exact doubles, in the dense layout above:
+// out [B,Hq,Tq,Dv], lse [B,Hq,Tq], dq [B,Hq,Tq,Dk], dk [B,Hkv,Tk,Dk], dv [B,Hkv,Tk,Dv].
+// A field a kernel does not provide stays empty.
+struct Outputs {
+  std::vector<double> out, lse, dq, dk, dv;
+};
+
+}  // namespace attnv

@@ -1,0 +1,42 @@
+#pragma once
+// Storage dtypes and their exact rounding.
+//
+// Every value attnv handles is kept as a double: f32, f16 and bf16 values are all exactly
+// representable in f64, so "the exact value its storage holds" (SPEC) is a double. Rounding to
+// a narrower dtype is emulated exactly (round to nearest, ties to even, IEEE overflow to inf,
+// gradual underflow), directly from the double: going through float first would round twice.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace attnv {
+
+enum class DType : std::uint8_t { f64, f32, f16, bf16 };
+
+inline constexpr DType kAllDTypes[] = {DType::f64, DType::f32, DType::f16, DType::bf16};
+
+std::string_view dtype_name(DType t);                     // "f64", "f32", "f16", "bf16"
+std::optional<DType> parse_dtype(std::string_view name);  // also accepts "float32", "half", ...
+int dtype_bytes(DType t);
+int mantissa_bits(DType t);    // precision p, counting the implicit bit: 53, 24, 11, 8
+int min_exponent(DType t);     // exponent of the smallest normal: -1022, -126, -14, -126
+int max_exponent(DType t);     // exponent of the largest finite: 1023, 127, 15, 127
+double unit_roundoff(DType t); // u = 2^-p
+double max_finite(DType t);
+double min_normal(DType t);
+
+// Round x to the nearest value of dtype t (ties to even). NaN stays NaN, overflow gives +-inf.
+double round_to(DType t, double x);
+// Round toward zero (truncation); used only to emulate a classic precision bug.
+double truncate_to(DType t, double x);
+bool representable(DType t, double x);
+// ulp(x) in dtype t: the gap between |x| rounded down to t and the next larger value of t.
+double ulp(DType t, double x);
+
+// Bit patterns of the 16-bit formats (x must already be representable, or it is rounded).
+std::uint16_t f16_bits(double x);
+double f16_value(std::uint16_t bits);
+std::uint16_t bf16_bits(double x);
+double bf16_value(std::uint16_t bits);
+
+}  // namespace attnv

@@ -1,0 +1,66 @@
+#include "problem/problem.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "problem/precision.h"
+
+namespace attnv {
+
+std::string_view alignment_name(Alignment a) {
+  return a == Alignment::top_left ? "top_left" : "bottom_right";
+}
+
+std::optional<Alignment> parse_alignment(std::string_view s) {
+  if (s == "top_left") return Alignment::top_left;
+  if (s == "bottom_right") return Alignment::bottom_right;
+  return std::nullopt;
+}
+
+double Problem::effective_scale() const {
+  return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(shape.Dk));
+}
+
+std::int64_t q_elements(const Shape& s) { return s.B * s.Hq * s.Tq * s.Dk; }
+std::int64_t k_elements(const Shape& s) { return s.B * s.Hkv * s.Tk * s.Dk; }
+std::int64_t v_elements(const Shape& s) { return s.B * s.Hkv * s.Tk * s.Dv; }
+std::int64_t out_elements(const Shape& s) { return s.B * s.Hq * s.Tq * s.Dv; }
+std::int64_t lse_elements(const Shape& s) { return s.B * s.Hq * s.Tq; }
+std::int64_t mask_elements(const Shape& s) { return s.Tq * s.Tk; }
+
+std::string describe(const Problem& p) {
+  const Shape& s = p.shape;
+  std::ostringstream o;
+  o << "B=" << s.B << " Hq=" << s.Hq << " Hkv=" << s.Hkv << " Tq=" << s.Tq << " Tk=" << s.Tk
+    << " Dk=" << s.Dk << " Dv=" << s.Dv << ' ' << dtype_name(p.dtype);
+  if (p.scale) o << " scale=" << *p.scale;
+  if (p.softcap) o << " softcap=" << *p.softcap;
+  if (p.causal) o << " causal";
+  if (p.causal || p.window.bounded()) o << '(' << alignment_name(p.alignment) << ')';
+  if (p.window.bounded()) o << " window(" << p.window.left << ',' << p.window.right << ')';
+  if (p.has_mask) o << " mask";
+  if (p.has_bias) o << " bias";
+  if (p.has_kv_len) o << " kv_len";
+  return o.str();
+}
+
+PrecisionModel PrecisionModel::natural(DType storage, std::int64_t block) {
+  PrecisionModel m;
+  m.storage = storage;
+  m.accum = storage == DType::f64 ? DType::f64 : DType::f32;
+  m.p_dtype = m.accum;
+  m.out = storage;
+  m.block = block;
+  return m;
+}
+
+std::string describe(const PrecisionModel& m) {
+  std::ostringstream o;
+  o << "storage=" << dtype_name(m.storage) << " accum=" << dtype_name(m.accum)
+    << " p=" << dtype_name(m.p_dtype) << " out=" << dtype_name(m.out);
+  if (m.block > 0) o << " block=" << m.block; else o << " single-pass";
+  if (m.exp_ulps != 2) o << " exp_ulps=" << m.exp_ulps;
+  return o.str();
+}
+
+}  // namespace attnv

@@ -1,0 +1,69 @@
+#pragma once
+// The attention problem: one description used by the core, the reference, the properties, the
+// file exchange and the certifier alike. It describes shapes and options only; the values live
+// in a Case (problem/case.h) and strided buffers in TensorRef (problem/tensor.h).
+// What each field means is defined in shared/SPEC.md.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "problem/dtype.h"
+
+namespace attnv {
+
+// Which corner the causal rule and the window are aligned to (SPEC "the query's position").
+//   top_left:     p_i = i
+//   bottom_right: p_i = i + kv_len[b] - Tq   (the KV-cache / decode convention)
+enum class Alignment : std::uint8_t { top_left, bottom_right };
+
+std::string_view alignment_name(Alignment a);  // "top_left", "bottom_right"
+std::optional<Alignment> parse_alignment(std::string_view s);
+
+struct Shape {
+  std::int64_t B = 1;    // batch
+  std::int64_t Hq = 1;   // query heads
+  std::int64_t Hkv = 1;  // key/value heads; Hq % Hkv == 0
+  std::int64_t Tq = 1;   // queries
+  std::int64_t Tk = 1;   // keys
+  std::int64_t Dk = 1;   // query/key head dim
+  std::int64_t Dv = 1;   // value head dim
+  bool operator==(const Shape&) const = default;
+};
+
+// Sliding window (left, right); -1 means unbounded on that side.
+struct Window {
+  std::int64_t left = -1;
+  std::int64_t right = -1;
+  bool bounded() const { return left >= 0 || right >= 0; }
+  bool operator==(const Window&) const = default;
+};
+
+struct Problem {
+  Shape shape;
+  DType dtype = DType::f32;        // storage of Q, K, V, bias, dO and the outputs
+  std::optional<double> scale;     // unset: 1/sqrt(Dk)
+  std::optional<double> softcap;   // s <- c * tanh(s / c), applied before the bias
+  bool causal = false;
+  Alignment alignment = Alignment::top_left;
+  Window window;
+  bool has_mask = false;    // bool [Tq, Tk], broadcast over B and H; true = visible
+  bool has_bias = false;    // additive [Tq, Tk], broadcast over B and H; -inf hides a key
+  bool has_kv_len = false;  // int64 [B]; absent means kv_len[b] = Tk
+
+  double effective_scale() const;
+  std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head
+  bool operator==(const Problem&) const = default;
+};
+
+// Element counts of each tensor (valid only for a validated problem: no overflow).
+std::int64_t q_elements(const Shape& s);    // B*Hq*Tq*Dk
+std::int64_t k_elements(const Shape& s);    // B*Hkv*Tk*Dk
+std::int64_t v_elements(const Shape& s);    // B*Hkv*Tk*Dv
+std::int64_t out_elements(const Shape& s);  // B*Hq*Tq*Dv
+std::int64_t lse_elements(const Shape& s);  // B*Hq*Tq
+std::int64_t mask_elements(const Shape& s); // Tq*Tk
+
+// One line such as "B=1 Hq=8 Hkv=2 Tq=5 Tk=7 Dk=64 Dv=64 f16 causal(bottom_right) window(3,-1)".
+std::string describe(const Problem& p);
+
+}  // namespace attnv

@@ -1,0 +1,35 @@
+#pragma once
+// Strided tensor views: how a kernel receives its buffers. Strides are in elements, so
+// [B,H,T,D] and [B,T,H,D] layouts and views with gaps are all valid input (SPEC).
+// The plugin C ABI mirrors these structs field for field.
+#include <array>
+#include <cstdint>
+
+#include "problem/dtype.h"
+
+namespace attnv {
+
+struct TensorRef {
+  void* data = nullptr;  // null: the tensor is absent
+  DType dtype = DType::f32;
+  int rank = 4;                         // 4 for q/k/v/out/dq/dk/dv/dout, 3 for lse, 2 for mask/bias
+  std::array<std::int64_t, 4> shape{};  // the first `rank` entries are used
+  std::array<std::int64_t, 4> stride{};
+  bool present() const { return data != nullptr; }
+};
+
+// Dense row-major strides for a shape.
+std::array<std::int64_t, 4> dense_strides(const std::array<std::int64_t, 4>& shape, int rank);
+
+// The buffers of one kernel call. Mask elements are uint8 (0 hidden, 1 visible) whatever
+// mask.dtype says; kv_len is int64[B] or null.
+struct KernelViews {
+  TensorRef q, k, v;
+  TensorRef mask, bias;
+  const std::int64_t* kv_len = nullptr;
+  TensorRef dout;        // backward only
+  TensorRef out, lse;    // forward outputs
+  TensorRef dq, dk, dv;  // backward outputs
+};
+
+}  // namespace attnv

@@ -1,0 +1,145 @@
+#include "problem/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "problem/error.h"
+
+namespace attnv {
+namespace {
+
+Problem ok_problem() {
+  Problem p;
+  p.shape = {2, 4, 2, 5, 7, 8, 6};
+  return p;
+}
+
+// The single message expected for a problem, so a test also fails if extra errors appear.
+std::string only_error(const Problem& p) {
+  auto e = check_problem(p);
+  return e.size() == 1 ? e[0] : "(" + std::to_string(e.size()) + " errors)";
+}
+
+TEST(Validate, AcceptsAValidProblem) { EXPECT_TRUE(check_problem(ok_problem()).empty()); }
+
+TEST(Validate, RejectsEachImpossibleProblemWithAClearMessage) {
+  Problem p = ok_problem();
+  p.shape.Hq = 3;
+  EXPECT_EQ(only_error(p), "Hq (3) must be a multiple of Hkv (2)");
+  p = ok_problem();
+  p.shape.Tk = 0;
+  EXPECT_EQ(only_error(p), "Tk must be >= 1, got 0");
+  p = ok_problem();
+  p.shape.Dk = -4;
+  EXPECT_EQ(only_error(p), "Dk must be >= 1, got -4");
+  p = ok_problem();
+  p.shape.Tq = std::int64_t{1} << 40;
+  p.shape.Tk = std::int64_t{1} << 40;
+  EXPECT_NE(only_error(p).find("mask/bias [Tq,Tk] overflows 64 bits"), std::string::npos);
+  p = ok_problem();
+  p.scale = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(only_error(p), "scale must be finite and > 0, got inf");
+  p.scale = 0.0;
+  EXPECT_EQ(only_error(p), "scale must be finite and > 0, got 0");
+  p = ok_problem();
+  p.softcap = -1.0;
+  EXPECT_EQ(only_error(p), "softcap must be finite and > 0 when set, got -1");
+  p = ok_problem();
+  p.window = {-3, 2};
+  EXPECT_EQ(only_error(p), "window sides must be >= 0, or -1 for unbounded; got (-3, 2)");
+  EXPECT_THROW(require_valid(p), InputError);
+}
+
+TEST(Validate, CaseSizesKvLenAndRepresentability) {
+  Problem p = ok_problem();
+  p.dtype = DType::f16;
+  p.has_kv_len = true;
+  Case c = make_zero_case(p);
+  EXPECT_TRUE(check_case(c).empty());
+  c.kv_len[1] = 8;
+  c.q[3] = 0.1;  // not an f16 value
+  c.v.pop_back();
+  auto e = check_case(c);
+  ASSERT_EQ(e.size(), 1u);  // a size mismatch stops before value checks
+  EXPECT_EQ(e[0], "v has 167 elements, expected 168");
+  c.v.push_back(0);
+  e = check_case(c);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0], "kv_len[1] = 8 is outside [0, Tk=7]");
+  EXPECT_NE(e[1].find("q element 3 = 0.10000000000000001 is not representable in f16"), std::string::npos);
+}
+
+struct Buffers {
+  std::vector<float> q, k, v, out, lse;
+  KernelViews views;
+  explicit Buffers(const Problem& p) {
+    const Shape& s = p.shape;
+    q.resize(static_cast<std::size_t>(q_elements(s)));
+    k.resize(static_cast<std::size_t>(k_elements(s)));
+    v.resize(static_cast<std::size_t>(v_elements(s)));
+    out.resize(static_cast<std::size_t>(out_elements(s)));
+    lse.resize(static_cast<std::size_t>(lse_elements(s)));
+    auto ref = [](std::vector<float>& buf, std::array<std::int64_t, 4> shape, int rank) {
+      TensorRef t;
+      t.data = buf.data();
+      t.rank = rank;
+      t.shape = shape;
+      t.stride = dense_strides(shape, rank);
+      return t;
+    };
+    views.q = ref(q, {s.B, s.Hq, s.Tq, s.Dk}, 4);
+    views.k = ref(k, {s.B, s.Hkv, s.Tk, s.Dk}, 4);
+    views.v = ref(v, {s.B, s.Hkv, s.Tk, s.Dv}, 4);
+    views.out = ref(out, {s.B, s.Hq, s.Tq, s.Dv}, 4);
+    views.lse = ref(lse, {s.B, s.Hq, s.Tq, 0}, 3);
+  }
+};
+
+TEST(Validate, ViewsDenseAndTransposedAreAccepted) {
+  const Problem p = ok_problem();
+  Buffers b(p);
+  EXPECT_TRUE(check_views(p, b.views).empty());
+  // [B,T,H,D] layout of the same buffer: strides permuted, still one element per address.
+  const Shape& s = p.shape;
+  b.views.out.stride = {s.Tq * s.Hq * s.Dv, s.Dv, s.Hq * s.Dv, 1};
+  EXPECT_TRUE(check_views(p, b.views).empty());
+}
+
+TEST(Validate, ViewsAliasingAndBadStridesAreRejected) {
+  const Problem p = ok_problem();
+  Buffers b(p);
+  b.views.out.data = b.q.data();  // output written over an input
+  auto e = check_views(p, b.views);
+  ASSERT_FALSE(e.empty());
+  EXPECT_EQ(e[0], "out overlaps input q");
+  b = Buffers(p);
+  b.views.out.stride[2] = 0;  // every query row written to the same place
+  e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "out: its strides make elements share memory");
+  b = Buffers(p);
+  b.views.k.stride[3] = -1;
+  e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "k: stride 3 is negative (-1)");
+  b = Buffers(p);
+  b.views.v.stride[0] = std::numeric_limits<std::int64_t>::max();
+  e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "v: the strides address beyond 64 bits");
+  b = Buffers(p);
+  b.views.v.stride[0] = std::int64_t{1} << 62;  // addressable, but not in bytes
+  e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "v: the byte extent overflows 64 bits");
+  b = Buffers(p);
+  b.views.lse.data = b.out.data();
+  e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "out overlaps output lse");
+}
+
+}  // namespace
+}  // namespace attnv

@@ -1,0 +1,240 @@
+#include "problem/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+#include "problem/error.h"
+
+namespace attnv {
+namespace {
+
+bool mul_ok(std::int64_t a, std::int64_t b, std::int64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+// Product of sizes times bytes per element, or -1 on overflow.
+std::int64_t checked_bytes(std::initializer_list<std::int64_t> dims, int elem_bytes) {
+  std::int64_t n = elem_bytes;
+  for (std::int64_t d : dims)
+    if (!mul_ok(n, d, n)) return -1;
+  return n;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& m : v) s += (s.empty() ? "" : "; ") + m;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> check_problem(const Problem& p) {
+  std::vector<std::string> errs;
+  const Shape& s = p.shape;
+  const std::pair<const char*, std::int64_t> sizes[] = {
+      {"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv}, {"Tq", s.Tq}, {"Tk", s.Tk}, {"Dk", s.Dk}, {"Dv", s.Dv}};
+  bool sizes_ok = true;
+  for (auto [name, n] : sizes)
+    if (n < 1) {
+      errs.push_back(std::string(name) + " must be >= 1, got " + std::to_string(n));
+      sizes_ok = false;
+    }
+  if (!sizes_ok) return errs;
+  if (s.Hq % s.Hkv != 0)
+    errs.push_back("Hq (" + std::to_string(s.Hq) + ") must be a multiple of Hkv (" +
+                   std::to_string(s.Hkv) + ")");
+  const int eb = std::max(dtype_bytes(p.dtype), 8);  // outputs may be written as f64
+  const std::pair<const char*, std::int64_t> tensors[] = {
+      {"q [B,Hq,Tq,Dk]", checked_bytes({s.B, s.Hq, s.Tq, s.Dk}, eb)},
+      {"k [B,Hkv,Tk,Dk]", checked_bytes({s.B, s.Hkv, s.Tk, s.Dk}, eb)},
+      {"v [B,Hkv,Tk,Dv]", checked_bytes({s.B, s.Hkv, s.Tk, s.Dv}, eb)},
+      {"out [B,Hq,Tq,Dv]", checked_bytes({s.B, s.Hq, s.Tq, s.Dv}, eb)},
+      {"mask/bias [Tq,Tk]", checked_bytes({s.Tq, s.Tk}, eb)}};
+  for (auto [name, bytes] : tensors)
+    if (bytes < 0) errs.push_back(std::string("the element count of ") + name + " overflows 64 bits");
+  if (p.scale && !(std::isfinite(*p.scale) && *p.scale > 0)) {
+    std::ostringstream o;
+    o << "scale must be finite and > 0, got " << *p.scale;
+    errs.push_back(o.str());
+  }
+  if (p.softcap && !(std::isfinite(*p.softcap) && *p.softcap > 0)) {
+    std::ostringstream o;
+    o << "softcap must be finite and > 0 when set, got " << *p.softcap;
+    errs.push_back(o.str());
+  }
+  if (p.window.left < -1 || p.window.right < -1)
+    errs.push_back("window sides must be >= 0, or -1 for unbounded; got (" +
+                   std::to_string(p.window.left) + ", " + std::to_string(p.window.right) + ")");
+  return errs;
+}
+
+std::vector<std::string> check_case(const Case& c) {
+  std::vector<std::string> errs = check_problem(c.problem);
+  if (!errs.empty()) return errs;
+  const Problem& p = c.problem;
+  const Shape& s = p.shape;
+  auto size_is = [&](const char* name, std::size_t got, std::int64_t want) {
+    if (got != static_cast<std::size_t>(want))
+      errs.push_back(std::string(name) + " has " + std::to_string(got) + " elements, expected " +
+                     std::to_string(want));
+  };
+  size_is("q", c.q.size(), q_elements(s));
+  size_is("k", c.k.size(), k_elements(s));
+  size_is("v", c.v.size(), v_elements(s));
+  size_is("mask", c.mask.size(), p.has_mask ? mask_elements(s) : 0);
+  size_is("bias", c.bias.size(), p.has_bias ? mask_elements(s) : 0);
+  size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
+  if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
+  if (!errs.empty()) return errs;
+  for (std::size_t b = 0; b < c.kv_len.size(); ++b)
+    if (c.kv_len[b] < 0 || c.kv_len[b] > s.Tk)
+      errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(c.kv_len[b]) +
+                     " is outside [0, Tk=" + std::to_string(s.Tk) + "]");
+  for (std::size_t i = 0; i < c.mask.size(); ++i)
+    if (c.mask[i] > 1) {
+      errs.push_back("mask element " + std::to_string(i) + " is " + std::to_string(c.mask[i]) +
+                     ", expected 0 or 1");
+      break;
+    }
+  // Values must be what the storage dtype holds; report the first offender of each tensor.
+  const std::pair<const char*, const std::vector<double>*> values[] = {
+      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"dout", &c.dout}};
+  for (auto [name, vec] : values)
+    for (std::size_t i = 0; i < vec->size(); ++i)
+      if (!representable(p.dtype, (*vec)[i])) {
+        std::ostringstream o;
+        o.precision(17);
+        o << name << " element " << i << " = " << (*vec)[i] << " is not representable in "
+          << dtype_name(p.dtype);
+        errs.push_back(o.str());
+        break;
+      }
+  return errs;
+}
+
+namespace {
+
+struct Extent {
+  const char* name;
+  std::uintptr_t begin = 0, end = 0;  // byte range [begin, end)
+};
+
+// Checks one view and returns its byte extent; end == 0 when absent or invalid.
+Extent view_extent(const char* name, const TensorRef& t, std::array<std::int64_t, 4> want, int rank,
+                   std::vector<std::string>& errs) {
+  Extent e{name};
+  if (!t.present()) return e;
+  if (t.rank != rank) {
+    errs.push_back(std::string(name) + ": rank " + std::to_string(t.rank) + ", expected " + std::to_string(rank));
+    return e;
+  }
+  std::int64_t last = 0;  // largest element offset
+  for (int d = 0; d < rank; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (t.shape[du] != want[du]) {
+      errs.push_back(std::string(name) + ": dimension " + std::to_string(d) + " is " +
+                     std::to_string(t.shape[du]) + ", expected " + std::to_string(want[du]));
+      return e;
+    }
+    if (t.stride[du] < 0) {
+      errs.push_back(std::string(name) + ": stride " + std::to_string(d) + " is negative (" +
+                     std::to_string(t.stride[du]) + ")");
+      return e;
+    }
+    std::int64_t span = 0;
+    if (!mul_ok(t.shape[du] - 1, t.stride[du], span) || __builtin_add_overflow(last, span, &last)) {
+      errs.push_back(std::string(name) + ": the strides address beyond 64 bits");
+      return e;
+    }
+  }
+  std::int64_t bytes = 0;
+  if (!mul_ok(last + 1, dtype_bytes(t.dtype), bytes)) {
+    errs.push_back(std::string(name) + ": the byte extent overflows 64 bits");
+    return e;
+  }
+  e.begin = reinterpret_cast<std::uintptr_t>(t.data);
+  e.end = e.begin + static_cast<std::uintptr_t>(bytes);
+  return e;
+}
+
+// An output must not write one address twice: sorted by stride, each stride must step over the
+// whole extent of the dimensions below it (sufficient, and exact for the layouts in use).
+bool self_overlapping(const TensorRef& t) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, extent)
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[static_cast<std::size_t>(d)] > 1)
+      dims.emplace_back(t.stride[static_cast<std::size_t>(d)], t.shape[static_cast<std::size_t>(d)]);
+  std::sort(dims.begin(), dims.end());
+  std::int64_t covered = 1;  // elements spanned by the smaller dimensions
+  for (auto [stride, extent] : dims) {
+    if (stride < covered) return true;
+    covered = stride * extent;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
+  std::vector<std::string> errs = check_problem(p);
+  if (!errs.empty()) return errs;
+  const Shape& s = p.shape;
+  if (!v.q.present() || !v.k.present() || !v.v.present()) errs.push_back("q, k and v are required");
+  if (!v.out.present() && !v.dq.present()) errs.push_back("no output buffer given");
+  if (p.has_mask != v.mask.present()) errs.push_back("mask buffer presence does not match the problem");
+  if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
+  if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
+  std::vector<Extent> inputs = {
+      view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
+      view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
+      view_extent("v", v.v, {s.B, s.Hkv, s.Tk, s.Dv}, 4, errs),
+      view_extent("mask", v.mask, {s.Tq, s.Tk}, 2, errs),
+      view_extent("bias", v.bias, {s.Tq, s.Tk}, 2, errs),
+      view_extent("dout", v.dout, {s.B, s.Hq, s.Tq, s.Dv}, 4, errs)};
+  // The mask is uint8 whatever its dtype field says: recompute its extent in bytes.
+  if (v.mask.present() && inputs[3].end != 0) {
+    std::int64_t last = 0;
+    for (int d = 0; d < 2; ++d) last += (v.mask.shape[static_cast<std::size_t>(d)] - 1) * v.mask.stride[static_cast<std::size_t>(d)];
+    inputs[3].end = inputs[3].begin + static_cast<std::uintptr_t>(last + 1);
+  }
+  if (v.kv_len) {
+    const auto b = reinterpret_cast<std::uintptr_t>(v.kv_len);
+    inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
+  }
+  const std::pair<const char*, const TensorRef*> out_views[] = {
+      {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+  const std::array<std::int64_t, 4> out_shapes[] = {
+      {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}, {s.B, s.Hq, s.Tq, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv}};
+  std::vector<Extent> outputs;
+  for (std::size_t i = 0; i < 5; ++i) {
+    const TensorRef& t = *out_views[i].second;
+    Extent e = view_extent(out_views[i].first, t, out_shapes[i], i == 1 ? 3 : 4, errs);
+    if (e.end == 0) continue;
+    if (self_overlapping(t))
+      errs.push_back(std::string(e.name) + ": its strides make elements share memory");
+    outputs.push_back(e);
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Extent& o = outputs[i];
+    for (const Extent& in : inputs)
+      if (in.end != 0 && o.begin < in.end && in.begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps input " + in.name);
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (o.begin < outputs[j].end && outputs[j].begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps output " + outputs[j].name);
+  }
+  return errs;
+}
+
+void require_valid(const Problem& p) {
+  if (auto e = check_problem(p); !e.empty()) throw InputError("invalid problem: " + join(e));
+}
+
+void require_valid(const Case& c) {
+  if (auto e = check_case(c); !e.empty())
+    throw InputError("invalid case" + (c.id.empty() ? std::string() : " '" + c.id + "'") + ": " + join(e));
+}
+
+}  // namespace attnv

@@ -1,0 +1,26 @@
+#pragma once
+// Validation: every impossible problem gets a clear message. The functions return all the
+// problems found (empty = valid); the require_* forms throw InputError with them joined.
+#include <string>
+#include <vector>
+
+#include "problem/case.h"
+#include "problem/problem.h"
+#include "problem/tensor.h"
+
+namespace attnv {
+
+std::vector<std::string> check_problem(const Problem& p);
+// The problem, plus tensor sizes, kv_len range, mask values 0/1, and every value representable in
+// the storage dtype. NaN and inf are allowed here: SPEC lets hidden positions hold anything, and
+// whether a value is hidden depends on visibility, so the reference rejects the non-finite values
+// it actually reads (with their location) instead.
+std::vector<std::string> check_case(const Case& c);
+// Strided buffers for a kernel call: shapes match, strides non-negative, byte extents do not
+// overflow, each output is free of self-overlap and overlaps no input and no other output.
+std::vector<std::string> check_views(const Problem& p, const KernelViews& views);
+
+void require_valid(const Problem& p);
+void require_valid(const Case& c);
+
+}  // namespace attnv

@@ -1,0 +1,61 @@
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "problem/error.h"
+#include "properties/emulated/emulated_arith.h"
+
+namespace attnv::emulated::detail {
+
+double Arith::exp(double x) const {
+  const double e = std::exp(x);
+  if (!sloppy_exp) return r(e);
+  // A sloppy exp: 1e-3 relative error whose sign depends on the argument's bits. A constant
+  // factor would cancel in the normalisation; a varying one is what a poor polynomial does.
+  std::uint64_t h = std::bit_cast<std::uint64_t>(x);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  const double sign = (h & 1) ? 1.0 : -1.0;
+  return r(e * (1 + 1e-3 * sign));
+}
+
+Arith arith_of(const Config& cfg) {
+  const PrecisionModel& m = cfg.model;
+  if (mantissa_bits(m.accum) < mantissa_bits(m.storage) || m.accum == DType::f16 ||
+      m.accum == DType::bf16)
+    throw InputError("emulated kernel: accumulator " + std::string(dtype_name(m.accum)) +
+                     " is not emulated for storage " + std::string(dtype_name(m.storage)) +
+                     " (use f32 or f64 accumulation, at least as wide as the storage)");
+  Arith a;
+  a.acc = m.accum;
+  a.pv_acc = cfg.bugs.pv_accum_f16 ? DType::f16 : m.accum;
+  a.p = m.p_dtype;
+  a.out = m.out;
+  a.sloppy_exp = cfg.bugs.sloppy_exp;
+  a.truncate_output = cfg.bugs.truncate_output;
+  return a;
+}
+
+Logit logit(const Case& c, const Config& cfg, const Arith& a, std::int64_t b, std::int64_t h,
+            std::int64_t i, std::int64_t j) {
+  const Problem& p = c.problem;
+  const Shape& s = p.shape;
+  const std::int64_t hk = h / p.group();
+  double dot = 0;
+  for (std::int64_t d = 0; d < s.Dk; ++d)
+    dot = a.add(dot, a.mul(c.q[c.qi(b, h, i, d)], c.k[c.ki(b, hk, j, d)]));
+  const double scale = cfg.bugs.d_model_scale ? 1 / std::sqrt(8.0 * static_cast<double>(s.Dk))
+                                              : p.effective_scale();
+  Logit l;
+  l.s = a.mul(dot, a.r(scale));
+  l.t = l.s;
+  if (p.softcap) {
+    const double cap = a.r(*p.softcap);
+    l.t = a.mul(cap, a.tanh(a.div(l.s, cap)));
+  }
+  if (p.has_bias) l.t = a.add(l.t, c.bias[c.mi(i, j)]);
+  return l;
+}
+
+}  // namespace attnv::emulated::detail

@@ -1,0 +1,152 @@
+// The backward bound (BOUND.md section 5): a FlashAttention-2 style backward that recomputes
+// P_hat = exp(t_hat - L_hat) from its own LSE, forms D_hat = rowsum(dO * O_hat) from its own
+// rounded output, dP_hat = dO V^T, dS_hat = P_hat (dP_hat - D_hat) [times the softcap's
+// derivative], optionally rounds P and dS to p_dtype, then dV = P^T dO, dQ = scale dS K,
+// dK = scale dS^T Q, summing over the G query heads of a KV head.
+#include <algorithm>
+#include <cmath>
+
+#include "reference/bound/bound.h"
+#include "reference/bound/forward_row.h"
+#include "util/parallel.h"
+
+namespace attnv::bound {
+
+Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
+  detail::require_outputs(c, exact, true);
+  using detail::gamma;
+  const Problem& p = c.problem;
+  const Shape& s = p.shape;
+  const std::int64_t G = p.group();
+  const detail::ModelConstants k = detail::constants_of(c, m);
+  const double u = k.u;
+  const double u64 = std::ldexp(1.0, -53);
+  const double scale = std::fabs(p.effective_scale());
+  const double u_out = unit_roundoff(m.out);
+  // Rounding counts: D and dP are Dv-term dots; dQ sums Tk terms, dK and dV sum G*Tq terms;
+  // dQ and dK also take fl(scale) and one multiply.
+  const double g_d = gamma(static_cast<double>(s.Dv + 1), u);
+  const double g_dp = gamma(static_cast<double>(k.n_dot_v), u);
+  const double g_q = gamma(static_cast<double>(s.Tk + 2), u);
+  const double g_k = gamma(static_cast<double>(G * s.Tq + 2), u);
+  const double g_v = gamma(static_cast<double>(G * s.Tq + 1), u);
+  // Underflow of a recomputed P is absolute: exp within exp_ulps ulps of eta.
+  const double p_under = (k.u_exp / (2 * u)) * k.eta;
+  // |d/dx (1 - tanh^2 x)| = |2 tanh x sech^2 x| <= 4 / (3 sqrt 3) < 0.7699.
+  const double dtanh2 = 0.7699;
+
+  // Underflow (section 5.6): a product rounded in the accumulator's subnormal range errs by up to
+  // eta / 2 absolutely, whatever its relative error. These terms are collected in units of eta
+  // (so their double evaluation never underflows, even for f64) and added at the end.
+  std::vector<double> uq(exact.dq.size(), 0.0), uk(exact.dk.size(), 0.0), uv(exact.dv.size(), 0.0);
+  const double exp_under_ulps = k.u_exp / (2 * u);  // P_hat's own underflow, in eta
+
+  Bounds out;
+  out.out.assign(exact.out.size(), 0.0);
+  out.lse.assign(exact.lse.size(), 0.0);
+  out.dq.assign(exact.dq.size(), 0.0);
+  out.dk.assign(exact.dk.size(), 0.0);
+  out.dv.assign(exact.dv.size(), 0.0);
+
+  // One task per (b, KV head): dK and dV of a KV head collect from all its G*Tq query rows.
+  parallel_for(s.B * s.Hkv, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> bo(static_cast<std::size_t>(s.Dv));
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t b = task / s.Hkv, hk = task % s.Hkv;
+      for (std::int64_t h = hk * G; h < (hk + 1) * G; ++h)
+        for (std::int64_t i = 0; i < s.Tq; ++i) {
+          const std::size_t li = c.li(b, h, i);
+          const double* O = exact.out.data() + c.oi(b, h, i, 0);
+          const double* dO = c.dout.data() + c.oi(b, h, i, 0);
+          const detail::RowTerms r = detail::row_terms(c, k, b, h, i, exact.lse[li]);
+          const detail::RowForward f = detail::forward_row(c, k, r, b, h, O);
+          out.lse[li] = f.lse;
+          std::copy(f.out.begin(), f.out.end(), out.out.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
+          if (r.keys.empty()) continue;  // no visible key: zero gradients, bound 0
+          // The kernel's O passed the acceptance rule, so |O_hat - O| <= bo (section 5.2).
+          double D = 0, d_abs = 0, d_err = 0;
+          for (std::int64_t d = 0; d < s.Dv; ++d) {
+            const double od = std::fabs(O[d]), bd = f.out[static_cast<std::size_t>(d)];
+            const double worst = (od + bd) * (1 + 4 * u64) * (1 + 2 * u_out);
+            bo[static_cast<std::size_t>(d)] = bd + u64 * od + 0.5 * ulp(m.out, worst);
+            D += dO[d] * O[d];
+            d_abs += std::fabs(dO[d]) * od;
+            d_err += std::fabs(dO[d]) * bo[static_cast<std::size_t>(d)];
+          }
+          const double e_D = (1 + g_d) * d_err + g_d * d_abs;
+          const double bL = f.lse;
+          for (std::size_t jj = 0; jj < r.keys.size(); ++jj) {
+            const std::int64_t j = r.keys[jj];
+            const double P = r.P[jj];
+            double dP = 0, B = 0;
+            for (std::int64_t d = 0; d < s.Dv; ++d) {
+              const double vv = c.v[c.vi(b, hk, j, d)];
+              dP += dO[d] * vv;
+              B += std::fabs(dO[d] * vv);
+            }
+            // |g| evaluated in double, rounded up by its own evaluation error.
+            const double g_abs = std::fabs(dP - D) + 2 * static_cast<double>(s.Dv + 2) * u64 * (B + d_abs);
+            // Section 5.1: P_hat's exponent errs by the logit error, the LSE error, and the
+            // subtraction's rounding; the exp adds u_exp.
+            const double arg = (r.delta0[jj] + bL + u * (r.L - r.t[jj] + r.delta0[jj] + bL)) * (1 + 2 * u);
+            const double e_P = P * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
+            // Section 5.3: g_hat = fl(dP_hat - D_hat).
+            const double e_g = g_dp * B + e_D + u * (g_abs + g_dp * B + e_D);
+            // Section 5.4: dS_hat = fl(P_hat g_hat).
+            double e_S = e_P * g_abs * (1 + u) + (P + e_P) * e_g * (1 + u) + u * P * g_abs;
+            double dS_abs = P * g_abs;
+            if (p.softcap) {
+              const double cap = *p.softcap;
+              const double th = std::tanh(r.s[jj] / cap);
+              const double dc = 1 - th * th;
+              const double e_c = (dtanh2 * (r.delta_pre[jj] + u * std::fabs(r.s[jj]) * 1.01) / cap +
+                                  2.01 * k.u_exp + 2.01 * u);
+              e_S = (dc * e_S + e_c * (dS_abs + e_S)) * (1 + u) + u * dS_abs * dc;
+              dS_abs *= dc;
+            }
+            double e_Pv = e_P;
+            if (k.u_p > 0) {  // P and dS rounded to p_dtype before their products
+              e_S += k.u_p * (dS_abs + e_S) + (dS_abs - e_S < k.min_normal_p ? 0.5 * k.eta_p : 0);
+              e_Pv += k.u_p * (P + e_P) + (P - e_P < k.min_normal_p ? 0.5 * k.eta_p : 0);
+            }
+            const double infl = r.inflation;
+            const double wq = scale * (e_S * (1 + g_q) + g_q * dS_abs) * infl;
+            const double wk = scale * (e_S * (1 + g_k) + g_k * dS_abs) * infl;
+            const double wv = (e_Pv * (1 + g_v) + g_v * P) * infl;
+            // dS_hat's underflow in eta: P_hat's (times |g_hat|), the product P g, the softcap's.
+            const double s_under = exp_under_ulps * (g_abs + e_g) + 1 + (p.softcap ? 2 : 0);
+            for (std::int64_t d = 0; d < s.Dk; ++d) {
+              const double kd = std::fabs(c.k[c.ki(b, hk, j, d)]), qd = std::fabs(c.q[c.qi(b, h, i, d)]);
+              out.dq[c.qi(b, h, i, d)] += wq * kd;
+              out.dk[c.ki(b, hk, j, d)] += wk * qd;
+              uq[c.qi(b, h, i, d)] += s_under * scale * kd + 1;  // + the product dS k itself
+              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + 1;
+            }
+            for (std::int64_t d = 0; d < s.Dv; ++d) {
+              out.dv[c.vi(b, hk, j, d)] += wv * std::fabs(dO[d]);
+              uv[c.vi(b, hk, j, d)] += exp_under_ulps * std::fabs(dO[d]) + 1;
+            }
+          }
+        }
+    }
+  }, 0, 1);
+  // The sums above are of nonnegative terms: their double evaluation errs by at most
+  // gamma64_(G*Tq + Tk) relative, covered by one more factor.
+  const double tail = 1 + 2 * gamma(static_cast<double>(G * s.Tq + s.Tk + 4), u64);
+  for (auto* v : {&out.dq, &out.dk, &out.dv})
+    for (double& x : *v) x *= tail;
+  // eta (2 U + 4) for every element with at least one visible term (U >= 1 there): the kernel's
+  // underflows (U, at eta / 2 each, and the scale's multiply), plus the double evaluation of
+  // this bound, whose products of subnormal size lose at most eta / 2 each, a few per term
+  // (f64 only: f32's subnormals are normal doubles). Elements without a term keep bound 0.
+  auto add_floor = [&](std::vector<double>& bnd, const std::vector<double>& under) {
+    for (std::size_t e = 0; e < bnd.size(); ++e)
+      if (under[e] > 0) bnd[e] += k.eta * (2 * under[e] + 4);
+  };
+  add_floor(out.dq, uq);
+  add_floor(out.dk, uk);
+  add_floor(out.dv, uv);
+  return out;
+}
+
+}  // namespace attnv::bound

@@ -1,0 +1,113 @@
+// The acceptance rule and the element-by-element comparison (BOUND.md section 6).
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "reference/bound/bound.h"
+
+namespace attnv::bound {
+
+double threshold(double out, double exact, double b, DType out_dtype) {
+  // 2^-53 |exact|: the reference returns the correctly rounded double of the exact value.
+  // ulp_out(out) / 2: the kernel's own final rounding to its output dtype (ulp(out) >= ulp of
+  // the value it rounded, whichever side of a binade boundary it landed on).
+  return b + std::ldexp(std::fabs(exact), -53) + 0.5 * ulp(out_dtype, out);
+}
+
+bool accept(double out, double exact, double b, DType out_dtype) {
+  if (!std::isfinite(exact)) return out == exact;  // LSE = -inf of a fully masked row
+  if (!std::isfinite(out)) return false;
+  if (b == 0 && exact == 0) return out == 0;  // fully masked rows, hidden keys: exactly zero
+  return std::fabs(out - exact) <= threshold(out, exact, b, out_dtype);
+}
+
+namespace {
+
+TensorReport compare_tensor(const char* name, const std::vector<double>& out,
+                            const std::vector<double>& exact, const std::vector<double>& bnd,
+                            DType out_dtype) {
+  TensorReport r;
+  r.name = name;
+  r.elements = static_cast<std::int64_t>(exact.size());
+  if (out.size() != exact.size() || bnd.size() != exact.size()) {
+    r.failures = r.elements;  // a wrong-sized answer fails everywhere
+    r.worst_ratio = HUGE_VAL;
+    return r;
+  }
+  for (std::size_t e = 0; e < exact.size(); ++e) {
+    const double o = out[e], x = exact[e], b = bnd[e];
+    const bool ok = accept(o, x, b, out_dtype);
+    if (!ok) ++r.failures;
+    if (std::isfinite(x) && !std::isfinite(o)) {
+      ++r.non_finite;
+      continue;
+    }
+    if (!std::isfinite(x)) continue;
+    const double err = std::fabs(o - x);
+    const double thr = threshold(o, x, b, out_dtype);
+    if (b > 0) {
+      const double beyond = err - (thr - b);
+      if (beyond > 0) r.worst_bound_usage = std::max(r.worst_bound_usage, beyond / b);
+    }
+    double ratio = 0;
+    if (err > 0) ratio = (b == 0 && x == 0) ? HUGE_VAL : err / thr;
+    if (ratio > r.worst_ratio || r.worst_index < 0) {
+      r.worst_ratio = ratio;
+      r.worst_index = static_cast<std::int64_t>(e);
+      r.worst_out = o;
+      r.worst_exact = x;
+      r.worst_bound = b;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Comparison compare(const Outputs& kernel, const Outputs& exact, const Bounds& bounds,
+                   DType out_dtype) {
+  Comparison c;
+  struct Field {
+    const char* name;
+    const std::vector<double> Outputs::*o;
+    const std::vector<double> Bounds::*b;
+  };
+  const Field fields[] = {{"out", &Outputs::out, &Bounds::out}, {"lse", &Outputs::lse, &Bounds::lse},
+                          {"dq", &Outputs::dq, &Bounds::dq},    {"dk", &Outputs::dk, &Bounds::dk},
+                          {"dv", &Outputs::dv, &Bounds::dv}};
+  for (const Field& f : fields) {
+    const auto& ex = exact.*(f.o);
+    const auto& bd = bounds.*(f.b);
+    const auto& ke = kernel.*(f.o);
+    if (ex.empty() || bd.empty() || ke.empty()) continue;
+    c.tensors.push_back(compare_tensor(f.name, ke, ex, bd, out_dtype));
+  }
+  return c;
+}
+
+bool Comparison::ok() const {
+  for (const auto& t : tensors)
+    if (!t.ok()) return false;
+  return true;
+}
+
+double Comparison::worst_ratio() const {
+  double w = 0;
+  for (const auto& t : tensors) w = std::max(w, t.worst_ratio);
+  return w;
+}
+
+std::string Comparison::summary() const {
+  std::ostringstream o;
+  for (const auto& t : tensors) {
+    o << t.name << ": " << t.elements << " elements, " << t.failures << " failures, "
+      << t.non_finite << " non-finite, worst error/threshold " << t.worst_ratio;
+    if (t.worst_index >= 0)
+      o << " at [" << t.worst_index << "] (kernel " << t.worst_out << ", exact " << t.worst_exact
+        << ", bound " << t.worst_bound << ")";
+    o << '\n';
+  }
+  return o.str();
+}
+
+}  // namespace attnv::bound

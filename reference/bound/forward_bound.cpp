@@ -1,0 +1,132 @@
+// The forward bound (BOUND.md sections 2-4). Notation as in BOUND.md: P_j exact weights, rho_j
+// the bound on the relative error of key j's effective weight, sigma = sum_j P_j rho_j.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "problem/error.h"
+#include "reference/bound/bound.h"
+#include "reference/bound/forward_row.h"
+#include "util/parallel.h"
+
+namespace attnv::bound {
+namespace detail {
+
+RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r,
+                       std::int64_t b, std::int64_t h, const double* exact_out) {
+  const Shape& s = c.problem.shape;
+  const std::int64_t hk = h / c.problem.group();
+  const std::size_t n = r.keys.size();
+  RowForward f;
+  f.out.assign(static_cast<std::size_t>(s.Dv), 0.0);
+  if (n == 0) {  // fully masked row: O = 0 and L = -inf exactly (SPEC); bound 0
+    f.lse = 0;
+    return f;
+  }
+  const double u = k.u;
+  const double nk = static_cast<double>(n);
+  const double nb = static_cast<double>(k.nb);
+  // Roundings on a numerator path: the product (or P's division, naive), the n additions and
+  // nb rescales, and one spare for the naive kernel's division; the denominator: n + nb.
+  const double g_num = gamma(nk + nb + 2, u);
+  const double g_den = gamma(nk + nb, u);
+  // Each weight: one exp, then up to nb rescale factors exp(m_old - m_new), each within u_exp.
+  const double exp_chain = (1 + nb) * std::log1p(k.u_exp);
+  std::vector<double> rho(n);
+  double sigma = 0, delta_max = 0;
+  for (std::size_t jj = 0; jj < n; ++jj) {
+    // Argument error: the logit error, plus the subtraction of the running max, which
+    // telescopes over the rescales to u (m_hat - t_hat) <= u (m - t + delta0 + dmax).
+    const double delta = (r.delta0[jj] + u * (r.m - r.t[jj] + r.delta0[jj] + r.dmax)) * (1 + 2 * u);
+    delta_max = std::max(delta_max, delta);
+    rho[jj] = std::expm1(delta + exp_chain);
+    sigma += r.P[jj] * rho[jj];
+  }
+  // Underflow of a weight (exp, rescale products) is absolute: at most (exp_ulps + nb + 1) eta
+  // per key, relative to a row sum >= exp(-dmax) (the max key's weight). Tiny; kept for rigour.
+  const double under = (k.u_exp / (2 * u) + nb + 1) * k.eta * std::exp(r.dmax);
+  const double sigma_all = sigma + nk * under;
+  const double den = 1 - sigma_all - g_den * (1 + sigma_all);
+  // kappa: how far the weights of the "weighted average" view can sum away from 1 (the cap).
+  const double kappa = (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1;
+  const double floor_abs = (2 * nk + 2 * nb + 8) * k.eta * std::exp(r.dmax);
+
+  for (std::int64_t d = 0; d < s.Dv; ++d) {
+    const double O = exact_out[d];
+    double t1 = 0, t2 = 0, t4 = 0, max_dev = 0, t_under = 0;
+    for (std::size_t jj = 0; jj < n; ++jj) {
+      const double v = c.v[c.vi(b, hk, r.keys[jj], d)];
+      const double dev = std::fabs(v - O);
+      t1 += r.P[jj] * rho[jj] * dev;
+      t2 += r.P[jj] * (1 + rho[jj]) * std::fabs(v);
+      t_under += under * dev;
+      max_dev = std::max(max_dev, dev);
+      // P rounded to p_dtype: below its normal range the error is absolute, eta_p / 2.
+      if (k.eta_p > 0 && r.P[jj] * (1 - rho[jj] - g_num) < k.min_normal_p)
+        t4 += 0.5 * k.eta_p * std::fabs(v);
+    }
+    t4 *= 1 + g_num;
+    const double num = t1 + t_under + (k.u_p + g_num + k.u_p * g_num) * t2 +
+                       g_den * (1 + sigma_all) * std::fabs(O) + t4;
+    double bnd = std::numeric_limits<double>::infinity();
+    if (den > 0) bnd = (1 + u) * num / den + u * std::fabs(O);
+    const double cap = (1 + u) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u * std::fabs(O);
+    f.out[static_cast<std::size_t>(d)] = (std::min(bnd, cap) + floor_abs) * r.inflation;
+  }
+
+  // LSE: L_hat = fl(m_hat + fl(log l_hat)), log l_hat + m_hat = L + log(1 + kappa_L).
+  double lg = std::numeric_limits<double>::infinity();
+  const double kl = sigma_all + g_den * (1 + sigma_all);
+  if (kl < 1) lg = -std::log1p(-kl);
+  // Weighted-average view: every weight's factor lies within exp(+-(delta + exp_chain)), so
+  // the log of their weighted mean does too (always finite).
+  lg = std::min(lg, delta_max + exp_chain + nk * under - std::log1p(-std::min(g_den, 0.5)));
+  // |log l_hat| <= (L - m) + dmax + lg; the log rounds within u_exp, the final add within u.
+  const double log_mag = (r.L - r.m) + r.dmax + lg;
+  const double after_log = lg + k.u_exp * log_mag;
+  f.lse = (after_log + u * (std::fabs(r.L) + after_log)) * (1 + 2 * u) * r.inflation;
+  return f;
+}
+
+void require_outputs(const Case& c, const Outputs& e, bool backward) {
+  const Shape& s = c.problem.shape;
+  auto need = [](const std::vector<double>& v, std::int64_t n, const char* what) {
+    if (static_cast<std::int64_t>(v.size()) != n)
+      throw InputError(std::string("bound: exact ") + what + " has " + std::to_string(v.size()) +
+                       " elements, the problem needs " + std::to_string(n));
+  };
+  need(e.out, out_elements(s), "out");
+  need(e.lse, lse_elements(s), "lse");
+  if (backward) {
+    if (!c.has_dout()) throw InputError("backward_bound: the case has no dout");
+    need(e.dq, q_elements(s), "dq");
+    need(e.dk, k_elements(s), "dk");
+    need(e.dv, v_elements(s), "dv");
+  }
+}
+
+}  // namespace detail
+
+Bounds forward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
+  detail::require_outputs(c, exact, false);
+  const Shape& s = c.problem.shape;
+  const detail::ModelConstants k = detail::constants_of(c, m);
+  Bounds out;
+  out.out.assign(exact.out.size(), 0.0);
+  out.lse.assign(exact.lse.size(), 0.0);
+  // Rows are independent: one parallel task per (b, h, i).
+  parallel_for(s.B * s.Hq * s.Tq, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t i = row % s.Tq, h = (row / s.Tq) % s.Hq, b = row / (s.Tq * s.Hq);
+        const std::size_t li = c.li(b, h, i);
+        const detail::RowTerms r = detail::row_terms(c, k, b, h, i, exact.lse[li]);
+        const detail::RowForward f =
+            detail::forward_row(c, k, r, b, h, exact.out.data() + c.oi(b, h, i, 0));
+        out.lse[li] = f.lse;
+        std::copy(f.out.begin(), f.out.end(), out.out.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
+    }
+  }, 0, 8);
+  return out;
+}
+
+}  // namespace attnv::bound

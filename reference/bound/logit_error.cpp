@@ -1,0 +1,113 @@
+#include "reference/bound/logit_error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reference/visibility.h"
+
+namespace attnv::bound::detail {
+
+double gamma(double n, double u) {
+  const double nu = n * u;
+  return nu < 1 ? nu / (1 - nu) : std::numeric_limits<double>::infinity();
+}
+
+namespace {
+double smallest_subnormal(DType t) {
+  return std::ldexp(1.0, min_exponent(t) - mantissa_bits(t) + 1);
+}
+}  // namespace
+
+ModelConstants constants_of(const Case& c, const PrecisionModel& m) {
+  const Shape& s = c.problem.shape;
+  ModelConstants k;
+  k.u = unit_roundoff(m.accum);
+  // An error of e ulps is at most 2 e u relative: ulp(x) <= 2 u |x|.
+  k.u_exp = 2 * m.exp_ulps * k.u;
+  const bool p_rounded = m.p_dtype != m.accum;
+  k.u_p = p_rounded ? unit_roundoff(m.p_dtype) : 0;
+  k.eta = smallest_subnormal(m.accum);
+  k.eta_p = p_rounded ? smallest_subnormal(m.p_dtype) : 0;
+  k.min_normal_p = p_rounded ? min_normal(m.p_dtype) : 0;
+  // Products of two storage values are exact in the accumulator when 2 p_storage <= p_accum
+  // (f16: 22 <= 24, bf16: 16 <= 24); then a D-term dot product rounds D - 1 times, and D is one
+  // spare (NUMERICS' count). Otherwise each product rounds once more: D + 1.
+  const bool exact_products = 2 * mantissa_bits(m.storage) <= mantissa_bits(m.accum);
+  k.n_dot_k = s.Dk + (exact_products ? 0 : 1);
+  k.n_dot_v = s.Dv + (exact_products ? 0 : 1);
+  k.nb = m.block > 0 ? (s.Tk + m.block - 1) / m.block : 0;
+  return k;
+}
+
+RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::int64_t h,
+                   std::int64_t i, double exact_lse) {
+  const Problem& p = c.problem;
+  const Shape& s = p.shape;
+  const std::int64_t hk = h / p.group();
+  const double scale = p.effective_scale();
+  RowTerms r;
+  r.keys = ref::visible_keys(c, b, i);
+  r.L = exact_lse;
+  const std::size_t n = r.keys.size();
+  r.t.resize(n);
+  r.P.resize(n);
+  r.A.resize(n);
+  r.delta0.resize(n);
+  r.delta_pre.resize(n);
+  r.s.resize(n);
+  r.m = -std::numeric_limits<double>::infinity();
+  // Scores: the dot product rounds n_dot_k times, then fl(scale) and the multiply: 2 more.
+  const double g_score = gamma(static_cast<double>(k.n_dot_k + 2), k.u);
+  double max_a = 0;
+  for (std::size_t jj = 0; jj < n; ++jj) {
+    const std::int64_t j = r.keys[jj];
+    double dot = 0, abs_dot = 0;
+    for (std::int64_t d = 0; d < s.Dk; ++d) {
+      const double qv = c.q[c.qi(b, h, i, d)], kv = c.k[c.ki(b, hk, j, d)];
+      dot += qv * kv;
+      abs_dot += std::fabs(qv * kv);
+    }
+    const double score = scale * dot;
+    const double A = std::fabs(scale) * abs_dot;
+    double t = score;
+    const double d_pre = g_score * A;
+    double d0 = d_pre;
+    if (p.softcap) {
+      // tanh is 1-Lipschitz, so the score error passes through c tanh(x/c) unamplified;
+      // rounding c to the accumulator (|d(c tanh(s/c))/dc| <= |tanh(s/c)|), the division by c,
+      // tanh itself and the multiply by c add u + u + u_exp + u relative to
+      // |softcapped| <= |score_hat| <= A (1 + g_score).
+      t = *p.softcap * std::tanh(score / *p.softcap);
+      d0 += (3 * k.u + k.u_exp) * A * (1 + g_score);
+    }
+    double bias = 0;
+    if (p.has_bias) bias = c.bias[c.mi(i, j)];
+    t += bias;
+    // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|.
+    d0 += k.u * (A * (1 + g_score) + std::fabs(bias));
+    r.s[jj] = score;
+    r.t[jj] = t;
+    r.A[jj] = A;
+    r.delta_pre[jj] = d_pre;
+    r.delta0[jj] = d0 * (1 + 4 * k.u);  // second-order products of the u-terms above
+    r.m = std::max(r.m, t);
+    max_a = std::max(max_a, A + std::fabs(bias));
+  }
+  r.dmax = 0;
+  for (std::size_t jj = 0; jj < n; ++jj) {
+    r.P[jj] = std::exp(r.t[jj] - r.L);
+    r.dmax = std::max(r.dmax, r.delta0[jj]);
+  }
+  // Double evaluation (BOUND.md section 8): t_ij carries at most gamma64_(Dk+3) (A + |bias|)
+  // absolute error, hence P a relative error of about that times (1 + |L|) contributions; the
+  // sums over keys add gamma64_Tk. 8x that, plus 2^-40, bounds the relative error of every
+  // computed bound term with a wide margin.
+  const double u64 = std::ldexp(1.0, -53);
+  r.inflation = 1 + std::ldexp(1.0, -40) +
+                8 * static_cast<double>(s.Dk + s.Dv + s.Tk + 8) * u64 *
+                    (1 + max_a + (std::isfinite(r.L) ? std::fabs(r.L) : 0));
+  return r;
+}
+
+}  // namespace attnv::bound::detail

@@ -1,0 +1,48 @@
+#pragma once
+// Internal to the bound: the model's constants and, per query row, the exact weights and the
+// bound on each logit's error (BOUND.md sections 1-2). Evaluated in plain double; section 8 of
+// BOUND.md says why that is safe and what `inflation` covers.
+#include <cstdint>
+#include <vector>
+
+#include "problem/case.h"
+#include "problem/precision.h"
+
+namespace attnv::bound::detail {
+
+// gamma_n = n u / (1 - n u); +inf when n u >= 1 (the model then bounds nothing).
+double gamma(double n, double u);
+
+struct ModelConstants {
+  double u = 0;          // unit roundoff of the accumulator
+  double u_exp = 0;      // relative error of exp/log/tanh: exp_ulps ulps <= 2 exp_ulps u
+  double u_p = 0;        // roundoff of the dtype P (and dS) is rounded to; 0 when it stays in accum
+  double eta = 0;        // smallest subnormal of the accumulator (absolute error of underflow)
+  double eta_p = 0;      // smallest subnormal of p_dtype (0 when P is not rounded)
+  double min_normal_p = 0;
+  std::int64_t n_dot_k = 0;  // rounding count of a q.k dot product (Dk, or Dk+1 if products round)
+  std::int64_t n_dot_v = 0;  // same for dO.v (Dv or Dv+1)
+  std::int64_t nb = 0;       // online-softmax rescales a key can undergo: ceil(Tk / block)
+};
+
+ModelConstants constants_of(const Case& c, const PrecisionModel& m);
+
+// One query row (b, h, i): its visible keys and, per visible key, exact-in-double terms.
+struct RowTerms {
+  std::vector<std::int64_t> keys;  // visible keys, increasing
+  std::vector<double> t;           // logits t_ij = softcap(scale q.k) + bias
+  std::vector<double> P;           // exp(t_ij - L_i), L_i the exact LSE from the reference
+  std::vector<double> A;           // |scale| sum_k |q_ik||k_jk|
+  std::vector<double> delta0;      // bound on |t_hat - t| (dot, scale, softcap, bias)
+  std::vector<double> delta_pre;   // bound on the pre-softcap score error (= delta0 sans bias/softcap)
+  std::vector<double> s;           // pre-softcap score scale q.k (only meaningful with softcap)
+  double m = 0;                    // max_j t_ij
+  double L = 0;                    // exact LSE
+  double dmax = 0;                 // max_j delta0
+  double inflation = 1;            // relative factor covering the double evaluation of the bound
+};
+
+RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::int64_t h,
+                   std::int64_t i, double exact_lse);
+
+}  // namespace attnv::bound::detail

@@ -1,0 +1,93 @@
+// The acceptance rule and the structured comparison, each shown catching a planted error.
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "reference/bound/bound.h"
+
+namespace attnv::bound {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(Accept, OneUlpOffInTheOutputDtypeFailsWithAZeroBound) {
+  // exact 1, bf16 ulp at 1 is 2^-7: the half-ulp allowance is 2^-8, plus 2^-53 for the reference.
+  EXPECT_TRUE(accept(1.0, 1.0, 0, DType::bf16));
+  EXPECT_FALSE(accept(1.0 + std::ldexp(1.0, -7), 1.0, 0, DType::bf16));
+  // A value the correct rounding could have produced: exact 1 + 2^-8 (a tie) rounds to 1.
+  EXPECT_TRUE(accept(1.0, 1.0 + std::ldexp(1.0, -8), 0, DType::bf16));
+  // The bound adds linearly.
+  EXPECT_TRUE(accept(1.0 + std::ldexp(1.0, -7), 1.0, std::ldexp(1.0, -8), DType::bf16));
+}
+
+TEST(Accept, FullyMaskedRowsMustBeExact) {
+  EXPECT_TRUE(accept(-kInf, -kInf, 0, DType::f32));
+  EXPECT_FALSE(accept(0.0, -kInf, 0, DType::f32));
+  EXPECT_FALSE(accept(kNaN, -kInf, 0, DType::f32));
+  EXPECT_FALSE(accept(-1e30, -kInf, 0, DType::f32));
+  EXPECT_TRUE(accept(0.0, 0.0, 0, DType::f32));
+  EXPECT_TRUE(accept(-0.0, 0.0, 0, DType::f32));
+  // Even the smallest subnormal is not zero.
+  EXPECT_FALSE(accept(std::ldexp(1.0, -149), 0.0, 0, DType::f32));
+  EXPECT_FALSE(accept(kNaN, 0.0, 0, DType::f32));
+}
+
+TEST(Accept, NonFiniteKernelOutputFailsWhateverTheBound) {
+  EXPECT_FALSE(accept(kNaN, 1.0, kInf, DType::f32));
+  EXPECT_FALSE(accept(kInf, 1.0, kInf, DType::f32));
+  EXPECT_FALSE(accept(kInf, 1.0, 1e300, DType::f32));
+}
+
+TEST(Compare, CountsFailuresNonFiniteAndTheWorstElement) {
+  Outputs exact, kernel;
+  Bounds b;
+  exact.out = {1.0, 2.0, 3.0, 4.0};
+  b.out = {1e-6, 1e-6, 1e-6, 1e-6};
+  kernel.out = exact.out;
+  Comparison clean = compare(kernel, exact, b, DType::f64);
+  ASSERT_EQ(clean.tensors.size(), 1u);
+  EXPECT_TRUE(clean.ok());
+  EXPECT_EQ(clean.tensors[0].worst_ratio, 0);
+
+  kernel.out[2] += 3e-6;  // planted: three times the bound
+  kernel.out[1] += 0.5e-6;  // within
+  kernel.out[3] = kNaN;
+  Comparison c = compare(kernel, exact, b, DType::f64);
+  const TensorReport& t = c.tensors[0];
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(t.elements, 4);
+  EXPECT_EQ(t.failures, 2);
+  EXPECT_EQ(t.non_finite, 1);
+  EXPECT_EQ(t.worst_index, 2);
+  EXPECT_NEAR(t.worst_ratio, 3.0, 1e-6);
+  EXPECT_NEAR(t.worst_bound_usage, 3.0, 1e-6);  // f64 output: the roundings are ~1e-16
+  EXPECT_NE(c.summary().find("out: 4 elements, 2 failures, 1 non-finite"), std::string::npos);
+}
+
+TEST(Compare, AWrongSizedAnswerFailsEveryElement) {
+  Outputs exact, kernel;
+  Bounds b;
+  exact.lse = {0.5, 0.25, -kInf};
+  b.lse = {1, 1, 0};
+  kernel.lse = {0.5, 0.25};
+  Comparison c = compare(kernel, exact, b, DType::f32);
+  ASSERT_EQ(c.tensors.size(), 1u);
+  EXPECT_EQ(c.tensors[0].name, "lse");
+  EXPECT_EQ(c.tensors[0].failures, 3);
+}
+
+TEST(Compare, NonzeroWhereExactZeroIsRequiredIsAnInfiniteRatio) {
+  Outputs exact, kernel;
+  Bounds b;
+  exact.dk = {0.0, 0.0};
+  b.dk = {0.0, 0.0};
+  kernel.dk = {0.0, 1e-30};
+  Comparison c = compare(kernel, exact, b, DType::f32);
+  EXPECT_EQ(c.tensors[0].failures, 1);
+  EXPECT_TRUE(std::isinf(c.tensors[0].worst_ratio));
+}
+
+}  // namespace
+}  // namespace attnv::bound

@@ -1,0 +1,156 @@
+#include "reference/oracle/oracle_plan.h"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "problem/error.h"
+#include "problem/validate.h"
+#include "reference/visibility.h"
+
+namespace attnv::ref::oracle_detail {
+namespace {
+
+void check_sizes(const Case& c, bool need_dout) {
+  std::vector<std::string> errs = check_problem(c.problem);
+  if (errs.empty()) {
+    const Problem& p = c.problem;
+    const Shape& s = p.shape;
+    auto size_is = [&](const char* name, std::size_t got, std::int64_t want) {
+      if (got != static_cast<std::size_t>(want))
+        errs.push_back(std::string(name) + " has " + std::to_string(got) +
+                       " elements, expected " + std::to_string(want));
+    };
+    size_is("q", c.q.size(), q_elements(s));
+    size_is("k", c.k.size(), k_elements(s));
+    size_is("v", c.v.size(), v_elements(s));
+    size_is("mask", c.mask.size(), p.has_mask ? mask_elements(s) : 0);
+    size_is("bias", c.bias.size(), p.has_bias ? mask_elements(s) : 0);
+    size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
+    if (need_dout) size_is("dout", c.dout.size(), out_elements(s));
+    if (p.has_kv_len && c.kv_len.size() == static_cast<std::size_t>(s.B))
+      for (std::int64_t b = 0; b < s.B; ++b) {
+        const std::int64_t n = c.kv_len[static_cast<std::size_t>(b)];
+        if (n < 0 || n > s.Tk)
+          errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(n) +
+                         " is outside [0, Tk = " + std::to_string(s.Tk) + "]");
+      }
+  }
+  if (errs.empty()) return;
+  std::string msg = "oracle: invalid case " + c.id + ": ";
+  for (std::size_t n = 0; n < errs.size(); ++n) msg += (n ? "; " : "") + errs[n];
+  throw InputError(msg);
+}
+
+[[noreturn]] void non_finite(const Case& c, const char* tensor, std::size_t index, double value,
+                             const std::string& coords, const std::string& why) {
+  std::ostringstream o;
+  o << "oracle: " << tensor << coords << " (element " << index << ") is " << value
+    << " but is read: " << why;
+  if (!c.id.empty()) o << " [case " << c.id << "]";
+  throw InputError(o.str());
+}
+
+std::string coords(std::initializer_list<std::int64_t> xs) {
+  std::string s = "[";
+  for (auto it = xs.begin(); it != xs.end(); ++it) s += (it == xs.begin() ? "" : ",") + std::to_string(*it);
+  return s + "]";
+}
+
+void check_q_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i) {
+  for (std::int64_t d = 0; d < c.problem.shape.Dk; ++d) {
+    const std::size_t at = c.qi(b, h, i, d);
+    if (!std::isfinite(c.q[at]))
+      non_finite(c, "q", at, c.q[at], coords({b, h, i, d}), "row (b,h,i) has visible keys");
+  }
+}
+
+void check_kv_row(const Case& c, std::int64_t b, std::int64_t kvh, std::int64_t j) {
+  const Shape& s = c.problem.shape;
+  for (std::int64_t d = 0; d < s.Dk; ++d) {
+    const std::size_t at = c.ki(b, kvh, j, d);
+    if (!std::isfinite(c.k[at]))
+      non_finite(c, "k", at, c.k[at], coords({b, kvh, j, d}), "key j is visible");
+  }
+  for (std::int64_t d = 0; d < s.Dv; ++d) {
+    const std::size_t at = c.vi(b, kvh, j, d);
+    if (!std::isfinite(c.v[at]))
+      non_finite(c, "v", at, c.v[at], coords({b, kvh, j, d}), "key j is visible");
+  }
+}
+
+void check_bias(const Case& c, std::int64_t i, std::int64_t j) {
+  // -inf hides the key (visibility), so a visible bias that is not finite is NaN or +inf.
+  const std::size_t at = c.mi(i, j);
+  if (!std::isfinite(c.bias[at]))
+    non_finite(c, "bias", at, c.bias[at], coords({i, j}), "key j is visible to query i");
+}
+
+}  // namespace
+
+ReadPlan plan_reads(const Case& c, bool need_dout) {
+  check_sizes(c, need_dout);
+  const Shape& s = c.problem.shape;
+  ReadPlan plan;
+  plan.Tq = s.Tq;
+  plan.Tk = s.Tk;
+  plan.keys.resize(static_cast<std::size_t>(s.B * s.Tq));
+  plan.key_read.assign(static_cast<std::size_t>(s.B * s.Tk), 0);
+  plan.bias_read.assign(c.problem.has_bias ? static_cast<std::size_t>(s.Tq * s.Tk) : 0, 0);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t i = 0; i < s.Tq; ++i) {
+      auto& keys = plan.keys[static_cast<std::size_t>(b * s.Tq + i)];
+      keys = visible_keys(c, b, i);
+      for (std::int64_t j : keys) {
+        plan.key_read[static_cast<std::size_t>(b * s.Tk + j)] = 1;
+        if (c.problem.has_bias) plan.bias_read[c.mi(i, j)] = 1;
+      }
+    }
+  return plan;
+}
+
+void check_read_values(const Case& c, const ReadPlan& plan, bool need_dout) {
+  const Shape& s = c.problem.shape;
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hq; ++h)
+      for (std::int64_t i = 0; i < s.Tq; ++i)
+        if (!plan.visible(b, i).empty()) check_q_row(c, b, h, i);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t kvh = 0; kvh < s.Hkv; ++kvh)
+      for (std::int64_t j = 0; j < s.Tk; ++j)
+        if (plan.key_read[static_cast<std::size_t>(b * s.Tk + j)]) check_kv_row(c, b, kvh, j);
+  for (std::size_t at = 0; at < plan.bias_read.size(); ++at)
+    if (plan.bias_read[at]) check_bias(c, static_cast<std::int64_t>(at) / s.Tk, static_cast<std::int64_t>(at) % s.Tk);
+  if (!need_dout) return;
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hq; ++h)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        if (plan.visible(b, i).empty()) continue;
+        for (std::int64_t d = 0; d < s.Dv; ++d) {
+          const std::size_t at = c.oi(b, h, i, d);
+          if (!std::isfinite(c.dout[at]))
+            non_finite(c, "dout", at, c.dout[at], coords({b, h, i, d}), "row (b,h,i) has visible keys");
+        }
+      }
+}
+
+std::vector<std::int64_t> plan_and_check_row(const Case& c, std::int64_t b, std::int64_t h,
+                                             std::int64_t i) {
+  check_sizes(c, false);
+  const Shape& s = c.problem.shape;
+  if (b < 0 || b >= s.B || h < 0 || h >= s.Hq || i < 0 || i >= s.Tq)
+    throw InputError("oracle: row (b=" + std::to_string(b) + ", h=" + std::to_string(h) +
+                     ", i=" + std::to_string(i) + ") is outside B=" + std::to_string(s.B) +
+                     " Hq=" + std::to_string(s.Hq) + " Tq=" + std::to_string(s.Tq));
+  std::vector<std::int64_t> keys = visible_keys(c, b, i);
+  if (keys.empty()) return keys;
+  check_q_row(c, b, h, i);
+  const std::int64_t kvh = h / c.problem.group();
+  for (std::int64_t j : keys) {
+    check_kv_row(c, b, kvh, j);
+    if (c.problem.has_bias) check_bias(c, i, j);
+  }
+  return keys;
+}
+
+}  // namespace attnv::ref::oracle_detail

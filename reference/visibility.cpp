@@ -1,0 +1,34 @@
+#include "reference/visibility.h"
+
+#include <cmath>
+
+namespace attnv::ref {
+
+std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
+  if (c.problem.alignment == Alignment::top_left) return i;
+  return i + c.kv_len_of(b) - c.problem.shape.Tq;
+}
+
+bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
+  const Problem& p = c.problem;
+  if (j >= c.kv_len_of(b)) return false;
+  const std::int64_t pos = query_position(c, b, i);
+  if (p.causal && j > pos) return false;
+  if (p.window.left >= 0 && j < pos - p.window.left) return false;
+  if (p.window.right >= 0 && j > pos + p.window.right) return false;
+  if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
+  if (p.has_bias) {
+    const double bias = c.bias[c.mi(i, j)];
+    if (std::isinf(bias) && bias < 0) return false;
+  }
+  return true;
+}
+
+std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t i) {
+  std::vector<std::int64_t> keys;
+  for (std::int64_t j = 0; j < c.problem.shape.Tk; ++j)
+    if (visible(c, b, i, j)) keys.push_back(j);
+  return keys;
+}
+
+}  // namespace attnv::ref

@@ -1,0 +1,21 @@
+#pragma once
+// Which keys a query sees (SPEC "Scores, visibility, softmax"), written from SPEC alone: the
+// reference never includes core/, so a misreading here cannot be shared with the core.
+#include <cstdint>
+#include <vector>
+
+#include "problem/case.h"
+
+namespace attnv::ref {
+
+// The query's position p_i for batch b: i (top-left) or i + kv_len[b] - Tq (bottom-right).
+std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i);
+
+// True when key j is visible to query i of batch b: j < kv_len[b], causal j <= p_i, window
+// p_i - left <= j <= p_i + right, boolean mask true, and bias not -inf.
+bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j);
+
+// The visible keys of row (b, i) in increasing order (the same for every head).
+std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t i);
+
+}  // namespace attnv::ref

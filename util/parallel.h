@@ -1,0 +1,18 @@
+#pragma once
+// A minimal parallel-for on std::thread: split [0, n) into contiguous chunks, one per worker.
+// Deterministic partition (chunk boundaries depend only on n and the thread count), and the
+// first exception thrown by any worker is rethrown on the calling thread.
+#include <cstdint>
+#include <functional>
+
+namespace attnv {
+
+// ATTNV_THREADS if set (>= 1), else std::thread::hardware_concurrency().
+int default_threads();
+
+// Calls body(begin, end) on disjoint chunks covering [0, n). threads <= 0: default_threads().
+// Chunks hold at least `grain` indices; with one chunk the body runs on the calling thread.
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body,
+                  int threads = 0, std::int64_t grain = 1);
+
+}  // namespace attnv
