@@ -1,0 +1,275 @@
+#include "problem/buffers.h"
+
+#include <cstring>
+
+#include "problem/error.h"
+#include "problem/validate.h"
+
+namespace attnv {
+
+std::string_view layout_name(Layout l) {
+  switch (l) {
+    case Layout::bhtd: return "bhtd";
+    case Layout::bthd: return "bthd";
+    case Layout::gapped: return "gapped";
+  }
+  return "?";
+}
+
+DType lse_dtype(DType storage) { return storage == DType::f64 ? DType::f64 : DType::f32; }
+
+namespace {
+
+std::int64_t offset(const TensorRef& t, const std::array<std::int64_t, 4>& idx) {
+  std::int64_t off = 0;
+  for (int d = 0; d < t.rank; ++d) off += idx[static_cast<std::size_t>(d)] * t.stride[static_cast<std::size_t>(d)];
+  return off;
+}
+
+// Strides of a layout. Rank-4 [B,H,T,D] tensors get the layout; masks, LSE stay dense (gapped
+// gets gaps there too).
+std::array<std::int64_t, 4> layout_strides(const std::array<std::int64_t, 4>& s, int rank, Layout l) {
+  if (l == Layout::bthd && rank == 4) {
+    // memory order B, T, H, D
+    return {s[2] * s[1] * s[3], s[3], s[1] * s[3], 1};
+  }
+  if (l == Layout::gapped) {
+    std::array<std::int64_t, 4> st{};
+    std::int64_t acc = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      st[static_cast<std::size_t>(d)] = acc;
+      acc = acc * s[static_cast<std::size_t>(d)] + 3;  // three unused elements after each slice
+    }
+    return st;
+  }
+  return dense_strides(s, rank);
+}
+
+std::int64_t span_elements(const std::array<std::int64_t, 4>& shape, const std::array<std::int64_t, 4>& st, int rank) {
+  std::int64_t last = 0;
+  for (int d = 0; d < rank; ++d) last += (shape[static_cast<std::size_t>(d)] - 1) * st[static_cast<std::size_t>(d)];
+  return last + 1;
+}
+
+template <class F>
+void for_each_index(const std::array<std::int64_t, 4>& shape, int rank, F f) {
+  std::array<std::int64_t, 4> i{};
+  std::int64_t n = 1;
+  for (int d = 0; d < rank; ++d) n *= shape[static_cast<std::size_t>(d)];
+  for (std::int64_t flat = 0; flat < n; ++flat) {
+    std::int64_t r = flat;
+    for (int d = rank - 1; d >= 0; --d) {
+      i[static_cast<std::size_t>(d)] = r % shape[static_cast<std::size_t>(d)];
+      r /= shape[static_cast<std::size_t>(d)];
+    }
+    f(flat, i);
+  }
+}
+
+void fill(const TensorRef& t, const std::vector<double>& dense) {
+  for_each_index(t.shape, t.rank, [&](std::int64_t flat, const auto& i) {
+    store(t, i, dense[static_cast<std::size_t>(flat)]);
+  });
+}
+
+std::vector<double> read_dense(const TensorRef& t) {
+  std::int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= t.shape[static_cast<std::size_t>(d)];
+  std::vector<double> out(static_cast<std::size_t>(n));
+  for_each_index(t.shape, t.rank, [&](std::int64_t flat, const auto& i) { out[static_cast<std::size_t>(flat)] = load(t, i); });
+  return out;
+}
+
+}  // namespace
+
+double load(const TensorRef& t, const std::array<std::int64_t, 4>& idx) {
+  const auto* base = static_cast<const unsigned char*>(t.data);
+  const std::int64_t off = offset(t, idx);
+  switch (t.dtype) {
+    case DType::f64: { double x; std::memcpy(&x, base + off * 8, 8); return x; }
+    case DType::f32: { float x; std::memcpy(&x, base + off * 4, 4); return x; }
+    case DType::f16: { std::uint16_t b; std::memcpy(&b, base + off * 2, 2); return f16_value(b); }
+    case DType::bf16: { std::uint16_t b; std::memcpy(&b, base + off * 2, 2); return bf16_value(b); }
+  }
+  return 0;
+}
+
+void store(const TensorRef& t, const std::array<std::int64_t, 4>& idx, double x) {
+  auto* base = static_cast<unsigned char*>(t.data);
+  const std::int64_t off = offset(t, idx);
+  switch (t.dtype) {
+    case DType::f64: std::memcpy(base + off * 8, &x, 8); return;
+    case DType::f32: { const auto f = static_cast<float>(x); std::memcpy(base + off * 4, &f, 4); return; }
+    case DType::f16: { const std::uint16_t b = f16_bits(x); std::memcpy(base + off * 2, &b, 2); return; }
+    case DType::bf16: { const std::uint16_t b = bf16_bits(x); std::memcpy(base + off * 2, &b, 2); return; }
+  }
+}
+
+CaseBuffers::Buffer CaseBuffers::make(DType t, std::array<std::int64_t, 4> shape, int rank, Layout layout) {
+  Buffer b;
+  b.ref.dtype = t;
+  b.ref.rank = rank;
+  b.ref.shape = shape;
+  b.ref.stride = layout_strides(shape, rank, layout);
+  b.bytes.assign(static_cast<std::size_t>(span_elements(shape, b.ref.stride, rank) * dtype_bytes(t)), 0);
+  b.ref.data = b.bytes.data();
+  return b;
+}
+
+CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c) {
+  require_valid(c);
+  const Problem& p = c.problem;
+  const Shape& s = p.shape;
+  const DType t = p.dtype;
+  q_ = make(t, {s.B, s.Hq, s.Tq, s.Dk}, 4, layout);
+  k_ = make(t, {s.B, s.Hkv, s.Tk, s.Dk}, 4, layout);
+  v_ = make(t, {s.B, s.Hkv, s.Tk, s.Dv}, 4, layout);
+  fill(q_.ref, c.q);
+  fill(k_.ref, c.k);
+  fill(v_.ref, c.v);
+  views_.q = q_.ref;
+  views_.k = k_.ref;
+  views_.v = v_.ref;
+  inputs_ = {&q_, &k_, &v_};
+  if (p.has_mask) {
+    // uint8 elements: make() with a 1-byte dtype is not expressible, so lay it out densely by hand.
+    mask_.ref.rank = 2;
+    mask_.ref.shape = {s.Tq, s.Tk, 0, 0};
+    mask_.ref.stride = layout_strides(mask_.ref.shape, 2, layout);
+    mask_.bytes.assign(static_cast<std::size_t>(span_elements(mask_.ref.shape, mask_.ref.stride, 2)), 0);
+    mask_.ref.data = mask_.bytes.data();
+    for (std::int64_t i = 0; i < s.Tq; ++i)
+      for (std::int64_t j = 0; j < s.Tk; ++j)
+        mask_.bytes[static_cast<std::size_t>(i * mask_.ref.stride[0] + j * mask_.ref.stride[1])] = c.mask[c.mi(i, j)];
+    views_.mask = mask_.ref;
+    inputs_.push_back(&mask_);
+  }
+  if (p.has_bias) {
+    bias_ = make(t, {s.Tq, s.Tk, 0, 0}, 2, layout);
+    fill(bias_.ref, c.bias);
+    views_.bias = bias_.ref;
+    inputs_.push_back(&bias_);
+  }
+  if (p.has_kv_len) {
+    kv_len_ = c.kv_len;
+    views_.kv_len = kv_len_.data();
+  }
+  out_ = make(t, {s.B, s.Hq, s.Tq, s.Dv}, 4, layout);
+  lse_ = make(lse_dtype(t), {s.B, s.Hq, s.Tq, 0}, 3, Layout::bhtd);
+  views_.out = out_.ref;
+  views_.lse = lse_.ref;
+  if (backward) {
+    if (!c.has_dout()) throw InputError("case '" + c.id + "': backward asked for, but the case has no dout");
+    dout_ = make(t, {s.B, s.Hq, s.Tq, s.Dv}, 4, layout);
+    fill(dout_.ref, c.dout);
+    views_.dout = dout_.ref;
+    inputs_.push_back(&dout_);
+    dq_ = make(t, {s.B, s.Hq, s.Tq, s.Dk}, 4, layout);
+    dk_ = make(t, {s.B, s.Hkv, s.Tk, s.Dk}, 4, layout);
+    dv_ = make(t, {s.B, s.Hkv, s.Tk, s.Dv}, 4, layout);
+    views_.dq = dq_.ref;
+    views_.dk = dk_.ref;
+    views_.dv = dv_.ref;
+  }
+  for (const Buffer* b : inputs_) input_copies_.push_back(b->bytes);
+}
+
+Outputs CaseBuffers::outputs() const {
+  Outputs o;
+  o.out = read_dense(out_.ref);
+  o.lse = read_dense(lse_.ref);
+  if (views_.dq.present()) {
+    o.dq = read_dense(dq_.ref);
+    o.dk = read_dense(dk_.ref);
+    o.dv = read_dense(dv_.ref);
+  }
+  return o;
+}
+
+bool CaseBuffers::inputs_unchanged() const {
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i]->bytes != input_copies_[i]) return false;
+  return kv_len_.empty() || kv_len_ == case_.kv_len;
+}
+
+Case case_from_views(const Problem& p, const KernelViews& v) {
+  Case c = make_zero_case(p, v.dout.present());
+  c.q = read_dense(v.q);
+  c.k = read_dense(v.k);
+  c.v = read_dense(v.v);
+  if (p.has_mask)
+    for (std::int64_t i = 0; i < p.shape.Tq; ++i)
+      for (std::int64_t j = 0; j < p.shape.Tk; ++j)
+        c.mask[c.mi(i, j)] = static_cast<const unsigned char*>(v.mask.data)[i * v.mask.stride[0] + j * v.mask.stride[1]] ? 1 : 0;
+  if (p.has_bias) c.bias = read_dense(v.bias);
+  if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
+  if (v.dout.present()) c.dout = read_dense(v.dout);
+  return c;
+}
+
+void write_outputs(const Outputs& o, const Problem&, const KernelViews& v) {
+  auto put = [](const TensorRef& t, const std::vector<double>& dense) {
+    if (t.present() && !dense.empty()) fill(t, dense);
+  };
+  put(v.out, o.out);
+  put(v.lse, o.lse);
+  put(v.dq, o.dq);
+  put(v.dk, o.dk);
+  put(v.dv, o.dv);
+}
+
+namespace {
+
+void require_claimed(Kernel& k, const Problem& p, bool backward) {
+  const Capabilities caps = k.capabilities();
+  std::string why = caps.unsupported(p);
+  if (why.empty() && backward && !caps.backward) why = "backward";
+  if (!why.empty()) throw InputError("kernel " + k.name() + " does not claim " + why + " (" + describe(p) + ")");
+}
+
+void require_views(const Problem& p, const KernelViews& v) {
+  if (auto e = check_views(p, v); !e.empty()) throw InputError("invalid kernel views: " + e[0]);
+}
+
+}  // namespace
+
+Outputs run_forward(Kernel& k, const Case& c, Layout layout) {
+  require_claimed(k, c.problem, false);
+  CaseBuffers buf(c, layout, false);
+  require_views(c.problem, buf.views());
+  k.forward(c.problem, buf.views());
+  return buf.outputs();
+}
+
+Outputs run_backward(Kernel& k, const Case& c, Layout layout) {
+  require_claimed(k, c.problem, true);
+  CaseBuffers buf(c, layout, true);
+  require_views(c.problem, buf.views());
+  k.forward(c.problem, buf.views());
+  k.backward(c.problem, buf.views());
+  return buf.outputs();
+}
+
+void Kernel::backward(const Problem&, const KernelViews&) {
+  throw InputError("kernel " + name() + " has no backward");
+}
+
+std::string Capabilities::unsupported(const Problem& p) const {
+  bool dtype_ok = false;
+  for (DType t : dtypes) dtype_ok = dtype_ok || t == p.dtype;
+  if (!dtype_ok) return "dtype " + std::string(dtype_name(p.dtype));
+  if (p.shape.Hkv != p.shape.Hq && !gqa) return "grouped heads (Hkv < Hq)";
+  if (p.causal && p.alignment == Alignment::top_left && !causal_top_left) return "causal top_left";
+  if (p.causal && p.alignment == Alignment::bottom_right && !causal_bottom_right) return "causal bottom_right";
+  if (p.window.bounded() && !window) return "window";
+  if (p.window.bounded() && p.alignment == Alignment::bottom_right && !causal_bottom_right)
+    return "bottom_right alignment";
+  if (p.has_mask && !mask) return "mask";
+  if (p.has_bias && !bias) return "bias";
+  if (p.has_kv_len && !kv_len) return "kv_len";
+  if (p.softcap && !softcap) return "softcap";
+  if (p.scale && !custom_scale) return "custom scale";
+  return {};
+}
+
+}  // namespace attnv

@@ -1,0 +1,54 @@
+#pragma once
+// The kernel interface: how attnv sees any attention implementation (the core, the naive kernel,
+// emulated and mutant kernels, plugins, programs that answer through files). Properties and the
+// certifier only see this: inputs in, outputs out (black box). The plugin C ABI mirrors it.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "problem/precision.h"
+#include "problem/problem.h"
+#include "problem/tensor.h"
+
+namespace attnv {
+
+// What a kernel claims to support. Requirements outside its claims are "not claimed", never
+// failed.
+struct Capabilities {
+  std::vector<DType> dtypes;        // storage dtypes accepted
+  bool gqa = false;                 // Hkv < Hq (else only MHA)
+  bool causal_top_left = false;
+  bool causal_bottom_right = false;
+  bool window = false;
+  bool mask = false;                // boolean [Tq, Tk] mask
+  bool bias = false;                // additive [Tq, Tk] bias
+  bool kv_len = false;              // per-batch key lengths
+  bool softcap = false;
+  bool custom_scale = false;        // a scale other than 1/sqrt(Dk)
+  bool lse = false;                 // writes the log-sum-exp
+  bool backward = false;
+  bool strided = false;             // any non-negative strides (else dense [B,H,T,D] only)
+
+  // Empty when the kernel claims everything the problem uses; else the first missing claim
+  // ("bias", "causal bottom_right", "dtype bf16", ...).
+  std::string unsupported(const Problem& p) const;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string name() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  // The precision model the error bound is derived for, per storage dtype.
+  virtual PrecisionModel precision(DType storage) const = 0;
+  // Reads views.q/k/v (and mask, bias, kv_len), writes views.out and, when present, views.lse,
+  // all in the problem's storage dtype (LSE in f32, or f64 for f64 storage). The problem and
+  // views are validated before the call (check_views).
+  virtual void forward(const Problem& p, const KernelViews& views) = 0;
+  // Also reads views.dout (and out and lse as the forward wrote them) and writes views.dq,
+  // dk, dv. Only called when capabilities().backward.
+  virtual void backward(const Problem& p, const KernelViews& views);
+};
+
+}  // namespace attnv
