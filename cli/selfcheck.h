@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,8 @@
 namespace attnv::cli {
 
 struct SelfCheckOptions {
-  std::int64_t cases_per_family = 4;   // small cases: every row checked against the oracle
-  std::int64_t medium_cases_per_family = 1;  // realistic sizes: sampled rows only
+  std::int64_t cases_per_family = 12;   // small cases: every row checked against the oracle
+  std::int64_t medium_cases_per_family = 3;  // realistic sizes: sampled rows only
   std::int64_t rows_per_medium_case = 4;
   std::uint64_t seed = 1;
   std::vector<DType> dtypes = {DType::f32, DType::f16, DType::bf16};
@@ -31,6 +32,8 @@ struct FamilyReport {
   std::int64_t resolved = 0;    // of those, elements whose correct rounding both references decided
   std::int64_t mismatches = 0;  // resolved elements that differ, or unresolved ones outside the radii
   std::int64_t unresolved = 0;  // elements left within their radii (exact ties, cancellation to ~0)
+  std::map<std::string, std::int64_t> unresolved_by_tensor;  // "out", "lse", "dq", "dk", "dv"
+  std::int64_t unresolved_tiny = 0;  // unresolved with |value| below the smallest normal double
   double naive_worst_ulps = 0;  // plain f64 naive attention: worst |naive - exact| in f64 ulps of exact
   std::string naive_worst_case;
   std::vector<std::string> mismatch_examples;  // first few, for the report

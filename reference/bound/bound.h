@@ -34,8 +34,11 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
 //   accept iff |out - exact| <= b + 2^-53 |exact| + ulp_out(out) / 2,
 // where 2^-53|exact| is the reference's own rounding to double and ulp_out(out)/2 the kernel's
 // final rounding to its output dtype. Non-finite exact values (LSE = -inf of a fully masked
-// row) require the identical value. Non-finite kernel output where exact is finite: reject.
+// row) require the identical value. Non-finite kernel output where exact is finite: reject,
+// except an infinity of the exact value's sign when |exact| + b + 2^-53|exact| reaches the
+// dtype's overflow threshold max + ulp(max)/2 (correct rounding of a value that overflows).
 bool accept(double out, double exact, double b, DType out_dtype);
+bool overflow_allowed(double out, double exact, double b, DType out_dtype);
 // The right-hand side above (the threshold the error is compared with).
 double threshold(double out, double exact, double b, DType out_dtype);
 

@@ -253,6 +253,21 @@ void warm_up() {
   (void)x;
 }
 
+// Backends may keep per-thread caches (MPFR keeps constants such as log 2 in thread-local
+// storage, freed only on request). A worker thread that exits without releasing them leaks them,
+// which adds up in a long-running certifier: every worker chunk releases them on the way out.
+// Releasing is harmless for a thread that never used MPFR, so it is done whatever the backend
+// (the tests also instantiate this file at lower MPFR precisions). Defined in oracle_mpfr.cpp.
+void release_mpfr_thread_caches();
+
+template <class Real>
+struct ThreadCacheRelease {
+  ThreadCacheRelease() = default;
+  ThreadCacheRelease(const ThreadCacheRelease&) = delete;
+  ThreadCacheRelease& operator=(const ThreadCacheRelease&) = delete;
+  ~ThreadCacheRelease() { release_mpfr_thread_caches(); }
+};
+
 template <class Real>
 Real minus_infinity() {
   return -std::numeric_limits<Real>::infinity();
@@ -292,6 +307,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
   parallel_for(
       s.B * s.Hq * s.Tq,
       [&](std::int64_t begin, std::int64_t end) {
+        const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
         for (std::int64_t r = begin; r < end; ++r) {
           const std::int64_t i = r % s.Tq, h = (r / s.Tq) % s.Hq, b = r / (s.Tq * s.Hq);
@@ -331,6 +347,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
   parallel_for(
       s.B * s.Hkv,
       [&](std::int64_t begin, std::int64_t end) {
+        const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
         std::vector<Real> dr, mdp, pdp, others_p, others_pdp, others_pmdp;
         Real dp, tmp, eps, mr, sech2;

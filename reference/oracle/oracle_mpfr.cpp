@@ -7,6 +7,9 @@
 #include "reference/oracle/oracle_run.h"
 
 namespace attnv::ref::oracle_detail {
+
+void release_mpfr_thread_caches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+
 namespace {
 
 double round_mpfr(const mp_real& x) {

@@ -34,10 +34,23 @@ TEST(Accept, FullyMaskedRowsMustBeExact) {
   EXPECT_FALSE(accept(kNaN, 0.0, 0, DType::f32));
 }
 
-TEST(Accept, NonFiniteKernelOutputFailsWhateverTheBound) {
+TEST(Accept, NaNFailsWhateverTheBound) {
   EXPECT_FALSE(accept(kNaN, 1.0, kInf, DType::f32));
-  EXPECT_FALSE(accept(kInf, 1.0, kInf, DType::f32));
-  EXPECT_FALSE(accept(kInf, 1.0, 1e300, DType::f32));
+  EXPECT_FALSE(accept(kNaN, 0.0, 0.0, DType::f16));
+}
+
+// An infinity is accepted only where correct rounding of a value within the allowance overflows:
+// f16 rounds everything >= 65520 (= 65504 + ulp/2) to inf.
+TEST(Accept, InfinityOnlyWhereTheAllowanceReachesTheOverflowThreshold) {
+  EXPECT_FALSE(accept(kInf, 1.0, 1.0, DType::f32));         // far from f32's range
+  EXPECT_FALSE(accept(kInf, 65000.0, 100.0, DType::f16));   // 65100 < 65520
+  EXPECT_TRUE(accept(kInf, 65000.0, 520.0, DType::f16));    // 65520 reached
+  EXPECT_TRUE(accept(kInf, 70000.0, 0.0, DType::f16));      // exact itself overflows f16
+  EXPECT_FALSE(accept(-kInf, 70000.0, 0.0, DType::f16));    // wrong sign
+  EXPECT_TRUE(accept(-kInf, -70000.0, 0.0, DType::f16));
+  // A finite output keeps the ordinary rule: the largest f16 is not an answer for 1e6.
+  EXPECT_FALSE(accept(65504.0, 1e6, 0.0, DType::f16));
+  EXPECT_TRUE(accept(65504.0, 65519.0, 0.0, DType::f16));   // within half an ulp (16)
 }
 
 TEST(Compare, CountsFailuresNonFiniteAndTheWorstElement) {

@@ -1,0 +1,203 @@
+// Speed of the optimized core's forward, as GFLOP/s and as a share of the machine's FMA peak
+// measured by the same binary. Run:
+//   build/core/bench/core_bench --benchmark_out=core_bench.json --benchmark_out_format=json
+// Forward: B=1, H=8, Tq=Tk=4096, Dk=Dv in {64, 128}, causal (top-left) or not, f32/f16/bf16,
+// dense BHTD, 2 threads. Inputs: standard normal values (gen/rng.h, fixed seed) rounded to the
+// storage dtype. Counters:
+//   GFLOPs         4 B H Tq Tk D per second (the conventional count, causal or not)
+//   useful_GFLOPs  4 B H D per visible (query, key) pair per second
+//   peak_share / useful_peak_share   the two above over BM_FmaPeak's figure (2 threads)
+//   cpu_*          the same per CPU second of the threads (x 2): the machine is shared, and
+//                  this is what the figures would be with both cores to ourselves
+//   cpu_utilisation  CPU seconds per wall second (2 = no contention)
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+#include "core/core_kernel.h"
+#include "gen/rng.h"
+#include "problem/buffers.h"
+#include "problem/dtype.h"
+
+namespace {
+
+using namespace attnv;
+
+constexpr int kThreads = 2;
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// A rate two ways: per wall second, and per CPU second times kThreads (what the threads would
+// reach with the cores to themselves; the machine is shared, so the two can differ a lot).
+struct Rate {
+  double wall = 0;
+  double cpu = 0;
+};
+
+// ---- FMA peak: independent AVX2 FMA chains on every thread ----------------------------------
+
+// 12 independent accumulators hide the FMA latency (4 cycles x 2 ports needs >= 8).
+__attribute__((target("avx2,fma"))) float fma_chains(std::int64_t iters) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (std::int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  __m256 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0];
+}
+constexpr double kFlopsPerIter = 12 * 8 * 2;
+
+// GFLOP/s of kThreads threads running fma_chains at once.
+Rate measure_peak(std::int64_t iters) {
+  std::atomic<float> sink{0};
+  const double c0 = process_cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) pool.emplace_back([&] { sink = sink + fma_chains(iters); });
+  for (auto& th : pool) th.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = process_cpu_seconds() - c0;
+  benchmark::DoNotOptimize(sink.load());
+  const double gflop = kFlopsPerIter * static_cast<double>(iters) * kThreads * 1e-9;
+  return {gflop / s, gflop / cpu * kThreads};
+}
+
+// The best of a few runs, measured once per process (the share counters divide by it).
+Rate peak_gflops() {
+  static const Rate peak = [] {
+    Rate best;
+    for (int i = 0; i < 5; ++i) {
+      const Rate r = measure_peak(100'000'000);
+      best = {std::max(best.wall, r.wall), std::max(best.cpu, r.cpu)};
+    }
+    return best;
+  }();
+  return peak;
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  const std::int64_t iters = 50'000'000;
+  Rate best;
+  for (auto _ : state) {
+    const Rate r = measure_peak(iters);
+    best = {std::max(best.wall, r.wall), std::max(best.cpu, r.cpu)};
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(kFlopsPerIter * iters * kThreads * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["best_GFLOPs"] = best.wall;
+  state.counters["best_GFLOPs_cpu"] = best.cpu;
+  state.counters["threads"] = kThreads;
+}
+BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+
+// ---- core forward ---------------------------------------------------------------------------
+
+
+// Dense [B, H, T, D] buffers of one call, in the storage dtype.
+struct Buffers {
+  std::vector<unsigned char> q, k, v, out, lse;
+  KernelViews views;
+};
+
+TensorRef fill(std::vector<unsigned char>& bytes, DType t, std::array<std::int64_t, 4> shape,
+               int rank, gen::Rng* rng) {
+  std::int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= shape[i];
+  bytes.assign(static_cast<std::size_t>(n * dtype_bytes(t)), 0);
+  TensorRef r{bytes.data(), t, rank, shape, dense_strides(shape, rank)};
+  if (rng)
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::array<std::int64_t, 4> idx{};
+      std::int64_t rem = i;
+      for (int d = rank - 1; d >= 0; --d) idx[d] = rem % shape[d], rem /= shape[d];
+      store(r, idx, round_to(t, rng->normal()));
+    }
+  return r;
+}
+
+Problem bench_problem(DType t, std::int64_t T, std::int64_t D, bool causal) {
+  Problem p;
+  p.shape = {1, 8, 8, T, T, D, D};
+  p.dtype = t;
+  p.causal = causal;
+  return p;
+}
+
+void make_buffers(const Problem& p, Buffers& b) {
+  gen::Rng rng(20261121);
+  const Shape& s = p.shape;
+  b.views.q = fill(b.q, p.dtype, {s.B, s.Hq, s.Tq, s.Dk}, 4, &rng);
+  b.views.k = fill(b.k, p.dtype, {s.B, s.Hkv, s.Tk, s.Dk}, 4, &rng);
+  b.views.v = fill(b.v, p.dtype, {s.B, s.Hkv, s.Tk, s.Dv}, 4, &rng);
+  b.views.out = fill(b.out, p.dtype, {s.B, s.Hq, s.Tq, s.Dv}, 4, nullptr);
+  b.views.lse = fill(b.lse, lse_dtype(p.dtype), {s.B, s.Hq, s.Tq, 0}, 3, nullptr);
+}
+
+void BM_CoreForward(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  const std::int64_t T = state.range(1), D = state.range(2);
+  const bool causal = state.range(3) != 0;
+  const Problem p = bench_problem(dtype, T, D, causal);
+  Buffers b;
+  make_buffers(p, b);
+  core::CoreKernel kernel({.threads = kThreads});
+  const Rate peak = peak_gflops();
+
+  double seconds = 0, cpu_seconds = 0;
+  for (auto _ : state) {
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel.forward(p, b.views);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_seconds += process_cpu_seconds() - c0;
+    benchmark::ClobberMemory();
+  }
+  const Shape& s = p.shape;
+  const double pairs_all = static_cast<double>(s.Tq) * static_cast<double>(s.Tk);
+  const double pairs_visible = causal ? static_cast<double>(s.Tq) * (s.Tq + 1) / 2 : pairs_all;
+  const double per_pair = 4.0 * static_cast<double>(s.B * s.Hq * D) * 1e-9;
+  const double per_call = seconds / static_cast<double>(state.iterations());
+  state.counters["GFLOPs"] = benchmark::Counter(per_pair * pairs_all,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["useful_GFLOPs"] = benchmark::Counter(
+      per_pair * pairs_visible, benchmark::Counter::kIsIterationInvariantRate);
+  const double cpu_per_call = cpu_seconds / static_cast<double>(state.iterations()) / kThreads;
+  state.counters["peak_share"] = per_pair * pairs_all / per_call / peak.wall;
+  state.counters["useful_peak_share"] = per_pair * pairs_visible / per_call / peak.wall;
+  state.counters["peak_GFLOPs"] = peak.wall;
+  // CPU seconds of all threads per wall second: kThreads when the cores were ours alone; less
+  // when the (shared) machine was busy, which lowers every wall-clock figure above.
+  state.counters["cpu_utilisation"] = cpu_seconds / seconds;
+  // The same figures per CPU second (times kThreads): robust to other users of the machine.
+  state.counters["cpu_GFLOPs"] = per_pair * pairs_all / cpu_per_call;
+  state.counters["cpu_useful_GFLOPs"] = per_pair * pairs_visible / cpu_per_call;
+  state.counters["cpu_peak_GFLOPs"] = peak.cpu;
+  state.counters["cpu_useful_peak_share"] = per_pair * pairs_visible / cpu_per_call / peak.cpu;
+  state.SetLabel(std::string(dtype_name(dtype)) + (causal ? " causal" : " full") + " D=" +
+                 std::to_string(D) + " T=" + std::to_string(T));
+}
+
+void forward_args(benchmark::internal::Benchmark* b) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t D : {128, 64})
+      for (int causal : {0, 1}) b->Args({static_cast<std::int64_t>(t), 4096, D, causal});
+}
+BENCHMARK(BM_CoreForward)->Apply(forward_args)->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->MinTime(1.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,26 @@
+#pragma once
+// The optimized attention core behind the same interface third-party kernels implement
+// (problem/kernel.h): forward only in this step (backward, decode and the multi-head layer are
+// later steps). Tiled online-softmax attention (FlashAttention-2 on the CPU), f32 accumulation
+// for f32/f16/bf16 storage and f64 for f64, AVX2 + FMA micro-kernels with a portable fallback.
+#include "core/forward.h"
+#include "problem/kernel.h"
+
+namespace attnv::core {
+
+class CoreKernel final : public Kernel {
+ public:
+  explicit CoreKernel(ForwardOptions opt = {}) : opt_(opt) {}
+  std::string name() const override { return "core"; }
+  Capabilities capabilities() const override;
+  // accum f32 (f64 for f64 storage), P kept in the accumulator, outputs in the storage dtype,
+  // block = the key tile (kKeyBlock), exp within 2 ulps (measured: core/tests/exp_test.cpp).
+  PrecisionModel precision(DType storage) const override;
+  // Validates the views (InputError on bad ones) and runs the forward.
+  void forward(const Problem& p, const KernelViews& views) override;
+
+ private:
+  ForwardOptions opt_;
+};
+
+}  // namespace attnv::core

@@ -1,0 +1,16 @@
+#pragma once
+// The forward driver: splits a call into (batch, head, query block) work items and runs the
+// tile loop on each, in parallel. Each item's result depends only on the item, never on the
+// thread that ran it, so any thread count gives bitwise the same outputs.
+#include "core/forward_params.h"
+
+namespace attnv::core {
+
+struct ForwardOptions {
+  int threads = 0;             // <= 0: default_threads()
+  bool portable_only = false;  // skip the AVX2 micro-kernels (tests of the portable path)
+};
+
+void forward(const ForwardParams& p, const ForwardOptions& opt);
+
+}  // namespace attnv::core

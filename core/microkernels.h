@@ -1,0 +1,74 @@
+#pragma once
+// The arithmetic inner loops of the tile loop, behind one table of function pointers per
+// accumulator type: an AVX2 + FMA + F16C set for f32 (microkernels_avx2.cpp) chosen at run time
+// when the CPU has it, and a portable set (microkernels_portable.cpp) for f32 and f64.
+//
+// Every routine is deterministic (a fixed operation order that depends only on its arguments),
+// so results do not depend on threads. Every one follows the structure the error bound covers
+// (reference/bound/BOUND.md section 0): each operation is one rounding in T.
+//
+// Layouts (all row-major, leading dimensions in elements):
+//   q [rows x ldq], dk_pad columns (Dk rounded up to kDkPad, zero-filled)
+//   k transposed: element (key c, dim d) at k[d * ldk + c], d < dk_pad, c < round_up(n, 16)
+//     (zero-filled beyond Dk and n), so the scores loop broadcasts q and needs no horizontal sums
+//   s [rows x lds]                        scores, then weights e, in place
+//   v in 16-column panels: element (c, d) at v[(d / 16) * ldv + c * 16 + d % 16], ldv >= 16 n
+//     (each panel contiguous, so the pv loop streams it instead of striding across cache sets)
+//   o [rows x dv_pad]                     (dv_pad: Dv rounded up to kPanel, zero-filled)
+#include <cstdint>
+
+namespace attnv::core {
+
+// Head dimensions are padded with exact zeros (which add nothing to a dot product or output):
+// Dk to the 8 lanes of the dot-product loop, Dv to whole V panels.
+inline constexpr std::int64_t kDkPad = 8;
+inline constexpr std::int64_t kPanel = 16;  // columns per V panel
+
+// Element (c, d) of a panel-major V tile.
+inline std::int64_t panel_index(std::int64_t c, std::int64_t d, std::int64_t ldv) {
+  return (d / kPanel) * ldv + c * kPanel + d % kPanel;
+}
+
+template <class T>
+struct MicroKernels {
+  const char* name;
+  // s[r][c] = fl(fl(q_r . k_c) * scale) for r < rows, c < n (any summation order); columns
+  // [n, round_up(n, 16)) of s may be written too (lds must leave room).
+  void (*scores)(const T* q, std::int64_t ldq, int rows, const T* k, std::int64_t ldk, int n,
+                 std::int64_t dk_pad, T scale, T* s, std::int64_t lds);
+  // max of x[0..n) (-inf for n == 0 or all -inf).
+  T (*row_max)(const T* x, int n);
+  // x[c] <- exp(x[c] - m) in place; returns the sum of the new x[c]. exp(-inf) = 0.
+  T (*exp_sum)(T* x, int n, T m);
+  // x[c] <- exp(x[c]) in place.
+  void (*exp_inplace)(T* x, int n);
+  // o[r][d] <- alpha[r] * o[r][d] + sum_c p[r][c] v(c, d) for r < rows, d < dv_pad.
+  void (*pv)(const T* p, std::int64_t ldp, int rows, const T* alpha, const T* v,
+             std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo);
+  // Contiguous conversions from 16-bit storage (exact) and to it (round to nearest even).
+  void (*from_f16)(const std::uint16_t* in, std::int64_t n, T* out);
+  void (*from_bf16)(const std::uint16_t* in, std::int64_t n, T* out);
+  void (*to_f16)(const T* in, std::int64_t n, std::uint16_t* out);
+  void (*to_bf16)(const T* in, std::int64_t n, std::uint16_t* out);
+};
+
+const MicroKernels<float>& portable_kernels_f32();
+const MicroKernels<double>& portable_kernels_f64();
+// Null when not compiled for x86-64 or the CPU lacks AVX2, FMA or F16C.
+const MicroKernels<float>* avx2_kernels_f32();
+
+// The set the core uses: AVX2 when available (unless `portable_only`), else portable.
+const MicroKernels<float>& select_kernels_f32(bool portable_only);
+
+// Scalar bit conversions shared by both sets (round to nearest even, NaN kept quiet).
+std::uint16_t f32_to_f16_bits(float x);
+std::uint16_t f32_to_bf16_bits(float x);
+float f16_bits_to_f32(std::uint16_t h);
+inline float bf16_bits_to_f32(std::uint16_t h) {
+  const std::uint32_t u = std::uint32_t{h} << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+}  // namespace attnv::core

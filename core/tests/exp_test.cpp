@@ -1,0 +1,68 @@
+// The AVX2 exp the core uses must be within the exp_ulps its precision model declares (the
+// bound assumes it). Measured against the double exp of every tested f32 argument.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/core_kernel.h"
+#include "core/microkernels.h"
+#include "problem/dtype.h"
+
+namespace attnv::core {
+namespace {
+
+// |got - exact| in ulps of f32 at the exact value (subnormal range: ulps of the smallest step).
+double ulps_error(float got, double exact) {
+  return std::abs(static_cast<double>(got) - exact) / ulp(DType::f32, exact);
+}
+
+// Every 61st f32 of [-110, -0] (about 17 million arguments), and 0.
+double worst_ulps(const MicroKernels<float>& mk) {
+  const float lo = -110.0f;
+  std::uint32_t lo_bits;
+  std::memcpy(&lo_bits, &lo, 4);
+  std::vector<float> x;
+  for (std::uint32_t u = 0x80000000u; u <= lo_bits; u += 61) {
+    float v;
+    std::memcpy(&v, &u, 4);
+    x.push_back(v);
+  }
+  x.push_back(0.0f);
+  std::vector<float> e = x;
+  mk.exp_inplace(e.data(), static_cast<int>(e.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, ulps_error(e[i], std::exp(static_cast<double>(x[i]))));
+  return worst;
+}
+
+TEST(CoreExp, Avx2ExpWithinDeclaredUlps) {
+  const MicroKernels<float>* mk = avx2_kernels_f32();
+  if (mk == nullptr) GTEST_SKIP() << "no AVX2 on this CPU";
+  const double declared = CoreKernel().precision(DType::f32).exp_ulps;
+  const double worst = worst_ulps(*mk);
+  RecordProperty("worst_ulps", std::to_string(worst));
+  std::printf("AVX2 exp: worst error %.3f ulps over [-110, 0] (declared %.1f)\n", worst, declared);
+  EXPECT_LE(worst, declared);
+}
+
+TEST(CoreExp, SpecialValues) {
+  for (const MicroKernels<float>* mk : {avx2_kernels_f32(), &portable_kernels_f32()}) {
+    if (mk == nullptr) continue;
+    float x[5] = {-std::numeric_limits<float>::infinity(), 0.0f, -1000.0f,
+                  std::numeric_limits<float>::quiet_NaN(), -87.5f};
+    mk->exp_inplace(x, 5);
+    EXPECT_EQ(x[0], 0.0f) << mk->name;
+    EXPECT_EQ(x[1], 1.0f) << mk->name;  // exp(0) = 1 exactly: a rescale by alpha = 1 is exact
+    EXPECT_EQ(x[2], 0.0f) << mk->name;
+    EXPECT_TRUE(std::isnan(x[3])) << mk->name;
+    EXPECT_GT(x[4], 0.0f) << mk->name;  // subnormal result, not flushed to zero
+    EXPECT_LE(ulps_error(x[4], std::exp(-87.5)), 2.0) << mk->name;
+  }
+}
+
+}  // namespace
+}  // namespace attnv::core

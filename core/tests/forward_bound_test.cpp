@@ -1,0 +1,62 @@
+// The core's forward on every case family, storage dtype and layout, judged by the error bound
+// of its own declared precision model (never a hand-picked epsilon).
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/core_kernel.h"
+#include "core_test_util.h"
+#include "gen/families.h"
+
+namespace attnv::core {
+namespace {
+
+using testing::forward_within_bound;
+
+struct FamilyParam {
+  gen::Family family;
+  DType dtype;
+};
+
+class CoreFamilies : public ::testing::TestWithParam<FamilyParam> {};
+
+// Small cases (Tk <= 48, several query heads, every option) in all three layouts, a few seeds.
+TEST_P(CoreFamilies, SmallCasesAllLayoutsWithinBound) {
+  CoreKernel core;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const Case c = gen::make_case(GetParam().family, seed,
+                                  {GetParam().dtype, gen::Size::small, false, true});
+    for (Layout layout : {Layout::bhtd, Layout::bthd, Layout::gapped})
+      EXPECT_TRUE(forward_within_bound(core, c, layout));
+  }
+}
+
+// Medium cases (up to 2048 keys: many key tiles and rescales), one layout each.
+TEST_P(CoreFamilies, MediumCaseWithinBound) {
+  CoreKernel core;
+  const Case c = gen::make_case(GetParam().family, 11, {GetParam().dtype, gen::Size::medium, false, true});
+  EXPECT_TRUE(forward_within_bound(core, c, Layout::gapped));
+}
+
+// The portable micro-kernels (the fallback without AVX2) on the same small cases.
+TEST_P(CoreFamilies, PortablePathWithinBound) {
+  CoreKernel core({.threads = 0, .portable_only = true});
+  const Case c = gen::make_case(GetParam().family, 5, {GetParam().dtype, gen::Size::small, false, true});
+  EXPECT_TRUE(forward_within_bound(core, c, Layout::bthd));
+}
+
+std::vector<FamilyParam> all_params() {
+  std::vector<FamilyParam> v;
+  for (gen::Family f : gen::all_families())
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) v.push_back({f, t});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFamilies, CoreFamilies, ::testing::ValuesIn(all_params()),
+                         [](const ::testing::TestParamInfo<FamilyParam>& info) {
+                           return std::string(gen::family_name(info.param.family)) + "_" +
+                                  std::string(dtype_name(info.param.dtype));
+                         });
+
+}  // namespace
+}  // namespace attnv::core

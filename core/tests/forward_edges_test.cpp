@@ -1,0 +1,155 @@
+// Shapes around the tile sizes, every visibility rule, grouped heads, fully masked rows,
+// bitwise determinism across thread counts and runs, and the interface claims.
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/core_kernel.h"
+#include "core/workspace.h"
+#include "core_test_util.h"
+#include "problem/error.h"
+
+namespace attnv::core {
+namespace {
+
+using testing::bitwise_equal;
+using testing::forward_within_bound;
+using testing::random_case;
+
+Problem make_problem(std::int64_t tq, std::int64_t tk, DType t = DType::f32) {
+  Problem p;
+  p.shape = Shape{1, 2, 1, tq, tk, 16, 16};
+  p.dtype = t;
+  return p;
+}
+
+// Query and key lengths on both sides of the 64-row / 64-key tiles, Tq = 1 among them.
+TEST(CoreEdges, LengthsAroundTiles) {
+  CoreKernel core;
+  std::uint64_t seed = 100;
+  for (std::int64_t tq : {1, 63, 65, 129})
+    for (std::int64_t tk : {1, 63, 65, 127, 129}) {
+      Problem p = make_problem(tq, tk);
+      EXPECT_TRUE(forward_within_bound(core, random_case(p, ++seed), Layout::bhtd));
+      p.causal = true;
+      p.alignment = Alignment::bottom_right;
+      EXPECT_TRUE(forward_within_bound(core, random_case(p, ++seed), Layout::bthd));
+    }
+}
+
+// Every visibility rule and option on multi-tile shapes, in f32 and bf16.
+TEST(CoreEdges, VisibilityRulesAcrossTiles) {
+  CoreKernel core;
+  std::uint64_t seed = 200;
+  for (DType t : {DType::f32, DType::bf16})
+    for (int variant = 0; variant < 8; ++variant) {
+      Problem p = make_problem(100, 150, t);
+      p.shape.Hq = 4;
+      p.shape.Hkv = variant % 2 == 0 ? 2 : 1;  // GQA, MQA
+      p.shape.B = 2;
+      p.shape.Dk = 24;
+      p.shape.Dv = 40;
+      switch (variant) {
+        case 0: p.causal = true; break;
+        case 1: p.causal = true; p.alignment = Alignment::bottom_right; break;
+        case 2: p.window = {20, 5}; break;
+        case 3: p.window = {10, 0}; p.alignment = Alignment::bottom_right; p.has_kv_len = true; break;
+        case 4: p.has_mask = true; break;
+        case 5: p.has_bias = true; p.softcap = 3.0; break;
+        case 6: p.has_kv_len = true; p.scale = 0.7; break;
+        default: p.has_mask = true; p.has_bias = true; p.causal = true; break;
+      }
+      const Case c = random_case(p, ++seed);
+      for (Layout layout : {Layout::bhtd, Layout::gapped})
+        EXPECT_TRUE(forward_within_bound(core, c, layout)) << "variant " << variant;
+    }
+}
+
+// Rows with no visible key: exactly O = 0 and LSE = -inf (checked inside forward_within_bound),
+// here with whole blocks masked (kv_len = 0 for one batch, bottom-right with Tq > kv_len).
+TEST(CoreEdges, FullyMaskedRowsExact) {
+  CoreKernel core;
+  Problem p = make_problem(130, 70);
+  p.shape.B = 2;
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;  // the first 60 rows see nothing
+  p.has_kv_len = true;
+  Case c = random_case(p, 7);
+  c.kv_len = {0, 70};
+  Outputs got;
+  ASSERT_TRUE(forward_within_bound(core, c, Layout::bhtd, &got));
+  std::int64_t masked = 0;
+  for (double l : got.lse) masked += std::isinf(l) ? 1 : 0;
+  EXPECT_EQ(masked, 2 * (130 + 60));  // batch 0: all rows of both heads; batch 1: 60 per head
+}
+
+// Hidden keys whose K, V and bias hold NaN/inf must not change any output (SPEC).
+TEST(CoreEdges, HiddenNonFiniteValuesIgnored) {
+  CoreKernel core;
+  Problem p = make_problem(70, 90);
+  p.has_mask = true;
+  p.causal = true;
+  Case c = random_case(p, 9);
+  // Key 3 hidden from every row by the mask (the tile holding it is still visited: other keys
+  // of it are visible), then its K and V made non-finite: the outputs must not move.
+  for (std::int64_t i = 0; i < 70; ++i) c.mask[c.mi(i, 3)] = 0;
+  const Outputs ref_masked = [&] {
+    Outputs o;
+    EXPECT_TRUE(forward_within_bound(core, c, Layout::bhtd, &o));
+    return o;
+  }();
+  for (std::int64_t d = 0; d < 16; ++d) {  // the single KV head
+    c.k[c.ki(0, 0, 3, d)] = NAN;
+    c.v[c.vi(0, 0, 3, d)] = INFINITY;
+  }
+  CaseBuffers buf(c, Layout::bhtd, false);
+  core.forward(c.problem, buf.views());
+  EXPECT_TRUE(bitwise_equal(buf.outputs(), ref_masked));
+}
+
+// Same bits with 1 and 2 threads and across repeated runs (several query blocks per head, so
+// the two threads really split the work).
+TEST(CoreEdges, BitwiseDeterministic) {
+  Problem p = make_problem(3 * kQueryBlock - 5, 200, DType::f16);
+  p.shape.Hq = 4;
+  p.causal = true;
+  const Case c = random_case(p, 21);
+  CoreKernel one({.threads = 1}), two({.threads = 2});
+  const Outputs a = run_forward(one, c, Layout::bthd);
+  const Outputs b = run_forward(two, c, Layout::bthd);
+  const Outputs a2 = run_forward(one, c, Layout::bthd);
+  const Outputs b2 = run_forward(two, c, Layout::bthd);
+  EXPECT_TRUE(bitwise_equal(a, b));
+  EXPECT_TRUE(bitwise_equal(a, a2));
+  EXPECT_TRUE(bitwise_equal(b, b2));
+}
+
+TEST(CoreInterface, NameCapabilitiesAndPrecision) {
+  CoreKernel core;
+  EXPECT_EQ(core.name(), "core");
+  const Capabilities caps = core.capabilities();
+  EXPECT_TRUE(caps.gqa && caps.causal_top_left && caps.causal_bottom_right && caps.window &&
+              caps.mask && caps.bias && caps.kv_len && caps.softcap && caps.custom_scale &&
+              caps.lse && caps.strided);
+  EXPECT_FALSE(caps.backward);
+  EXPECT_EQ(caps.dtypes.size(), 4u);
+  const PrecisionModel f16 = core.precision(DType::f16);
+  EXPECT_EQ(f16.accum, DType::f32);
+  EXPECT_EQ(f16.p_dtype, DType::f32);
+  EXPECT_EQ(f16.out, DType::f16);
+  EXPECT_EQ(f16.block, kKeyBlock);
+  EXPECT_EQ(core.precision(DType::f64).accum, DType::f64);
+}
+
+TEST(CoreInterface, BadViewsAreInputErrors) {
+  CoreKernel core;
+  const Case c = random_case(make_problem(4, 5), 3);
+  CaseBuffers buf(c, Layout::bhtd, false);
+  KernelViews v = buf.views();
+  v.out.shape[3] = 99;  // wrong Dv
+  EXPECT_THROW(core.forward(c.problem, v), InputError);
+}
+
+}  // namespace
+}  // namespace attnv::core

@@ -1,0 +1,162 @@
+// Properties judged directly against the reference and its bound.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "properties/checks/checks.h"
+#include "properties/checks/runs.h"
+#include "reference/fast/fast.h"
+#include "reference/visibility.h"
+
+namespace attnv::props {
+namespace {
+
+using detail::element_name;
+
+// The worst failing element of a comparison, named.
+std::string worst_of(const Case& c, const bound::Comparison& cmp) {
+  for (const auto& t : cmp.tensors) {
+    if (t.ok()) continue;
+    std::ostringstream o;
+    o.precision(17);
+    if (t.worst_index >= 0)
+      o << element_name(c, t.name, static_cast<std::size_t>(t.worst_index)) << " = " << t.worst_out << ", exact "
+        << t.worst_exact << ", bound " << t.worst_bound << " (" << t.worst_ratio << "x the allowance)";
+    if (t.non_finite) o << (t.worst_index >= 0 ? "; " : "") << t.non_finite << " non-finite " << t.name << " elements";
+    return o.str();
+  }
+  return "";
+}
+
+PropertyResult judge(const char* name, const Case& c, const Outputs& got, const detail::Exact& e) {
+  const bound::Comparison cmp = bound::compare(got, e.exact, e.bounds, e.out_dtype);
+  if (cmp.ok()) return PropertyResult::pass(name, c.id);
+  return PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
+}
+
+}  // namespace
+
+PropertyResult check_matches_reference(Kernel& k, const Case& c, Layout layout) {
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass("matches_reference", c.id, "not claimed: " + why);
+  return judge("matches_reference", c, detail::run(k, c, layout).out, detail::exact_forward(k, c));
+}
+
+PropertyResult check_backward_matches_reference(Kernel& k, const Case& c, Layout layout) {
+  const char* name = "backward_matches_reference";
+  if (!c.has_dout()) return PropertyResult::pass(name, c.id, "not applicable: no dout");
+  if (auto why = detail::not_claimed(k, c, true); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  return judge(name, c, detail::run(k, c, layout, true).out, detail::exact_backward(k, c));
+}
+
+PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
+  const char* name = "rows_sum_to_one";
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  const Shape& s = c.problem.shape;
+  // V = ones: O = 1 on rows with a visible key (exactly representable, so the reference and the
+  // bound judge "= 1" with no rounding of their own), 0 on the others.
+  {
+    Case ones = c;
+    ones.dout.clear();
+    std::fill(ones.v.begin(), ones.v.end(), 1.0);
+    ones.id = c.id + " (V = ones)";
+    PropertyResult r = judge(name, ones, detail::run(k, ones, layout).out, detail::exact_forward(k, ones));
+    if (!r.ok) return r;
+  }
+  // The identity needs Dv = Tk: skipped where that would make the case slow to run.
+  if (s.Tk > 256 || s.B * s.Hq * s.Tq * s.Tk * (s.Dk + s.Tk) > 2000000)
+    return PropertyResult::pass(name, c.id, "V = identity skipped: case too large for Dv = Tk");
+  // V = identity rows: O_i is the weight row P_i.
+  Case id = c;
+  id.dout.clear();
+  id.problem.shape.Dv = s.Tk;
+  id.v.assign(static_cast<std::size_t>(v_elements(id.problem.shape)), 0.0);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hkv; ++h)
+      for (std::int64_t j = 0; j < s.Tk; ++j) id.v[id.vi(b, h, j, j)] = 1.0;
+  id.id = c.id + " (V = identity)";
+  const Outputs got = detail::run(k, id, layout).out;
+  const detail::Exact e = detail::exact_forward(k, id);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hq; ++h)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        const bool any = detail::row_sees_any(id, b, i);
+        double sum = 0, allowance = 0;
+        for (std::int64_t j = 0; j < s.Tk; ++j) {
+          const std::size_t n = id.oi(b, h, i, j);
+          const double w = got.out[n];
+          std::ostringstream where;
+          where.precision(17);
+          where << element_name(id, "out", n) << " (weight of key " << j << ") = " << w;
+          if (!(w >= 0)) return PropertyResult::fail(name, id.id, "a weight is negative or NaN", where.str());
+          if (!ref::visible(id, b, i, j) && w != 0)
+            return PropertyResult::fail(name, id.id, "a hidden key has a nonzero weight", where.str());
+          sum += w;
+          allowance += bound::threshold(w, e.exact.out[n], e.bounds.out[n], e.out_dtype);
+        }
+        // sum_j w_j - 1 = sum_j (w_j - P_j): within the sum of the per-weight allowances.
+        const double target = any ? 1.0 : 0.0;
+        // The double sum of Tk doubles rounds too: Tk * 2^-53 * sum is a strict cover.
+        allowance += static_cast<double>(s.Tk) * 0x1p-53 * std::abs(sum);
+        if (std::abs(sum - target) > allowance) {
+          std::ostringstream o;
+          o.precision(17);
+          o << "row b=" << b << ",h=" << h << ",i=" << i << " weights sum to " << sum << ", expected " << target
+            << " within " << allowance;
+          return PropertyResult::fail(name, id.id, "weights do not sum to 1", o.str());
+        }
+      }
+  return PropertyResult::pass(name, c.id);
+}
+
+PropertyResult check_convex_hull(Kernel& k, const Case& c, Layout layout) {
+  const char* name = "convex_hull";
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  const Shape& s = c.problem.shape;
+  const Outputs got = detail::run(k, c, layout).out;
+  const detail::Exact e = detail::exact_forward(k, c);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t i = 0; i < s.Tq; ++i) {
+      const std::vector<std::int64_t> keys = ref::visible_keys(c, b, i);
+      if (keys.empty()) continue;  // fully masked rows: check_fully_masked_rows
+      for (std::int64_t h = 0; h < s.Hq; ++h) {
+        const std::int64_t hk = h / c.problem.group();
+        for (std::int64_t d = 0; d < s.Dv; ++d) {
+          double lo = HUGE_VAL, hi = -HUGE_VAL;
+          for (std::int64_t j : keys) {
+            lo = std::min(lo, c.v[c.vi(b, hk, j, d)]);
+            hi = std::max(hi, c.v[c.vi(b, hk, j, d)]);
+          }
+          const std::size_t n = c.oi(b, h, i, d);
+          const double o = got.out[n];
+          const double slack = bound::threshold(o, e.exact.out[n], e.bounds.out[n], e.out_dtype);
+          if (!(o >= lo - slack && o <= hi + slack)) {
+            std::ostringstream w;
+            w.precision(17);
+            w << element_name(c, "out", n) << " = " << o << " outside [" << lo << ", " << hi << "] widened by " << slack;
+            return PropertyResult::fail(name, c.id, "output outside the convex hull of the visible values", w.str());
+          }
+        }
+      }
+    }
+  return PropertyResult::pass(name, c.id);
+}
+
+PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases, Layout layout) {
+  const char* name = "unbiased_rounding";
+  std::vector<double> means;
+  for (const Case& c : cases) {
+    if (!detail::not_claimed(k, c, false).empty()) continue;
+    const Outputs got = detail::run(k, c, layout).out;
+    const Outputs exact = ref::fast_forward(c);
+    means.push_back(bound::mean_signed_error_ulps(got.out, exact.out, k.precision(c.problem.dtype).out));
+  }
+  const bound::SignTest t = bound::sign_test(means);
+  std::ostringstream o;
+  o << t.toward_zero << " of " << t.cases << " cases err toward zero (share " << t.share << ", p = " << t.p_value << ")";
+  const std::string id = std::to_string(cases.size()) + " cases";
+  if (t.biased) return PropertyResult::fail(name, id, "outputs biased toward zero (truncation?)", o.str());
+  return PropertyResult::pass(name, id, o.str());
+}
+
+}  // namespace attnv::props

@@ -1,0 +1,114 @@
+#include "properties/checks/runs.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "problem/error.h"
+#include "problem/validate.h"
+#include "reference/fast/fast.h"
+#include "reference/visibility.h"
+
+namespace attnv::props::detail {
+
+std::string not_claimed(Kernel& k, const Case& c, bool backward) {
+  const Capabilities caps = k.capabilities();
+  std::string why = caps.unsupported(c.problem);
+  if (why.empty() && backward && !caps.backward) why = "backward";
+  return why;
+}
+
+Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
+  CaseBuffers buf(c, layout, backward);
+  if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw InputError("invalid kernel views: " + e[0]);
+  k.forward(c.problem, buf.views());
+  if (backward) k.backward(c.problem, buf.views());
+  return {buf.outputs(), buf.inputs_unchanged()};
+}
+
+Exact exact_forward(Kernel& k, const Case& c) {
+  Exact e;
+  e.exact = ref::fast_forward(c);
+  const PrecisionModel m = k.precision(c.problem.dtype);
+  e.bounds = bound::forward_bound(c, e.exact, m);
+  e.out_dtype = m.out;
+  return e;
+}
+
+Exact exact_backward(Kernel& k, const Case& c) {
+  Exact e;
+  e.exact = ref::fast_backward(c);
+  const PrecisionModel m = k.precision(c.problem.dtype);
+  e.bounds = bound::backward_bound(c, e.exact, m);
+  e.out_dtype = m.out;
+  return e;
+}
+
+std::string element_name(const Case& c, const std::string& tensor, std::size_t index) {
+  const Shape& s = c.problem.shape;
+  std::int64_t n = static_cast<std::int64_t>(index);
+  std::ostringstream o;
+  o << tensor << '[';
+  if (tensor == "lse") {
+    o << "b=" << n / (s.Hq * s.Tq) << ",h=" << (n / s.Tq) % s.Hq << ",i=" << n % s.Tq;
+  } else {
+    const bool kv = tensor == "dk" || tensor == "dv";
+    const std::int64_t H = kv ? s.Hkv : s.Hq, T = kv ? s.Tk : s.Tq;
+    const std::int64_t D = (tensor == "dq" || tensor == "dk") ? s.Dk : s.Dv;
+    o << "b=" << n / (H * T * D) << ",h=" << (n / (T * D)) % H << (kv ? ",j=" : ",i=") << (n / D) % T << ",d=" << n % D;
+  }
+  o << ']';
+  return o.str();
+}
+
+namespace {
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+}  // namespace
+
+std::string bitwise_difference(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                               const std::vector<double>& b, const std::vector<bool>* which) {
+  if (a.size() != b.size()) return tensor + ": sizes differ";
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    if (which && !(*which)[n]) continue;
+    if (!same_bits(a[n], b[n])) {
+      std::ostringstream o;
+      o.precision(17);
+      o << element_name(c, tensor, n) << " was " << a[n] << ", now " << b[n];
+      return o.str();
+    }
+  }
+  return "";
+}
+
+std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                         const std::vector<double>& b, const std::vector<double>& exact,
+                         const std::vector<double>& bnd, DType out_dtype) {
+  if (a.size() != b.size() || a.size() != exact.size()) return tensor + ": sizes differ";
+  double worst = 0;
+  std::size_t worst_n = 0;
+  std::string non_finite;
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    if (!std::isfinite(a[n]) || !std::isfinite(b[n]) || !std::isfinite(exact[n])) {
+      if (!(a[n] == b[n] && (std::isfinite(exact[n]) ? std::isfinite(a[n]) : a[n] == exact[n])) && non_finite.empty()) {
+        std::ostringstream o;
+        o << element_name(c, tensor, n) << ": " << a[n] << " vs " << b[n] << " (exact " << exact[n] << ")";
+        non_finite = o.str();
+      }
+      continue;
+    }
+    const double allowed = bound::threshold(a[n], exact[n], bnd[n], out_dtype) + bound::threshold(b[n], exact[n], bnd[n], out_dtype);
+    const double ratio = allowed > 0 ? std::abs(a[n] - b[n]) / allowed : (a[n] == b[n] ? 0 : HUGE_VAL);
+    if (ratio > worst) { worst = ratio; worst_n = n; }
+  }
+  if (!non_finite.empty()) return non_finite;
+  if (worst <= 1) return "";
+  std::ostringstream o;
+  o.precision(17);
+  o << element_name(c, tensor, worst_n) << ": " << a[worst_n] << " vs " << b[worst_n] << " (exact "
+    << exact[worst_n] << ", bound " << bnd[worst_n] << ", " << worst << "x the summed allowance)";
+  return o.str();
+}
+
+bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i) { return !ref::visible_keys(c, b, i).empty(); }
+
+}  // namespace attnv::props::detail

@@ -1,0 +1,51 @@
+#pragma once
+// Shared plumbing of the checks: running a kernel on a case, the reference and its bound,
+// bitwise and within-the-bound comparison of two runs, naming an element.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "problem/buffers.h"
+#include "problem/case.h"
+#include "problem/kernel.h"
+#include "reference/bound/bound.h"
+
+namespace attnv::props::detail {
+
+// Why the kernel does not claim this case ("" when it does).
+std::string not_claimed(Kernel& k, const Case& c, bool backward);
+
+struct Run {
+  Outputs out;
+  bool inputs_unchanged = true;
+};
+// Lays the case out, validates the views, calls forward (and backward), reads the outputs back.
+Run run(Kernel& k, const Case& c, Layout layout, bool backward = false);
+
+struct Exact {
+  Outputs exact;
+  bound::Bounds bounds;
+  DType out_dtype = DType::f32;
+};
+Exact exact_forward(Kernel& k, const Case& c);
+Exact exact_backward(Kernel& k, const Case& c);
+
+// "out[b=0,h=1,i=3,d=2]" for a dense index of an output tensor of the case.
+std::string element_name(const Case& c, const std::string& tensor, std::size_t index);
+
+// Bitwise comparison restricted to the elements where `which(index)` is true; returns "" or a
+// description of the first differing element.
+std::string bitwise_difference(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                               const std::vector<double>& b, const std::vector<bool>* which = nullptr);
+
+// |a - b| <= threshold(a) + threshold(b) around the common exact value (checks.h); returns "" or
+// a description of the worst offending element. Non-finite values must agree exactly with each
+// other and with a non-finite exact value.
+std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                         const std::vector<double>& b, const std::vector<double>& exact,
+                         const std::vector<double>& bnd, DType out_dtype);
+
+// The output row index (b, h, i) of a dense row number, and visibility of a key for a row.
+bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i);
+
+}  // namespace attnv::props::detail

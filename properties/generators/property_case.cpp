@@ -1,0 +1,236 @@
+#include "properties/generators/property_case.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <sstream>
+
+#include "gen/rng.h"
+
+namespace attnv::props {
+namespace {
+
+using I = std::int64_t;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Lengths: mostly small, often the awkward sizes around typical tiles (63, 65, 127, 129) and a
+// long row; the first alternatives are the smallest, which is where shrinking goes.
+rc::Gen<I> gen_length() {
+  return rc::gen::weightedOneOf<I>({{6, rc::gen::inRange<I>(1, 10)},
+                                    {3, rc::gen::element<I>(1, 2, 63, 65, 127, 129, 1000)},
+                                    {2, rc::gen::inRange<I>(1, 300)}});
+}
+
+rc::Gen<I> gen_head_dim() {
+  return rc::gen::weightedOneOf<I>({{5, rc::gen::inRange<I>(1, 9)},
+                                    {3, rc::gen::element<I>(16, 31, 64, 65, 128, 256)},
+                                    {2, rc::gen::inRange<I>(1, 257)}});
+}
+
+template <class T>
+rc::Gen<T> sometimes(std::size_t weight_on, T off, T on) {
+  return rc::gen::weightedElement<T>({{10 - weight_on, off}, {weight_on, on}});
+}
+
+I work(const Shape& s) { return s.B * s.Hq * s.Tq * s.Tk * (s.Dk + s.Dv); }
+
+// Shrinks a shape until its work fits: head dims first, then queries, heads, batch, keys.
+void fit(Shape& s, const GenOptions& opt) {
+  s.Tk = std::min(s.Tk, opt.max_tk);
+  s.Dv = std::min(s.Dv, opt.max_dv);
+  while (work(s) > opt.max_work) {
+    if (s.Dk + s.Dv > 16) {
+      if (s.Dk >= s.Dv) s.Dk = (s.Dk + 1) / 2; else s.Dv = (s.Dv + 1) / 2;
+    } else if (s.Tq > 1) {
+      s.Tq = (s.Tq + 1) / 2;
+    } else if (s.B > 1) {
+      --s.B;
+    } else if (s.Hq > s.Hkv * (opt.grouped ? 2 : 1)) {
+      s.Hq -= s.Hkv;
+    } else if (s.Tk > 1) {
+      s.Tk = (s.Tk + 1) / 2;
+    } else {
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view family_name(ValueFamily f) {
+  switch (f) {
+    case ValueFamily::moderate: return "moderate";
+    case ValueFamily::large_logits: return "large_logits";
+    case ValueFamily::far_negative: return "far_negative";
+    case ValueFamily::near_ties: return "near_ties";
+    case ValueFamily::one_hot: return "one_hot";
+    case ValueFamily::subnormals: return "subnormals";
+    case ValueFamily::f16_top: return "f16_top";
+  }
+  return "?";
+}
+
+rc::Gen<Problem> gen_problem(const GenOptions& opt) {
+  return rc::gen::exec([opt] {
+    Problem p;
+    Shape& s = p.shape;
+    p.dtype = *rc::gen::elementOf(opt.dtypes);
+    s.B = *rc::gen::weightedElement<I>({{6, 1}, {3, 2}, {1, 3}});
+    s.Hkv = *rc::gen::inRange<I>(1, 4);
+    s.Hq = s.Hkv * *rc::gen::inRange<I>(opt.grouped ? 2 : 1, 4);
+    s.Tq = *gen_length();
+    s.Tk = *gen_length();
+    s.Dk = *gen_head_dim();
+    s.Dv = *sometimes<bool>(7, false, true) ? *gen_head_dim() : s.Dk;  // Dv != Dk often
+    fit(s, opt);
+    if (opt.options) {
+      if (opt.positional) {
+        p.causal = *sometimes<bool>(3, false, true);
+        if (*sometimes<bool>(2, false, true)) {
+          p.window.left = *rc::gen::inRange<I>(-1, s.Tk + 1);
+          p.window.right = *rc::gen::inRange<I>(-1, s.Tk + 1);
+        }
+        p.alignment = *sometimes(4, Alignment::top_left, Alignment::bottom_right);
+      }
+      p.has_mask = *sometimes<bool>(opt.masked_rows ? 4 : 2, false, true);
+      p.has_bias = *sometimes<bool>(2, false, true);
+      p.has_kv_len = opt.kv_len && *sometimes<bool>(opt.masked_rows ? 5 : 3, false, true);
+      if (*sometimes<bool>(2, false, true)) p.softcap = *rc::gen::element(1.0, 5.0, 30.0);
+      if (*sometimes<bool>(2, false, true)) p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
+    }
+    return p;
+  });
+}
+
+Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool with_dout, bool masked_rows) {
+  Case c = make_zero_case(p, with_dout);
+  const Shape& s = p.shape;
+  gen::Rng rng(seed);
+  const double scale = p.effective_scale();
+  const double dk = static_cast<double>(s.Dk);
+  auto fill = [&](std::vector<double>& v, auto draw) { for (double& x : v) x = draw(); };
+  auto normal = [&] { return rng.normal(); };
+  fill(c.q, normal);
+  fill(c.k, normal);
+  fill(c.v, normal);
+  switch (family) {
+    case ValueFamily::moderate: break;
+    case ValueFamily::large_logits: {
+      // scale * |q||k| ~ a^2 scale sqrt(Dk): aim at logits ~2e3 (the storage range permitting).
+      const double a = std::min(200.0, std::sqrt(2000.0 / (scale * std::sqrt(dk))));
+      for (auto* t : {&c.q, &c.k}) for (double& x : *t) x *= a;
+      break;
+    }
+    case ValueFamily::far_negative: {
+      // q > 0 and k < 0 everywhere: every logit is ~ -a^2 scale Dk; aim at -2e3.
+      const double a = std::min(200.0, std::sqrt(2000.0 / (scale * dk)));
+      for (double& x : c.q) x = a * (0.75 + 0.25 * std::abs(x));
+      for (double& x : c.k) x = -a * (0.75 + 0.25 * std::abs(x));
+      break;
+    }
+    case ValueFamily::near_ties: {
+      // One base key per KV head, each key a few storage ulps away from it; large queries turn
+      // the tiny key differences into logit differences of order 1.
+      for (I b = 0; b < s.B; ++b)
+        for (I h = 0; h < s.Hkv; ++h)
+          for (I d = 0; d < s.Dk; ++d) {
+            const double base = round_to(p.dtype, c.k[c.ki(b, h, 0, d)]);
+            for (I j = 0; j < s.Tk; ++j)
+              c.k[c.ki(b, h, j, d)] = base + ulp(p.dtype, base) * static_cast<double>(rng.uniform_int(-3, 3));
+          }
+      const double a = std::min(1e4, 1.0 / (scale * std::sqrt(dk) * unit_roundoff(p.dtype) * 4));
+      for (double& x : c.q) x *= std::min(a, max_finite(p.dtype) / 8);
+      break;
+    }
+    case ValueFamily::one_hot: {
+      for (double& x : c.q) x = 1 + 0.1 * x;
+      for (double& x : c.k) x *= 0.1;
+      for (I b = 0; b < s.B; ++b)
+        for (I h = 0; h < s.Hkv; ++h) {
+          const I j = rng.uniform_int(0, s.Tk - 1);
+          for (I d = 0; d < s.Dk; ++d) c.k[c.ki(b, h, j, d)] = 40.0 / (scale * dk);
+        }
+      break;
+    }
+    case ValueFamily::subnormals: {
+      const double tiny = min_normal(p.dtype);
+      for (auto* t : {&c.q, &c.k, &c.v})
+        for (double& x : *t)
+          if (rng.bernoulli(0.5)) x = tiny * rng.uniform(-1, 1);
+      break;
+    }
+    case ValueFamily::f16_top:
+      for (double& x : c.v) x = (x < 0 ? -1 : 1) * rng.uniform(6e4, 65504);
+      break;
+  }
+  if (with_dout) fill(c.dout, normal);
+  // kv_len, mask and bias: mostly ordinary, sometimes the edges (0 and Tk), sometimes empty rows.
+  const double empty_row = masked_rows ? 0.3 : 0.05;
+  if (p.has_kv_len)
+    for (auto& n : c.kv_len) {
+      const double r = rng.uniform();
+      n = r < empty_row ? 0 : r < 0.3 ? s.Tk : rng.uniform_int(0, s.Tk);
+    }
+  if (p.has_mask) {
+    const double density = rng.uniform(0.2, 1.0);
+    for (I i = 0; i < s.Tq; ++i) {
+      const bool empty = rng.bernoulli(empty_row);
+      for (I j = 0; j < s.Tk; ++j) c.mask[c.mi(i, j)] = !empty && rng.bernoulli(density);
+    }
+  }
+  if (p.has_bias)
+    for (double& x : c.bias) x = rng.bernoulli(0.05) ? -kInf : rng.normal();
+  round_to_storage(c);
+  return c;
+}
+
+rc::Gen<PropertyCase> gen_property_case(const GenOptions& opt) {
+  return rc::gen::exec([opt] {
+    PropertyCase pc;
+    const Problem p = *gen_problem(opt);
+    pc.family = *rc::gen::elementOf(opt.families);
+    pc.layout = opt.layouts ? *rc::gen::element(Layout::bhtd, Layout::bthd, Layout::gapped) : Layout::bhtd;
+    pc.seed = *rc::gen::inRange<std::uint64_t>(0, 1000000);
+    pc.c = make_values(p, pc.family, pc.seed, opt.with_dout, opt.masked_rows);
+    pc.c.id = case_label(pc);
+    return pc;
+  });
+}
+
+std::string case_label(const PropertyCase& pc) {
+  std::ostringstream o;
+  o << family_name(pc.family) << " seed=" << pc.seed << ' ' << layout_name(pc.layout) << " | "
+    << describe(pc.c.problem);
+  return o.str();
+}
+
+void showValue(const PropertyCase& pc, std::ostream& os) {
+  os << case_label(pc) << '\n';
+  const Case& c = pc.c;
+  if (q_elements(c.problem.shape) + k_elements(c.problem.shape) + v_elements(c.problem.shape) > 64) {
+    os << "  (tensors too large to print; make_values(problem, family, seed) recreates them)";
+    return;
+  }
+  auto print = [&](const char* name, const std::vector<double>& v) {
+    os << "  " << name << " = [";
+    for (std::size_t n = 0; n < v.size(); ++n) os << (n ? ", " : "") << v[n];
+    os << "]\n";
+  };
+  print("q", c.q);
+  print("k", c.k);
+  print("v", c.v);
+  if (c.problem.has_bias) print("bias", c.bias);
+  if (c.problem.has_mask) {
+    os << "  mask = ";
+    for (auto m : c.mask) os << int(m);
+    os << '\n';
+  }
+  if (c.problem.has_kv_len) {
+    os << "  kv_len =";
+    for (auto n : c.kv_len) os << ' ' << n;
+    os << '\n';
+  }
+}
+
+}  // namespace attnv::props

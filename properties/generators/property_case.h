@@ -1,0 +1,69 @@
+#pragma once
+// RapidCheck generators for property cases: a problem, its values and a layout.
+//
+// What shrinks: the problem (every dimension toward 1, every option toward "off", the dtype
+// toward f32, the layout toward bhtd) and the value family (toward `moderate`). The values
+// themselves come from a seeded filler (make_values), so a counterexample is small and names
+// its seed; RapidCheck's reproduce string replays it exactly.
+#include <cstdint>
+#include <iosfwd>
+#include <string_view>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "problem/buffers.h"
+#include "problem/case.h"
+
+namespace attnv::props {
+
+// How the values of a case are drawn.
+enum class ValueFamily {
+  moderate,      // N(0, 1)
+  large_logits,  // logits of magnitude ~2e3 and beyond
+  far_negative,  // every visible logit far below zero (~ -2e3): exp(t) underflows without the max
+  near_ties,     // keys a few ulps apart under large queries: logits nearly tied
+  one_hot,       // one key per (batch, head) dominates every row
+  subnormals,    // Q, K, V with many subnormal values of the storage dtype
+  f16_top,       // V near the top of the f16 range (6e4 .. 65504)
+};
+std::string_view family_name(ValueFamily f);
+
+struct GenOptions {
+  std::vector<DType> dtypes{DType::f32, DType::f16, DType::bf16, DType::f64};
+  std::vector<ValueFamily> families{ValueFamily::moderate, ValueFamily::large_logits, ValueFamily::far_negative,
+                                    ValueFamily::near_ties, ValueFamily::one_hot, ValueFamily::subnormals,
+                                    ValueFamily::f16_top};
+  bool options = true;            // causal, alignment, window, mask, bias, kv_len, softcap, scale
+  bool positional = true;         // causal and window (off: the problem is equivariant under
+                                  // query and key permutations)
+  bool kv_len = true;             // per-batch key lengths
+  bool grouped = false;           // G = Hq / Hkv >= 2 (GQA, and MQA when Hkv = 1)
+  bool masked_rows = false;       // make rows with no visible key likely
+  bool with_dout = false;         // draw dO for the backward
+  bool layouts = true;            // off: always bhtd
+  std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
+  std::int64_t max_tk = 1000;
+  std::int64_t max_dv = 256;
+};
+
+struct PropertyCase {
+  Case c;
+  Layout layout = Layout::bhtd;
+  ValueFamily family = ValueFamily::moderate;
+  std::uint64_t seed = 0;
+};
+
+// The values of a problem, drawn from the family with the seed, rounded to the storage dtype.
+// Also draws kv_len, the mask and the bias (which are values of the case, not of the problem).
+Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool with_dout, bool masked_rows);
+
+rc::Gen<Problem> gen_problem(const GenOptions& opt);
+rc::Gen<PropertyCase> gen_property_case(const GenOptions& opt = {});
+
+// Prints the problem (describe), family, seed, layout, and the tensors when they are small.
+void showValue(const PropertyCase& pc, std::ostream& os);
+// One line naming the case: "moderate seed=17 bhtd | B=1 Hq=2 ...".
+std::string case_label(const PropertyCase& pc);
+
+}  // namespace attnv::props

@@ -1,0 +1,288 @@
+// The naive kernel and its planted bugs (see naive_kernel.h). Arithmetic runs in Acc (float, or
+// double for f64 storage); the inputs are exact in Acc, so converting them loses nothing.
+#include "properties/kernels/naive_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "problem/buffers.h"
+#include "problem/case.h"
+
+namespace attnv::props {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// SPEC visibility, written here again on purpose (see the header).
+struct Visibility {
+  const Case& c;
+  Plant plant;
+  std::int64_t kv_len(std::int64_t b) const {
+    if (!c.problem.has_kv_len) return c.problem.shape.Tk;
+    return plant == Plant::kv_len_of_batch0 ? c.kv_len[0] : c.kv_len[static_cast<std::size_t>(b)];
+  }
+  bool operator()(std::int64_t b, std::int64_t i, std::int64_t j) const {
+    const Problem& p = c.problem;
+    const std::int64_t n = kv_len(b);
+    if (j >= n) return false;
+    const bool bottom_right = p.alignment == Alignment::bottom_right && plant != Plant::alignment_confused;
+    const std::int64_t pos = bottom_right ? i + n - p.shape.Tq : i;
+    if (p.causal && j > pos + (plant == Plant::causal_off_by_one ? 1 : 0)) return false;
+    if (p.window.left >= 0 && j < pos - p.window.left) return false;
+    if (p.window.right >= 0 && j > pos + p.window.right) return false;
+    if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
+    if (p.has_bias && c.bias[c.mi(i, j)] == -kInf) return false;
+    return true;
+  }
+};
+
+template <class Acc>
+struct Engine {
+  const Case& c;
+  const NaiveOptions& opt;
+  bool reverse_pv;  // the nondeterministic plant's coin
+  Visibility vis{c, opt.plant};
+
+  const Shape& s() const { return c.problem.shape; }
+  std::int64_t kv_head(std::int64_t h) const {
+    return opt.plant == Plant::gqa_tile ? h % s().Hkv : h / c.problem.group();
+  }
+  Acc scale() const {
+    if (opt.plant == Plant::d_model_scale && !c.problem.scale)
+      return static_cast<Acc>(1.0 / std::sqrt(static_cast<double>(s().Hq * s().Dk)));
+    return static_cast<Acc>(c.problem.effective_scale());
+  }
+  // The raw score s and the logit t = softcap(s) + bias.
+  Acc score(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    Acc dot = 0;
+    const std::int64_t hk = kv_head(h);
+    for (std::int64_t d = 0; d < s().Dk; ++d)
+      dot += static_cast<Acc>(c.q[c.qi(b, h, i, d)]) * static_cast<Acc>(c.k[c.ki(b, hk, j, d)]);
+    return dot * scale();
+  }
+  Acc logit(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    Acc t = score(b, h, i, j);
+    if (c.problem.softcap) {
+      const Acc cap = static_cast<Acc>(*c.problem.softcap);
+      t = cap * std::tanh(t / cap);
+    }
+    if (c.problem.has_bias) t += static_cast<Acc>(c.bias[c.mi(i, j)]);
+    return t;
+  }
+  Acc accumulate(Acc acc, Acc term) const {
+    const Acc sum = acc + term;
+    return opt.plant == Plant::f16_accumulation ? static_cast<Acc>(round_to(DType::f16, sum)) : sum;
+  }
+  std::vector<std::int64_t> keys_of(std::int64_t b, std::int64_t i) const {
+    std::vector<std::int64_t> keys;
+    for (std::int64_t j = 0; j < s().Tk; ++j)
+      if (vis(b, i, j) || opt.plant == Plant::mask_after_softmax || opt.plant == Plant::hidden_times_zero)
+        keys.push_back(j);
+    return keys;
+  }
+
+  // Two passes over the keys: max and sum, then the weighted sum of V. Returns L.
+  Acc naive_row(std::int64_t b, std::int64_t h, std::int64_t i, const std::vector<std::int64_t>& keys,
+                std::vector<Acc>& acc) const {
+    const std::int64_t hk = kv_head(h);
+    std::vector<Acc> t(keys.size());
+    std::vector<bool> hidden(keys.size(), false);
+    Acc m = -std::numeric_limits<Acc>::infinity();
+    for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+      hidden[jj] = !vis(b, i, keys[jj]);
+      t[jj] = logit(b, h, i, keys[jj]);
+      if (opt.plant == Plant::hidden_times_zero && hidden[jj]) continue;  // weight 0 below
+      m = std::max(m, t[jj]);
+    }
+    if (opt.plant == Plant::no_max_subtraction) m = 0;
+    Acc l = 0;
+    bool max_skipped = keys.size() < 2;  // the plant needs a second key to leave l > 0
+    for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+      const Acc logit_j = t[jj];
+      t[jj] = (opt.plant == Plant::hidden_times_zero && hidden[jj]) ? Acc(0) : std::exp(logit_j - m);
+      if (opt.plant == Plant::denominator_skips_max && logit_j == m && !max_skipped) {
+        max_skipped = true;
+        continue;
+      }
+      l += t[jj];
+    }
+    for (std::size_t step = 0; step < keys.size(); ++step) {
+      const std::size_t jj = reverse_pv ? keys.size() - 1 - step : step;
+      Acc pj = t[jj] / l;
+      if (opt.plant == Plant::mask_after_softmax && hidden[jj]) pj = 0;
+      for (std::int64_t d = 0; d < s().Dv; ++d)
+        acc[static_cast<std::size_t>(d)] =
+            accumulate(acc[static_cast<std::size_t>(d)], pj * static_cast<Acc>(c.v[c.vi(b, hk, keys[jj], d)]));
+    }
+    return m + std::log(l);
+  }
+
+  // FlashAttention-2 online softmax over key blocks. Returns L.
+  Acc tiled_row(std::int64_t b, std::int64_t h, std::int64_t i, const std::vector<std::int64_t>& keys,
+                std::vector<Acc>& acc) const {
+    const std::int64_t hk = kv_head(h);
+    const std::int64_t block = std::max<std::int64_t>(1, opt.block);
+    Acc m = -std::numeric_limits<Acc>::infinity(), l = 0;
+    std::size_t next = 0;
+    for (std::int64_t j0 = 0; j0 < s().Tk; j0 += block) {
+      std::vector<Acc> t;
+      std::vector<std::int64_t> js;
+      while (next < keys.size() && keys[next] < j0 + block) {
+        t.push_back(logit(b, h, i, keys[next]));
+        js.push_back(keys[next++]);
+      }
+      // The bug: a partial last block padded with zero keys that nobody masks (score 0, V 0).
+      const std::int64_t padding = opt.plant == Plant::zero_padded_tail ? std::max<std::int64_t>(0, j0 + block - s().Tk) : 0;
+      for (std::int64_t z = 0; z < padding; ++z) {
+        t.push_back(0);
+        js.push_back(-1);
+      }
+      if (t.empty()) continue;  // a fully hidden block is skipped
+      const Acc m_new = std::max(m, *std::max_element(t.begin(), t.end()));
+      if (m_new > m && m != -std::numeric_limits<Acc>::infinity()) {
+        const Acc alpha = std::exp(m - m_new);
+        l *= alpha;
+        if (opt.plant != Plant::lost_rescale)
+          for (Acc& x : acc) x *= alpha;
+      }
+      m = m_new;
+      for (std::size_t jj = 0; jj < t.size(); ++jj) {
+        const Acc e = std::exp(t[jj] - m);
+        l += e;
+        if (js[jj] < 0) continue;  // padding: V = 0
+        for (std::int64_t d = 0; d < s().Dv; ++d)
+          acc[static_cast<std::size_t>(d)] =
+              accumulate(acc[static_cast<std::size_t>(d)], e * static_cast<Acc>(c.v[c.vi(b, hk, js[jj], d)]));
+      }
+    }
+    for (Acc& x : acc) x /= l;
+    return m + std::log(l);
+  }
+
+  double round_out(Acc x) const {
+    return opt.plant == Plant::truncated_output ? truncate_to(c.problem.dtype, x) : round_to(c.problem.dtype, x);
+  }
+
+  Outputs forward() const {
+    Outputs o;
+    o.out.assign(static_cast<std::size_t>(out_elements(s())), 0.0);
+    o.lse.assign(static_cast<std::size_t>(lse_elements(s())), -kInf);
+    const std::int64_t full_query_rows = s().Tq / 8 * 8;
+    for (std::int64_t b = 0; b < s().B; ++b)
+      for (std::int64_t h = 0; h < s().Hq; ++h)
+        for (std::int64_t i = 0; i < s().Tq; ++i) {
+          if (opt.plant == Plant::query_tail_skipped && i >= full_query_rows) continue;
+          const std::vector<std::int64_t> keys = keys_of(b, i);
+          std::vector<Acc> acc(static_cast<std::size_t>(s().Dv), Acc(0));
+          Acc lse;
+          bool any_visible = false;
+          for (std::int64_t j = 0; j < s().Tk && !any_visible; ++j) any_visible = vis(b, i, j);
+          if (!any_visible) {  // SPEC: no visible key gives O = 0, L = -inf
+            if (opt.plant == Plant::nan_on_fully_masked)
+              for (Acc& x : acc) x = x / Acc(0);
+            lse = -std::numeric_limits<Acc>::infinity();
+          } else {
+            lse = opt.structure == Structure::naive ? naive_row(b, h, i, keys, acc) : tiled_row(b, h, i, keys, acc);
+          }
+          for (std::int64_t d = 0; d < s().Dv; ++d) o.out[c.oi(b, h, i, d)] = round_out(acc[static_cast<std::size_t>(d)]);
+          o.lse[c.li(b, h, i)] = static_cast<double>(lse);  // LSE is stored in the accumulator dtype
+        }
+    return o;
+  }
+
+  // `fwd` holds the forward's own outputs as the views hold them (O rounded, L in Acc).
+  Outputs backward(const Outputs& fwd) const {
+    Outputs o;
+    std::vector<Acc> dq(static_cast<std::size_t>(q_elements(s())), 0), dk(static_cast<std::size_t>(k_elements(s())), 0),
+        dv(static_cast<std::size_t>(v_elements(s())), 0);
+    const Acc sc = scale();
+    for (std::int64_t b = 0; b < s().B; ++b)
+      for (std::int64_t h = 0; h < s().Hq; ++h) {
+        const std::int64_t hk = kv_head(h);
+        for (std::int64_t i = 0; i < s().Tq; ++i) {
+          const Acc L = static_cast<Acc>(fwd.lse[c.li(b, h, i)]);
+          if (L == -std::numeric_limits<Acc>::infinity()) continue;  // no visible key: no gradient
+          Acc D = 0;
+          for (std::int64_t d = 0; d < s().Dv; ++d)
+            D += static_cast<Acc>(c.dout[c.oi(b, h, i, d)]) * static_cast<Acc>(fwd.out[c.oi(b, h, i, d)]);
+          for (std::int64_t j = 0; j < s().Tk; ++j) {
+            if (!vis(b, i, j)) continue;
+            const Acc P = std::exp(logit(b, h, i, j) - L);
+            Acc dP = 0;
+            for (std::int64_t d = 0; d < s().Dv; ++d)
+              dP += static_cast<Acc>(c.dout[c.oi(b, h, i, d)]) * static_cast<Acc>(c.v[c.vi(b, hk, j, d)]);
+            Acc dS = P * (dP - D);
+            if (c.problem.softcap) {
+              const Acc cap = static_cast<Acc>(*c.problem.softcap);
+              const Acc th = std::tanh(score(b, h, i, j) / cap);
+              dS *= Acc(1) - th * th;
+            }
+            for (std::int64_t d = 0; d < s().Dv; ++d)
+              dv[c.vi(b, hk, j, d)] += P * static_cast<Acc>(c.dout[c.oi(b, h, i, d)]);
+            for (std::int64_t d = 0; d < s().Dk; ++d) {
+              dq[c.qi(b, h, i, d)] += dS * static_cast<Acc>(c.k[c.ki(b, hk, j, d)]);
+              dk[c.ki(b, hk, j, d)] += dS * static_cast<Acc>(c.q[c.qi(b, h, i, d)]);
+            }
+          }
+        }
+      }
+    const Acc dk_scale = opt.plant == Plant::dk_missing_scale ? Acc(1) : sc;
+    auto rounded = [&](const std::vector<Acc>& x, Acc factor) {
+      std::vector<double> r(x.size());
+      for (std::size_t n = 0; n < x.size(); ++n) r[n] = round_out(x[n] * factor);
+      return r;
+    };
+    o.dq = rounded(dq, sc);
+    o.dk = rounded(dk, dk_scale);
+    o.dv = rounded(dv, Acc(1));
+    return o;
+  }
+};
+
+}  // namespace
+
+NaiveKernel::NaiveKernel(NaiveOptions opt, std::string name) : opt_(opt), name_(std::move(name)) {
+  if (name_.empty()) name_ = opt_.structure == Structure::naive ? "naive" : "naive_tiled";
+}
+
+Capabilities NaiveKernel::capabilities() const {
+  Capabilities c;
+  c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
+  c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
+  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = true;
+  return c;
+}
+
+PrecisionModel NaiveKernel::precision(DType storage) const {
+  return PrecisionModel::natural(storage, opt_.structure == Structure::tiled ? opt_.block : 0);
+}
+
+void NaiveKernel::forward(const Problem& p, const KernelViews& views) {
+  const Case c = case_from_views(p, views);
+  const bool reverse = opt_.plant == Plant::nondeterministic && (calls_++ % 2 == 1);
+  const Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, reverse}.forward()
+                                          : Engine<float>{c, opt_, reverse}.forward();
+  write_outputs(o, p, views);
+}
+
+void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
+  const Case c = case_from_views(p, views);
+  // The forward's own O and L, as they sit in the views: O has the shape of dout, so the dense
+  // reader of case_from_views reads it when pointed there.
+  Outputs fwd;
+  KernelViews out_as_dout = views;
+  out_as_dout.dout = views.out;
+  fwd.out = case_from_views(p, out_as_dout).dout;
+  fwd.lse.resize(static_cast<std::size_t>(lse_elements(p.shape)));
+  for (std::int64_t b = 0; b < p.shape.B; ++b)
+    for (std::int64_t h = 0; h < p.shape.Hq; ++h)
+      for (std::int64_t i = 0; i < p.shape.Tq; ++i)
+        fwd.lse[c.li(b, h, i)] = load(views.lse, {b, h, i, 0});
+  const Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, false}.backward(fwd)
+                                          : Engine<float>{c, opt_, false}.backward(fwd);
+  write_outputs(o, p, views);
+}
+
+}  // namespace attnv::props

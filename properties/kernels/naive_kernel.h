@@ -1,0 +1,69 @@
+#pragma once
+// The plain naive kernel: attention written for clarity, not speed, behind attnv::Kernel. It is
+// written from SPEC alone (its own visibility rule, no reference/ or core/ code), so a misreading
+// elsewhere cannot be shared with it.
+//
+// Forward (naive structure of reference/bound/BOUND.md section 0, accumulator f32, or f64 for
+// f64 storage): s = fl(fl(q.k) * fl(scale)), softcap, bias; two passes over the visible keys:
+// max m and l = sum exp(t - m), then O = sum (e_j / l) v_j; L = m + log l.
+// Backward (the textbook formulas, FlashAttention-2 form that the bound covers): P recomputed
+// from the forward's own LSE, D = dO . O with the forward's rounded O, dP = dO V^T,
+// dS = P (dP - D) (times the softcap's derivative), dV = P^T dO, dQ = scale dS K,
+// dK = scale dS^T Q; dK and dV sum over the G query heads of a KV head.
+//
+// The same code, with one `Plant` switched on, is each mutant of the zoo (mutants.h): a planted
+// bug is a small, visible edit of the correct kernel, never a second implementation.
+// With Structure::tiled the keys are consumed in blocks of `block` with an online softmax
+// (FlashAttention-2), so the tiled-kernel bugs have a place to live.
+#include <cstdint>
+#include <string>
+
+#include "problem/kernel.h"
+
+namespace attnv::props {
+
+enum class Plant {
+  none,
+  d_model_scale,          // scale 1/sqrt(Hq * Dk) (d_model) instead of 1/sqrt(Dk)
+  mask_after_softmax,     // softmax over every key, hidden weights zeroed afterwards (no renormalising)
+  no_max_subtraction,     // exp(t) instead of exp(t - m): overflows and underflows
+  gqa_tile,               // query head h reads KV head h % Hkv (torch tile) instead of h / G
+  causal_off_by_one,      // causal rule j <= p_i + 1
+  alignment_confused,     // bottom_right treated as top_left
+  zero_padded_tail,       // tiled: the last block's keys past Tk count as keys with K = 0, V = 0
+  lost_rescale,           // tiled: the output accumulator is not rescaled when the max grows
+  f16_accumulation,       // the P.V accumulator rounded to f16 after every addition
+  truncated_output,       // outputs truncated toward zero instead of rounded (bf16: the classic)
+  nan_on_fully_masked,    // a row with no visible key computes 0/0 = NaN
+  hidden_times_zero,      // every key enters P.V, hidden ones with weight 0: 0 * NaN leaks
+  query_tail_skipped,     // query tiles of 8: the rows of a partial last tile are left 0
+  kv_len_of_batch0,       // every batch uses kv_len[0]
+  nondeterministic,       // the P.V sum runs forward or backward depending on a call counter
+  dk_missing_scale,       // backward: dK = dS^T Q without the scale
+  denominator_skips_max,  // the softmax sum leaves out the max key's own exp(0) = 1
+};
+
+enum class Structure { naive, tiled };
+
+struct NaiveOptions {
+  Structure structure = Structure::naive;
+  std::int64_t block = 16;  // key block of the tiled structure
+  Plant plant = Plant::none;
+};
+
+class NaiveKernel : public Kernel {
+ public:
+  explicit NaiveKernel(NaiveOptions opt = {}, std::string name = "");
+  std::string name() const override { return name_; }
+  Capabilities capabilities() const override;
+  PrecisionModel precision(DType storage) const override;
+  void forward(const Problem& p, const KernelViews& views) override;
+  void backward(const Problem& p, const KernelViews& views) override;
+
+ private:
+  NaiveOptions opt_;
+  std::string name_;
+  std::uint64_t calls_ = 0;  // only the nondeterministic plant looks at it
+};
+
+}  // namespace attnv::props

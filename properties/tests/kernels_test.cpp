@@ -1,0 +1,84 @@
+// The kernels the properties run on, on cases whose answer is known, and the "not claimed" rule.
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "problem/buffers.h"
+#include "properties/checks/checks.h"
+#include "properties/generators/property_case.h"
+#include "properties/kernels/emulated_kernel.h"
+#include "properties/kernels/naive_kernel.h"
+
+namespace attnv::props {
+namespace {
+
+TEST(NaiveKernel, OneVisibleKeyGivesItsValueExactly) {
+  Problem p;
+  p.shape = {1, 1, 1, 2, 3, 2, 2};
+  p.causal = true;  // top-left: row 0 sees key 0 only
+  Case c = make_values(p, ValueFamily::moderate, 1, false, false);
+  NaiveKernel k;
+  const Outputs o = run_forward(k, c);
+  EXPECT_EQ(o.out[c.oi(0, 0, 0, 0)], c.v[c.vi(0, 0, 0, 0)]);
+  EXPECT_EQ(o.out[c.oi(0, 0, 0, 1)], c.v[c.vi(0, 0, 0, 1)]);
+}
+
+TEST(NaiveKernel, FullyMaskedRowGivesZeroAndMinusInfinity) {
+  Problem p;
+  p.shape = {1, 1, 1, 3, 2, 2, 2};
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;  // Tq > Tk: row 0 has p_0 = -1, no visible key
+  const Case c = make_values(p, ValueFamily::moderate, 2, false, false);
+  for (Structure st : {Structure::naive, Structure::tiled}) {
+    NaiveKernel k(NaiveOptions{st, 16, Plant::none});
+    const Outputs o = run_forward(k, c);
+    EXPECT_EQ(o.out[c.oi(0, 0, 0, 0)], 0.0);
+    EXPECT_EQ(o.lse[c.li(0, 0, 0)], -std::numeric_limits<double>::infinity());
+  }
+}
+
+TEST(EmulatedKernel, AdapterGivesTheEmulatedOutputsBitForBitInEveryLayout) {
+  Problem p;
+  p.shape = {2, 4, 2, 5, 7, 3, 4};
+  p.dtype = DType::f16;
+  p.has_kv_len = true;
+  const Case c = make_values(p, ValueFamily::moderate, 3, true, false);
+  EmulatedKernel k;
+  emulated::Config cfg;
+  cfg.model = k.precision(DType::f16);
+  const Outputs direct = emulated::backward(c, cfg);
+  for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
+    const Outputs via = run_backward(k, c, l);
+    EXPECT_EQ(via.out, direct.out) << layout_name(l);
+    EXPECT_EQ(via.dq, direct.dq);
+    EXPECT_EQ(via.dk, direct.dk);
+    EXPECT_EQ(via.dv, direct.dv);
+  }
+}
+
+// A kernel that claims only dense MHA f32: every property passes with "not claimed" on a GQA
+// case instead of failing it.
+class MhaOnly : public NaiveKernel {
+ public:
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.dtypes = {DType::f32};
+    return c;
+  }
+};
+
+TEST(Checks, UnclaimedProblemsAreNotFailed) {
+  Problem p;
+  p.shape = {1, 4, 2, 3, 3, 2, 2};
+  const Case c = make_values(p, ValueFamily::moderate, 4, false, false);
+  MhaOnly k;
+  for (const PropertyResult& r : {check_matches_reference(k, c, Layout::bhtd), check_no_leakage(k, c, Layout::bhtd, 1),
+                                  check_gqa_repeat_interleave(k, c, Layout::bhtd), check_determinism(k, c, Layout::bhtd)}) {
+    EXPECT_TRUE(r.ok) << r;
+    EXPECT_NE(r.message.find("not claimed"), std::string::npos) << r;
+  }
+}
+
+}  // namespace
+}  // namespace attnv::props

@@ -1,0 +1,105 @@
+// The kill test: every mutant of the zoo fails the property meant to catch it within a bounded
+// number of generated cases (the same generator options the property's own test uses, in the
+// mutant's dtype). Prints the kill table: mutant, property, cases needed, time, and the
+// one-line reproduction (the generator seed and the case).
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "properties/kernels/mutants.h"
+#include "properties/tests/registry.h"
+
+namespace attnv::props::testing {
+namespace {
+
+constexpr int kMaxCases = 200;
+constexpr int kRateCases = 50;  // the kill rate is measured over this many cases
+constexpr std::uint64_t kSeed = 20261121;
+
+struct Kill {
+  bool killed = false;
+  int cases = 0;           // cases drawn until the first failure
+  int failing = 0;         // of the first kRateCases cases, how many fail (per-case properties)
+  double seconds = 0;
+  std::string how;
+};
+
+// The per-case property, case after case, until it fails.
+Kill hunt(Kernel& k, const PropertyEntry& entry, DType dtype) {
+  GenOptions opt = entry.options;
+  opt.dtypes = {dtype};
+  const auto gen = gen_property_case(opt);
+  rc::Random random(kSeed);
+  Kill kill;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int n = 1; n <= kMaxCases && (!kill.killed || n <= kRateCases); ++n) {
+    const PropertyCase pc = gen(random.split()).value();
+    const PropertyResult r = entry.check(k, pc);
+    if (!r.ok && n <= kRateCases) ++kill.failing;
+    if (!r.ok && !kill.killed) {
+      kill.killed = true;
+      kill.cases = n;
+      kill.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::ostringstream o;
+      o << r;
+      kill.how = o.str();
+    }
+  }
+  if (!kill.killed) {
+    kill.cases = kMaxCases;
+    kill.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return kill;
+}
+
+// The campaign-level sign test over the first n cases, n growing in steps of 20.
+Kill hunt_bias(Kernel& k) {
+  const auto gen = gen_property_case(rounding_campaign_options());
+  rc::Random random(kSeed);
+  std::vector<Case> cases;
+  Kill kill;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!kill.killed && static_cast<int>(cases.size()) < kMaxCases) {
+    for (int n = 0; n < 20; ++n) cases.push_back(gen(random.split()).value().c);
+    const PropertyResult r = check_unbiased_rounding(k, cases, Layout::bhtd);
+    kill.cases = static_cast<int>(cases.size());
+    if (!r.ok) {
+      kill.killed = true;
+      std::ostringstream o;
+      o << r;
+      kill.how = o.str();
+    }
+  }
+  kill.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return kill;
+}
+
+TEST(MutantZoo, EveryMutantIsCaughtByItsProperty) {
+  std::printf("\n%-26s %-27s %5s %8s %7s  %s\n", "mutant", "caught by", "cases", "seconds", "rate", "first failure");
+  for (const Mutant& m : mutant_zoo()) {
+    const std::unique_ptr<Kernel> k = m.make();
+    const Kill kill = m.requirement == "unbiased_rounding" ? hunt_bias(*k) : hunt(*k, property(m.requirement), m.dtype);
+    const std::string rate = m.requirement == "unbiased_rounding" ? "-" : std::to_string(kill.failing) + "/" + std::to_string(kRateCases);
+    std::printf("%-26s %-27s %5d %8.3f %7s  %s\n", m.name.c_str(), m.requirement.c_str(), kill.cases, kill.seconds,
+                rate.c_str(), kill.killed ? kill.how.substr(0, 150).c_str() : "NOT CAUGHT");
+    EXPECT_TRUE(kill.killed) << m.name << " (" << m.bug << ") survived " << kMaxCases << " cases of " << m.requirement
+                             << "; generator seed " << kSeed;
+  }
+}
+
+// A property no mutant is meant to break is a property never shown able to fail.
+TEST(MutantZoo, EveryPropertyHasAMutantMeantToBreakIt) {
+  std::vector<std::string> names{"unbiased_rounding"};
+  for (const PropertyEntry& e : property_registry()) names.push_back(e.name);
+  for (const std::string& n : names) {
+    bool covered = false;
+    for (const Mutant& m : mutant_zoo()) covered |= m.requirement == n;
+    EXPECT_TRUE(covered) << "no mutant targets " << n;
+  }
+}
+
+}  // namespace
+}  // namespace attnv::props::testing

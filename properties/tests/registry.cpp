@@ -1,0 +1,62 @@
+#include "properties/tests/registry.h"
+
+#include <stdexcept>
+
+namespace attnv::props::testing {
+namespace {
+
+GenOptions with(void (*tweak)(GenOptions&)) {
+  GenOptions o;
+  tweak(o);
+  return o;
+}
+
+}  // namespace
+
+const std::vector<PropertyEntry>& property_registry() {
+  static const std::vector<PropertyEntry> r = [] {
+    std::vector<PropertyEntry> e;
+    e.push_back({"matches_reference", {}, [](Kernel& k, const PropertyCase& pc) { return check_matches_reference(k, pc.c, pc.layout); }});
+    e.push_back({"backward_matches_reference", with([](GenOptions& o) { o.with_dout = true; o.max_work = 60000; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_backward_matches_reference(k, pc.c, pc.layout); }});
+    e.push_back({"rows_sum_to_one", with([](GenOptions& o) { o.max_work = 60000; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_rows_sum_to_one(k, pc.c, pc.layout); }});
+    e.push_back({"convex_hull", {}, [](Kernel& k, const PropertyCase& pc) { return check_convex_hull(k, pc.c, pc.layout); }});
+    e.push_back({"no_leakage", with([](GenOptions& o) { o.masked_rows = true; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_no_leakage(k, pc.c, pc.layout, pc.seed); }});
+    e.push_back({"hidden_nonfinite", with([](GenOptions& o) { o.masked_rows = true; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_hidden_nonfinite(k, pc.c, pc.layout, pc.seed); }});
+    e.push_back({"fully_masked_rows", with([](GenOptions& o) { o.masked_rows = true; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_fully_masked_rows(k, pc.c, pc.layout); }});
+    e.push_back({"query_permutation", with([](GenOptions& o) { o.positional = false; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_query_permutation(k, pc.c, pc.layout, pc.seed); }});
+    e.push_back({"key_permutation", with([](GenOptions& o) { o.positional = false; o.kv_len = false; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_key_permutation(k, pc.c, pc.layout, pc.seed); }});
+    e.push_back({"gqa_repeat_interleave", with([](GenOptions& o) { o.grouped = true; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_gqa_repeat_interleave(k, pc.c, pc.layout); }});
+    e.push_back({"layout_invariance", with([](GenOptions& o) { o.layouts = false; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_layout_invariance(k, pc.c); }});
+    e.push_back({"batch_head_independence", {},
+                 [](Kernel& k, const PropertyCase& pc) { return check_batch_head_independence(k, pc.c, pc.layout); }});
+    e.push_back({"determinism", with([](GenOptions& o) { o.with_dout = true; o.max_work = 60000; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_determinism(k, pc.c, pc.layout); }});
+    e.push_back({"inputs_unchanged", with([](GenOptions& o) { o.with_dout = true; o.max_work = 60000; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_inputs_unchanged(k, pc.c, pc.layout); }});
+    return e;
+  }();
+  return r;
+}
+
+const PropertyEntry& property(const std::string& name) {
+  for (const auto& e : property_registry())
+    if (e.name == name) return e;
+  throw std::invalid_argument("no property named " + name);
+}
+
+GenOptions rounding_campaign_options() {
+  GenOptions o;
+  o.dtypes = {DType::bf16};
+  return o;
+}
+
+}  // namespace attnv::props::testing
