@@ -1,6 +1,5 @@
 #include "core/tensor_io.h"
 
-#include <vector>
 
 #include "problem/dtype.h"
 

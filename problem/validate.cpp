@@ -70,7 +70,11 @@ std::vector<std::string> check_problem(const Problem& p) {
   return errs;
 }
 
-std::vector<std::string> check_case(const Case& c) {
+namespace {
+
+// check_shapes, also telling whether every tensor has its size (then values can be indexed).
+std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
+  sizes_ok = false;
   std::vector<std::string> errs = check_problem(c.problem);
   if (!errs.empty()) return errs;
   const Problem& p = c.problem;
@@ -86,8 +90,10 @@ std::vector<std::string> check_case(const Case& c) {
   size_is("mask", c.mask.size(), p.has_mask ? mask_elements(s) : 0);
   size_is("bias", c.bias.size(), p.has_bias ? mask_elements(s) : 0);
   size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
-  if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
+  if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
+  else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
+  sizes_ok = true;
   for (std::size_t b = 0; b < c.kv_len.size(); ++b)
     if (c.kv_len[b] < 0 || c.kv_len[b] > s.Tk)
       errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(c.kv_len[b]) +
@@ -98,6 +104,21 @@ std::vector<std::string> check_case(const Case& c) {
                      ", expected 0 or 1");
       break;
     }
+  return errs;
+}
+
+}  // namespace
+
+std::vector<std::string> check_shapes(const Case& c, bool need_dout) {
+  bool sizes_ok;
+  return shapes(c, need_dout, sizes_ok);
+}
+
+std::vector<std::string> check_case(const Case& c) {
+  bool sizes_ok;
+  std::vector<std::string> errs = shapes(c, false, sizes_ok);
+  if (!sizes_ok) return errs;
+  const Problem& p = c.problem;
   // Values must be what the storage dtype holds; report the first offender of each tensor.
   const std::pair<const char*, const std::vector<double>*> values[] = {
       {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"dout", &c.dout}};

@@ -11,6 +11,9 @@
 namespace attnv {
 
 std::vector<std::string> check_problem(const Problem& p);
+// The problem, then what any reader of a Case needs before indexing it: every tensor's size,
+// kv_len within [0, Tk], mask values 0/1; with need_dout, dout present. No value checks.
+std::vector<std::string> check_shapes(const Case& c, bool need_dout = false);
 // The problem, plus tensor sizes, kv_len range, mask values 0/1, and every value representable in
 // the storage dtype. NaN and inf are allowed here: SPEC lets hidden positions hold anything, and
 // whether a value is hidden depends on visibility, so the reference rejects the non-finite values

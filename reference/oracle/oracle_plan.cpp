@@ -12,30 +12,7 @@ namespace attnv::ref::oracle_detail {
 namespace {
 
 void check_sizes(const Case& c, bool need_dout) {
-  std::vector<std::string> errs = check_problem(c.problem);
-  if (errs.empty()) {
-    const Problem& p = c.problem;
-    const Shape& s = p.shape;
-    auto size_is = [&](const char* name, std::size_t got, std::int64_t want) {
-      if (got != static_cast<std::size_t>(want))
-        errs.push_back(std::string(name) + " has " + std::to_string(got) +
-                       " elements, expected " + std::to_string(want));
-    };
-    size_is("q", c.q.size(), q_elements(s));
-    size_is("k", c.k.size(), k_elements(s));
-    size_is("v", c.v.size(), v_elements(s));
-    size_is("mask", c.mask.size(), p.has_mask ? mask_elements(s) : 0);
-    size_is("bias", c.bias.size(), p.has_bias ? mask_elements(s) : 0);
-    size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
-    if (need_dout) size_is("dout", c.dout.size(), out_elements(s));
-    if (p.has_kv_len && c.kv_len.size() == static_cast<std::size_t>(s.B))
-      for (std::int64_t b = 0; b < s.B; ++b) {
-        const std::int64_t n = c.kv_len[static_cast<std::size_t>(b)];
-        if (n < 0 || n > s.Tk)
-          errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(n) +
-                         " is outside [0, Tk = " + std::to_string(s.Tk) + "]");
-      }
-  }
+  const std::vector<std::string> errs = check_shapes(c, need_dout);
   if (errs.empty()) return;
   std::string msg = "oracle: invalid case " + c.id + ": ";
   for (std::size_t n = 0; n < errs.size(); ++n) msg += (n ? "; " : "") + errs[n];

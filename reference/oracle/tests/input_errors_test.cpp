@@ -156,7 +156,7 @@ TEST(OracleInputErrors, NonFiniteReadValuesThrowNamingTheElement) {
   {
     Case c = base;
     c.dout.clear();
-    expect_input_error(c, true, "dout has 0 elements");
+    expect_input_error(c, true, "dout is needed (backward) but the case has none");
   }
   EXPECT_THROW(oracle_row(base, 0, 2, 0), InputError);  // Hq = 2
   {
