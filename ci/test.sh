@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, and runs the whole test suite with ctest:
 #   1. release build, every test;
-#   2. ASan + UBSan build, every test not labelled 'slow' (sanitizers cost ~4x).
+#   2. ASan + UBSan build, every test not labelled 'slow' or 'install' (sanitizers cost ~4x; the
+#      slow ones re-run code that faster tests cover, see their CMakeLists comments).
 # Usage: ci/test.sh [--no-asan]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,5 +23,5 @@ run_preset() {
 
 run_preset release
 if [ $asan -eq 1 ]; then
-  run_preset asan -LE slow
+  run_preset asan -LE "slow|install"
 fi

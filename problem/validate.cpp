@@ -170,8 +170,9 @@ Extent view_extent(const char* name, const TensorRef& t, std::array<std::int64_t
       return e;
     }
   }
-  std::int64_t bytes = 0;
-  if (!mul_ok(last + 1, dtype_bytes(t.dtype), bytes)) {
+  // last + 1 itself may overflow (strides reaching exactly 2^63 - 1; found by fuzz/ views target).
+  std::int64_t elements = 0, bytes = 0;
+  if (__builtin_add_overflow(last, 1, &elements) || !mul_ok(elements, dtype_bytes(t.dtype), bytes)) {
     errs.push_back(std::string(name) + ": the byte extent overflows 64 bits");
     return e;
   }

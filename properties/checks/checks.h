@@ -61,6 +61,23 @@ PropertyResult check_batch_head_independence(Kernel& k, const Case& c, Layout la
 PropertyResult check_determinism(Kernel& k, const Case& c, Layout layout);
 // The kernel never writes into Q, K, V, mask, bias (and dO, when the case has one).
 PropertyResult check_inputs_unchanged(Kernel& k, const Case& c, Layout layout);
+// Adding one vector t to every key shifts each score row by the constant scale <q_i, t>: O is
+// unchanged within both runs' bounds. K is first put on a grid where K and K + t are exact in
+// the storage dtype. Not applicable with a softcap.
+PropertyResult check_key_translation(Kernel& k, const Case& c, Layout layout, std::uint64_t seed);
+// O(V1 + V2) = O(V1) + O(V2), V1, V2 and V1 + V2 exact in the storage dtype; within the sum of
+// the three runs' allowances.
+PropertyResult check_v_linearity(Kernel& k, const Case& c, Layout layout, std::uint64_t seed);
+// The checks below build their own case from the dtype and the seed (they need a shape of their own).
+// The score matrix of a head has rank <= Dk, seen black-box: log-weights (V = identity) centred
+// per row have sigma_{Dk+1} no larger than the Frobenius norm of their error allowance (Weyl).
+PropertyResult check_score_rank(Kernel& k, DType dtype, std::uint64_t seed, Layout layout);
+// The entropy of every weight row does not fall as the temperature rises (scale 2/sqrt(Dk),
+// 1/sqrt(Dk), 1/(2 sqrt(Dk))), beyond the entropy's continuity bound from the weights' allowances.
+PropertyResult check_entropy_temperature(Kernel& k, DType dtype, std::uint64_t seed, Layout layout);
+// Statistical: with unit-variance Q and K, the default scale gives scores of variance ~1
+// (accepted band [0.75, 4/3]; false alarm < 0.4% by Chebyshev, ~1e-15 by the normal approximation).
+PropertyResult check_score_variance(Kernel& k, DType dtype, std::uint64_t seed, Layout layout);
 // Campaign-level: the sign test of bound::sign_test over the cases' mean signed output errors
 // (truncation instead of rounding hides under the per-element bound, not under this).
 PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases, Layout layout);

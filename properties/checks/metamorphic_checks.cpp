@@ -1,6 +1,7 @@
 // Metamorphic properties: a transformation of the case whose exact outputs are a known
 // rearrangement of the original's, judged "within the bound" (checks.h): both runs against the
 // original's exact values and bounds.
+#include <algorithm>
 #include <numeric>
 #include <sstream>
 
@@ -24,10 +25,12 @@ std::vector<I> permutation(I n, std::uint64_t seed) {
 // Both runs against the original's exact values: out and lse.
 PropertyResult judge_pair(const char* name, const Case& c, const Outputs& a, const Outputs& b,
                           const detail::Exact& e, const std::string& what) {
-  std::string d = detail::disagreement(c, "out", a.out, b.out, e.exact.out, e.bounds.out, e.out_dtype);
-  if (d.empty()) d = detail::disagreement(c, "lse", a.lse, b.lse, e.exact.lse, e.bounds.lse, e.out_dtype);
-  if (d.empty()) return PropertyResult::pass(name, c.id);
-  return PropertyResult::fail(name, c.id, what + " beyond both runs' allowances", d);
+  double r_out = 0, r_lse = 0;
+  std::string d = detail::disagreement(c, "out", a.out, b.out, e.exact.out, e.bounds.out, e.bounds.out, e.out_dtype, &r_out);
+  if (d.empty()) d = detail::disagreement(c, "lse", a.lse, b.lse, e.exact.lse, e.bounds.lse, e.bounds.lse, e.out_dtype, &r_lse);
+  const double ratio = std::max(r_out, r_lse);
+  if (d.empty()) return PropertyResult::pass(name, c.id).with_ratio(ratio);
+  return PropertyResult::fail(name, c.id, what + " beyond both runs' allowances", d).with_ratio(ratio);
 }
 
 Case forward_only(const Case& c) {

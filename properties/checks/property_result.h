@@ -13,12 +13,19 @@ struct PropertyResult {
   std::string case_id;   // Case::id of the case it ran on
   std::string message;   // why it failed; for a pass, notes such as "not applicable: ..."
   std::string worst;     // the worst element: tensor, index, kernel value, expected, allowance
+  // The largest |error| / allowance the check measured (> 1 fails), or -1 when the check has no
+  // such ratio (bitwise and structural checks).
+  double worst_ratio = -1;
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
-    return {true, std::move(property), std::move(case_id), std::move(note), ""};
+    return {true, std::move(property), std::move(case_id), std::move(note), "", -1};
+  }
+  PropertyResult& with_ratio(double r) {
+    worst_ratio = r;
+    return *this;
   }
   static PropertyResult fail(std::string property, std::string case_id, std::string message, std::string worst = "") {
-    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst)};
+    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst), -1};
   }
 };
 

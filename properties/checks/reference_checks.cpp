@@ -31,8 +31,8 @@ std::string worst_of(const Case& c, const bound::Comparison& cmp) {
 
 PropertyResult judge(const char* name, const Case& c, const Outputs& got, const detail::Exact& e) {
   const bound::Comparison cmp = bound::compare(got, e.exact, e.bounds, e.out_dtype);
-  if (cmp.ok()) return PropertyResult::pass(name, c.id);
-  return PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
+  if (cmp.ok()) return PropertyResult::pass(name, c.id).with_ratio(cmp.worst_ratio());
+  return PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp)).with_ratio(cmp.worst_ratio());
 }
 
 }  // namespace

@@ -83,6 +83,13 @@ std::string bitwise_difference(const Case& c, const std::string& tensor, const s
 std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
                          const std::vector<double>& b, const std::vector<double>& exact,
                          const std::vector<double>& bnd, DType out_dtype) {
+  return disagreement(c, tensor, a, b, exact, bnd, bnd, out_dtype);
+}
+
+std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                         const std::vector<double>& b, const std::vector<double>& exact,
+                         const std::vector<double>& bnd_a, const std::vector<double>& bnd_b, DType out_dtype,
+                         double* worst_ratio) {
   if (a.size() != b.size() || a.size() != exact.size()) return tensor + ": sizes differ";
   double worst = 0;
   std::size_t worst_n = 0;
@@ -96,17 +103,31 @@ std::string disagreement(const Case& c, const std::string& tensor, const std::ve
       }
       continue;
     }
-    const double allowed = bound::threshold(a[n], exact[n], bnd[n], out_dtype) + bound::threshold(b[n], exact[n], bnd[n], out_dtype);
+    const double allowed = bound::threshold(a[n], exact[n], bnd_a[n], out_dtype) + bound::threshold(b[n], exact[n], bnd_b[n], out_dtype);
     const double ratio = allowed > 0 ? std::abs(a[n] - b[n]) / allowed : (a[n] == b[n] ? 0 : HUGE_VAL);
     if (ratio > worst) { worst = ratio; worst_n = n; }
   }
+  if (worst_ratio) *worst_ratio = worst;
   if (!non_finite.empty()) return non_finite;
   if (worst <= 1) return "";
   std::ostringstream o;
   o.precision(17);
   o << element_name(c, tensor, worst_n) << ": " << a[worst_n] << " vs " << b[worst_n] << " (exact "
-    << exact[worst_n] << ", bound " << bnd[worst_n] << ", " << worst << "x the summed allowance)";
+    << exact[worst_n] << ", bounds " << bnd_a[worst_n] << " and " << bnd_b[worst_n] << ", " << worst << "x the summed allowance)";
   return o.str();
+}
+
+Case with_identity_v(const Case& c) {
+  const Shape& s = c.problem.shape;
+  Case id = c;
+  id.dout.clear();
+  id.problem.shape.Dv = s.Tk;
+  id.v.assign(static_cast<std::size_t>(v_elements(id.problem.shape)), 0.0);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hkv; ++h)
+      for (std::int64_t j = 0; j < s.Tk; ++j) id.v[id.vi(b, h, j, j)] = 1.0;
+  id.id = c.id + " (V = identity)";
+  return id;
 }
 
 bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i) { return !ref::visible_keys(c, b, i).empty(); }

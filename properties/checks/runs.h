@@ -44,6 +44,18 @@ std::string bitwise_difference(const Case& c, const std::string& tensor, const s
 std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
                          const std::vector<double>& b, const std::vector<double>& exact,
                          const std::vector<double>& bnd, DType out_dtype);
+// Same for two runs of two cases with the same exact values but their own bounds (a
+// transformation that keeps the exact outputs but changes how hard they are to compute):
+// |a - b| <= threshold(a, bnd_a) + threshold(b, bnd_b). `worst_ratio`, when given, receives the
+// largest |a - b| / allowance over the finite elements.
+std::string disagreement(const Case& c, const std::string& tensor, const std::vector<double>& a,
+                         const std::vector<double>& b, const std::vector<double>& exact,
+                         const std::vector<double>& bnd_a, const std::vector<double>& bnd_b, DType out_dtype,
+                         double* worst_ratio = nullptr);
+
+// The case with V replaced by identity rows (Dv = Tk, v_j = e_j) and no dO: its output row i is
+// the weight row P_i. The caller keeps Tk small.
+Case with_identity_v(const Case& c);
 
 // The output row index (b, h, i) of a dense row number, and visibility of a key for a row.
 bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i);

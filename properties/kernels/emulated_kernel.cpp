@@ -13,7 +13,7 @@ EmulatedKernel::EmulatedKernel(EmulatedOptions opt, std::string name) : opt_(opt
 
 Capabilities EmulatedKernel::capabilities() const {
   Capabilities c;
-  c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
+  c.dtypes = opt_.dtypes.empty() ? std::vector<DType>{DType::f64, DType::f32, DType::f16, DType::bf16} : opt_.dtypes;
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
   c.softcap = c.custom_scale = c.lse = c.backward = c.strided = true;
   return c;

@@ -4,6 +4,7 @@
 // kernel: the views are read into a Case, emulated::forward/backward runs, the outputs are
 // written back through the views.
 #include <string>
+#include <vector>
 
 #include "problem/kernel.h"
 #include "properties/emulated/emulated.h"
@@ -15,6 +16,7 @@ struct EmulatedOptions {
   std::int64_t block = 0;   // tiled key block (0: one block)
   bool p_rounded = false;   // P rounded to the storage dtype (f64: f32) before P.V
   emulated::Bugs bugs;
+  std::vector<DType> dtypes;  // the storage dtypes it claims; empty: all four
 };
 
 class EmulatedKernel : public Kernel {

@@ -95,6 +95,11 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("nondeterministic", Plant::nondeterministic, "P.V summed forward or backward depending on a call counter", "determinism"));
     z.push_back(planted("dk_missing_scale", Plant::dk_missing_scale, "backward: dK = dS^T Q without the scale", "backward_matches_reference"));
     z.push_back(planted("denominator_skips_max", Plant::denominator_skips_max, "softmax sum leaves out the max key's exp(0)", "convex_hull"));
+    z.push_back(planted("key_normalized", Plant::key_normalized, "each key divided by its L2 norm (QK-norm leaked in)", "key_translation"));
+    z.push_back(planted("v_sign_lost", Plant::v_sign_lost, "V loaded without its sign bit", "v_linearity"));
+    z.push_back(planted("spurious_alibi", Plant::spurious_alibi, "a position bias -|i - j|/4 added to every logit", "score_rank"));
+    z.push_back(planted("scale_divides", Plant::scale_divides, "the scale divides the scores (treated as a temperature)", "entropy_temperature"));
+    z.push_back(planted("scale_by_dk", Plant::scale_by_dk, "default scale 1/Dk instead of 1/sqrt(Dk)", "score_variance"));
     z.push_back(view_bug("dense_strides_assumed", ViewBugKernel::Bug::dense_strides_assumed, "reads Q, K, V with dense [B,H,T,D] strides whatever the views say", "layout_invariance"));
     z.push_back(view_bug("writes_q", ViewBugKernel::Bug::writes_q, "pre-scales Q in place after the forward", "inputs_unchanged"));
     z.push_back(emulated_bug("emulated_pv_accum_f16", [](emulated::Bugs& b) { b.pv_accum_f16 = true; },

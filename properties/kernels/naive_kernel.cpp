@@ -50,6 +50,8 @@ struct Engine {
     return opt.plant == Plant::gqa_tile ? h % s().Hkv : h / c.problem.group();
   }
   Acc scale() const {
+    if (opt.plant == Plant::scale_by_dk && !c.problem.scale) return static_cast<Acc>(1.0 / static_cast<double>(s().Dk));
+    if (opt.plant == Plant::scale_divides) return static_cast<Acc>(1.0 / c.problem.effective_scale());
     if (opt.plant == Plant::d_model_scale && !c.problem.scale)
       return static_cast<Acc>(1.0 / std::sqrt(static_cast<double>(s().Hq * s().Dk)));
     return static_cast<Acc>(c.problem.effective_scale());
@@ -60,6 +62,11 @@ struct Engine {
     const std::int64_t hk = kv_head(h);
     for (std::int64_t d = 0; d < s().Dk; ++d)
       dot += static_cast<Acc>(c.q[c.qi(b, h, i, d)]) * static_cast<Acc>(c.k[c.ki(b, hk, j, d)]);
+    if (opt.plant == Plant::key_normalized) {
+      Acc norm = 0;
+      for (std::int64_t d = 0; d < s().Dk; ++d) norm += static_cast<Acc>(c.k[c.ki(b, hk, j, d)] * c.k[c.ki(b, hk, j, d)]);
+      if (norm > 0) dot /= std::sqrt(norm);
+    }
     return dot * scale();
   }
   Acc logit(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
@@ -69,7 +76,12 @@ struct Engine {
       t = cap * std::tanh(t / cap);
     }
     if (c.problem.has_bias) t += static_cast<Acc>(c.bias[c.mi(i, j)]);
+    if (opt.plant == Plant::spurious_alibi) t -= static_cast<Acc>(std::abs(static_cast<double>(i - j)) / 4);
     return t;
+  }
+  Acc value(std::int64_t b, std::int64_t hk, std::int64_t j, std::int64_t d) const {
+    const double v = c.v[c.vi(b, hk, j, d)];
+    return static_cast<Acc>(opt.plant == Plant::v_sign_lost ? std::abs(v) : v);
   }
   Acc accumulate(Acc acc, Acc term) const {
     const Acc sum = acc + term;
@@ -114,7 +126,7 @@ struct Engine {
       if (opt.plant == Plant::mask_after_softmax && hidden[jj]) pj = 0;
       for (std::int64_t d = 0; d < s().Dv; ++d)
         acc[static_cast<std::size_t>(d)] =
-            accumulate(acc[static_cast<std::size_t>(d)], pj * static_cast<Acc>(c.v[c.vi(b, hk, keys[jj], d)]));
+            accumulate(acc[static_cast<std::size_t>(d)], pj * value(b, hk, keys[jj], d));
     }
     return m + std::log(l);
   }
@@ -154,7 +166,7 @@ struct Engine {
         if (js[jj] < 0) continue;  // padding: V = 0
         for (std::int64_t d = 0; d < s().Dv; ++d)
           acc[static_cast<std::size_t>(d)] =
-              accumulate(acc[static_cast<std::size_t>(d)], e * static_cast<Acc>(c.v[c.vi(b, hk, js[jj], d)]));
+              accumulate(acc[static_cast<std::size_t>(d)], e * value(b, hk, js[jj], d));
       }
     }
     for (Acc& x : acc) x /= l;

@@ -41,6 +41,11 @@ enum class Plant {
   nondeterministic,       // the P.V sum runs forward or backward depending on a call counter
   dk_missing_scale,       // backward: dK = dS^T Q without the scale
   denominator_skips_max,  // the softmax sum leaves out the max key's own exp(0) = 1
+  key_normalized,         // each key divided by its L2 norm before the dot product (QK-norm leaked in)
+  v_sign_lost,            // V loaded through a broken unpack that drops the sign bit
+  spurious_alibi,         // a linear position bias -|i - j| / 4 added to every logit (ALiBi left on)
+  scale_divides,          // the scale treated as a temperature: s = q.k / scale
+  scale_by_dk,            // default scale 1/Dk instead of 1/sqrt(Dk)
 };
 
 enum class Structure { naive, tiled };

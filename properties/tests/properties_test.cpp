@@ -75,7 +75,10 @@ TEST_P(Holds, OnCorrectKernel) {
 std::vector<Param> all_params() {
   std::vector<Param> p;
   for (std::size_t k = 0; k < correct_kernels().size(); ++k)
-    for (std::size_t e = 0; e < property_registry().size(); ++e) p.push_back({k, e});
+    for (std::size_t e = 0; e < property_registry().size(); ++e)
+      // score_variance is a 256-slice statistical check (~0.2 s a case): 100 RapidCheck cases
+      // per kernel take a minute. The conformance suite runs it (R20) on these kernels instead.
+      if (property_registry()[e].name != "score_variance") p.push_back({k, e});
   return p;
 }
 

@@ -1,26 +1,11 @@
 #pragma once
-// Test support: every per-case property with the generator options its cases are drawn with,
-// so the property tests (correct kernels must pass) and the kill test (each mutant must fail the
-// property meant to catch it) run exactly the same thing.
-#include <functional>
-#include <string>
-#include <vector>
-
-#include "properties/checks/checks.h"
-#include "properties/generators/property_case.h"
+// The property registry lives with the conformance suite (properties/conformance/registry.h);
+// the tests name it from their own namespace.
+#include "properties/conformance/registry.h"
 
 namespace attnv::props::testing {
-
-struct PropertyEntry {
-  std::string name;  // the check's name without "check_"
-  GenOptions options;
-  std::function<PropertyResult(Kernel&, const PropertyCase&)> check;
-};
-
-const std::vector<PropertyEntry>& property_registry();
-const PropertyEntry& property(const std::string& name);
-
-// The cases of the campaign-level sign test: bf16 (where truncation is the classic bug).
-GenOptions rounding_campaign_options();
-
+using props::property;
+using props::property_registry;
+using props::PropertyEntry;
+using props::rounding_campaign_options;
 }  // namespace attnv::props::testing

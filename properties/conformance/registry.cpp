@@ -1,8 +1,8 @@
-#include "properties/tests/registry.h"
+#include "properties/conformance/registry.h"
 
 #include <stdexcept>
 
-namespace attnv::props::testing {
+namespace attnv::props {
 namespace {
 
 GenOptions with(void (*tweak)(GenOptions&)) {
@@ -42,6 +42,20 @@ const std::vector<PropertyEntry>& property_registry() {
                  [](Kernel& k, const PropertyCase& pc) { return check_determinism(k, pc.c, pc.layout); }});
     e.push_back({"inputs_unchanged", with([](GenOptions& o) { o.with_dout = true; o.max_work = 60000; }),
                  [](Kernel& k, const PropertyCase& pc) { return check_inputs_unchanged(k, pc.c, pc.layout); }});
+    e.push_back({"key_translation", {},
+                 [](Kernel& k, const PropertyCase& pc) { return check_key_translation(k, pc.c, pc.layout, pc.seed); }});
+    e.push_back({"v_linearity", {},
+                 [](Kernel& k, const PropertyCase& pc) { return check_v_linearity(k, pc.c, pc.layout, pc.seed); }});
+    // These build their own case from the dtype and the seed; the generated case only supplies them
+    // (small, so drawing it costs nothing).
+    const auto own = with([](GenOptions& o) { o.max_work = 1000; });
+    e.push_back({"score_rank", own,
+                 [](Kernel& k, const PropertyCase& pc) { return check_score_rank(k, pc.c.problem.dtype, pc.seed, pc.layout); }});
+    e.push_back({"entropy_temperature", own, [](Kernel& k, const PropertyCase& pc) {
+                   return check_entropy_temperature(k, pc.c.problem.dtype, pc.seed, pc.layout);
+                 }});
+    e.push_back({"score_variance", own,
+                 [](Kernel& k, const PropertyCase& pc) { return check_score_variance(k, pc.c.problem.dtype, pc.seed, pc.layout); }});
     return e;
   }();
   return r;
@@ -59,4 +73,4 @@ GenOptions rounding_campaign_options() {
   return o;
 }
 
-}  // namespace attnv::props::testing
+}  // namespace attnv::props

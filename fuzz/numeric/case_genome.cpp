@@ -1,0 +1,230 @@
+#include "fuzz/numeric/case_genome.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "problem/dtype.h"
+
+namespace attnv::fuzz {
+namespace {
+
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::uint32_t seed_of(const Genome& g) {
+  return static_cast<std::uint32_t>(g.header[kSeed0]) | static_cast<std::uint32_t>(g.header[kSeed1]) << 8 |
+         static_cast<std::uint32_t>(g.header[kSeed2]) << 16 | static_cast<std::uint32_t>(g.header[kSeed3]) << 24;
+}
+
+bool flag(const Genome& g, Flag f) { return (g.header[kFlags] & f) != 0; }
+
+struct TensorCodes {
+  std::size_t q = 0, k = 0, v = 0, bias = 0;  // element counts, in this order in the codes
+};
+
+TensorCodes counts(const Shape& s, bool bias) {
+  TensorCodes t;
+  t.q = static_cast<std::size_t>(q_elements(s));
+  t.k = static_cast<std::size_t>(k_elements(s));
+  t.v = static_cast<std::size_t>(v_elements(s));
+  t.bias = bias ? static_cast<std::size_t>(mask_elements(s)) : 0;
+  return t;
+}
+
+// Sign rule of header[kSigns] for tensor slot 0 (q), 1 (k), 2 (v): 1 all positive, 2 all
+// negative (q positive with k negative: every logit negative), else the code's own sign.
+double apply_sign_mode(const Genome& g, int slot, double x) {
+  switch ((g.header[kSigns] >> (2 * slot)) & 3) {
+    case 1: return std::fabs(x);
+    case 2: return -std::fabs(x);
+    default: return x;
+  }
+}
+
+double decode_value(std::uint16_t code, int tensor_exp, double cap, DType dtype, bool is_bias) {
+  const int e6 = (code >> 9) & 63;
+  if (e6 == 0) return 0.0;
+  if (is_bias && e6 == 63) return -std::numeric_limits<double>::infinity();
+  const double mag = std::ldexp(1.0 + (code & 511) / 512.0, tensor_exp + e6 - kValueExpBias);
+  const double clamped = std::min({mag, cap, max_finite(dtype)});
+  const double x = (code & 0x8000) ? -clamped : clamped;
+  return round_to(dtype, x);
+}
+
+}  // namespace
+
+Genome decode(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  Genome g;
+  for (auto& b : g.header) b = in.ConsumeIntegral<std::uint8_t>();
+  const std::size_t n = value_count(g);
+  while (in.remaining_bytes() >= 2 && g.codes.size() < n) g.codes.push_back(in.ConsumeIntegral<std::uint16_t>());
+  return g;
+}
+
+// FuzzedDataProvider reads integers from the end of the data, most significant byte first:
+// write the bytes in reading order, then reverse.
+std::vector<std::uint8_t> encode(const Genome& g) {
+  std::vector<std::uint8_t> out(g.header.begin(), g.header.end());
+  out.reserve(g.header.size() + 2 * g.codes.size());
+  for (std::uint16_t c : g.codes) {
+    out.push_back(static_cast<std::uint8_t>(c >> 8));
+    out.push_back(static_cast<std::uint8_t>(c & 0xff));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+DType dtype_of(const Genome& g) {
+  static constexpr DType kTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
+  return kTypes[g.header[kDType] % 4];
+}
+
+// The 64 long lengths a sequence code can name: every multiple of 16 from 48 to 192 with its
+// neighbours (the tiled naive kernel's key block of 16, the core's 64-key and 192-query blocks),
+// and values in between.
+constexpr std::int64_t kLongLengths[64] = {
+    41,  44,  47,  48,  49,  51,  55,  59,  63,  64,  65,  66,  70,  74,  78,  79,
+    80,  81,  85,  89,  93,  95,  96,  97,  99,  103, 107, 111, 112, 113, 114, 118,
+    122, 126, 127, 128, 129, 133, 137, 141, 143, 144, 145, 148, 151, 155, 159, 160,
+    161, 162, 166, 170, 174, 175, 176, 177, 181, 185, 189, 191, 192, 193, 196, 200};
+static_assert(kLongLengths[63] == kMaxT);
+
+std::int64_t length_of(std::uint8_t code, std::int64_t small_max, std::int64_t big_max) {
+  if (code < 192) return 1 + code % small_max;
+  if (big_max - small_max <= 64) return small_max + 1 + (code - 192) % (big_max - small_max);  // every length
+  return kLongLengths[code - 192];
+}
+
+std::uint8_t code_for_length(std::int64_t n, std::int64_t small_max, std::int64_t big_max) {
+  int best = 0;
+  for (int c = 0; c < 256; ++c)
+    if (std::llabs(length_of(static_cast<std::uint8_t>(c), small_max, big_max) - n) <
+        std::llabs(length_of(static_cast<std::uint8_t>(best), small_max, big_max) - n))
+      best = c;
+  return static_cast<std::uint8_t>(best);
+}
+
+Shape shape_of(const Genome& g) {
+  Shape s;
+  s.B = 1 + g.header[kB] % kMaxBatch;
+  s.Hkv = 1 + g.header[kHkv] % kMaxHkv;
+  s.Hq = s.Hkv * (1 + g.header[kGroup] % kMaxGroup);
+  s.Tq = length_of(g.header[kTq], kSmallT, kMaxT);
+  s.Tk = length_of(g.header[kTk], kSmallT, kMaxT);
+  s.Dk = length_of(g.header[kDk], kSmallD, kMaxD);
+  s.Dv = length_of(g.header[kDv], kSmallD, kMaxD);
+  return s;
+}
+
+Layout layout_of(const Genome& g) {
+  static constexpr Layout kLayouts[] = {Layout::bhtd, Layout::bthd, Layout::gapped};
+  return kLayouts[g.header[kLayout] % 3];
+}
+
+int tensor_exponent(std::uint8_t code) {
+  if (code < 128) return (code + 8) % 16 - 8;  // ordinary range; code 0 -> 0
+  return -150 + (code - 128) * 250 / 127;      // subnormals of f32 up to far beyond exp's range
+}
+
+std::uint8_t code_for_exponent(int e) {
+  int best = 0;
+  for (int c = 0; c < 256; ++c)
+    if (std::abs(tensor_exponent(static_cast<std::uint8_t>(c)) - e) <
+        std::abs(tensor_exponent(static_cast<std::uint8_t>(best)) - e))
+      best = c;
+  return static_cast<std::uint8_t>(best);
+}
+
+std::size_t value_count(const Genome& g) {
+  const TensorCodes t = counts(shape_of(g), flag(g, kBias));
+  return t.q + t.k + t.v + t.bias;
+}
+
+std::uint16_t value_code(const Genome& g, std::size_t index) {
+  if (index < g.codes.size()) return g.codes[index];
+  // Seeded default: random sign and mantissa, exponent in [-4, 3] around the tensor's.
+  const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) << 32 ^ index);
+  const auto e6 = static_cast<std::uint16_t>(kValueExpBias - 4 + ((r >> 1) & 7));
+  return static_cast<std::uint16_t>((r & 1) << 15 | e6 << 9 | ((r >> 4) & 511));
+}
+
+void materialize(Genome& g, std::size_t n) {
+  n = std::min(n, value_count(g));
+  for (std::size_t i = g.codes.size(); i < n; ++i) g.codes.push_back(value_code(g, i));
+}
+
+Case to_case(const Genome& g, const Capabilities& caps) {
+  Problem p;
+  p.shape = shape_of(g);
+  p.dtype = dtype_of(g);
+  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), p.dtype) == caps.dtypes.end())
+    p.dtype = caps.dtypes.empty() ? DType::f32 : caps.dtypes.front();
+  if (!caps.gqa) p.shape.Hkv = p.shape.Hq;
+  const bool bottom_right = flag(g, kBottomRight) && caps.causal_bottom_right;
+  p.alignment = bottom_right ? Alignment::bottom_right : Alignment::top_left;
+  p.causal = flag(g, kCausal) && (bottom_right ? caps.causal_bottom_right : caps.causal_top_left);
+  if (flag(g, kWindow) && caps.window) {
+    p.window.left = g.header[kWindowLeft] % 22 - 1;  // -1 (unbounded) .. 20
+    p.window.right = g.header[kWindowRight] % 22 - 1;
+  }
+  p.has_mask = flag(g, kMask) && caps.mask;
+  p.has_bias = flag(g, kBias) && caps.bias;
+  p.has_kv_len = flag(g, kKvLen) && caps.kv_len;
+  if (flag(g, kSoftcapOn) && caps.softcap) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
+  if (flag(g, kCustomScale) && caps.custom_scale) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
+
+  Case c = make_zero_case(p);
+  c.id = "fuzz";
+  const DType t = p.dtype;
+  // Offsets into the codes follow the genome's own shape (bias included when its flag is set),
+  // so a capability that changes the case does not reshuffle the values.
+  const TensorCodes n = counts(shape_of(g), flag(g, kBias));
+  const double cap_qk = std::ldexp(1.0, 40), cap_v = std::ldexp(1.0, 100);
+  auto fill = [&](std::vector<double>& dst, std::size_t offset, std::size_t avail, int slot, std::uint8_t exp_code,
+                  double cap, bool is_bias) {
+    const int e = tensor_exponent(exp_code);
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+      const std::uint16_t code = value_code(g, offset + (i < avail ? i : i % std::max<std::size_t>(avail, 1)));
+      const double x = decode_value(code, e, cap, t, is_bias);
+      dst[i] = slot >= 0 ? apply_sign_mode(g, slot, x) : x;
+    }
+  };
+  fill(c.q, 0, n.q, 0, g.header[kExpQ], cap_qk, false);
+  fill(c.k, n.q, n.k, 1, g.header[kExpK], cap_qk, false);
+  fill(c.v, n.q + n.k, n.v, 2, g.header[kExpV], cap_v, false);
+  if (p.has_bias) fill(c.bias, n.q + n.k + n.v, n.bias, -1, g.header[kExpBias], cap_v, true);
+  if (p.has_mask) {
+    const std::uint32_t density = g.header[kMaskDensity];
+    for (std::int64_t i = 0; i < p.shape.Tq; ++i)
+      for (std::int64_t j = 0; j < p.shape.Tk; ++j) {
+        const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 131 + static_cast<std::uint64_t>(i * p.shape.Tk + j));
+        c.mask[c.mi(i, j)] = (r & 255) < density ? 0 : 1;
+      }
+  }
+  if (p.has_kv_len)
+    for (std::int64_t b = 0; b < p.shape.B; ++b)
+      c.kv_len[static_cast<std::size_t>(b)] = g.header[kKvLen0 + static_cast<std::size_t>(b)] % (p.shape.Tk + 1);
+  round_to_storage(c);
+  if (const int poison = g.header[kSigns] >> kPoisonShift; poison != 0 && p.has_kv_len) {
+    const double bad = poison == 1 ? std::numeric_limits<double>::quiet_NaN()
+                                   : (poison == 2 ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+    for (std::int64_t b = 0; b < p.shape.B; ++b)
+      for (std::int64_t h = 0; h < p.shape.Hkv; ++h)
+        for (std::int64_t j = c.kv_len_of(b); j < p.shape.Tk; ++j) {
+          for (std::int64_t d = 0; d < p.shape.Dk; ++d) c.k[c.ki(b, h, j, d)] = bad;
+          for (std::int64_t d = 0; d < p.shape.Dv; ++d) c.v[c.vi(b, h, j, d)] = bad;
+        }
+  }
+  return c;
+}
+
+}  // namespace attnv::fuzz

@@ -1,0 +1,83 @@
+#pragma once
+// The numeric fuzz target's input format: a fixed header of byte codes (shape, options, tensor
+// exponents, signs, mask density, kv_len, seed) and then 16-bit value codes, read with
+// FuzzedDataProvider. Every byte string decodes to a valid Case, and encode() is the exact
+// inverse of decode(), so the custom mutator can edit the structure and write it back.
+//
+// Values: code bit 15 = sign, bits 9-14 = e6, bits 0-8 = mantissa m;
+//   value = +-(1 + m/512) * 2^(tensor_exponent + e6 - 32), 0 when e6 = 0,
+// (bias: e6 = 63 means -inf, a hidden key), clamped to where the bound applies and rounded to
+// the storage dtype. Values past the explicit codes come from the seed, in the ordinary range.
+//
+// Range limits, because the bound (reference/bound/BOUND.md section 0) does not cover overflow
+// of intermediates: |q|, |k| <= 2^40 and scale <= 2^4 keep q.k * scale below 2^91 for Dk <= 72
+// in an f32 accumulator, and keep the fast reference's error radius finite when such logits
+// cancel (at 2^56 it gave up: A = 2^113 leaves double-double no correct digit);
+// |v|, |bias| <= 2^100 keep the online-softmax accumulator (sum e_j v_j, e_j <= 1, Tk <= 200)
+// finite. Logits up to 2^86 are still far beyond where exp overflows (88.7 in f32), so
+// overflow bugs in the softmax remain reachable.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "problem/buffers.h"
+#include "problem/case.h"
+#include "problem/kernel.h"
+
+namespace attnv::fuzz {
+
+// Positions of the header bytes.
+enum Field : std::size_t {
+  kDType, kB, kHkv, kGroup, kTq, kTk, kDk, kDv, kFlags, kWindowLeft, kWindowRight, kScale, kSoftcap,
+  kLayout, kExpQ, kExpK, kExpV, kExpBias, kSigns, kMaskDensity, kKvLen0, kKvLen1,
+  kSeed0, kSeed1, kSeed2, kSeed3, kHeaderBytes
+};
+
+// Bits of header[kFlags].
+enum Flag : std::uint8_t {
+  kCausal = 1, kBottomRight = 2, kMask = 4, kBias = 8, kKvLen = 16, kSoftcapOn = 32, kCustomScale = 64,
+  kWindow = 128
+};
+
+// header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
+// 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query
+// (SPEC lets hidden positions hold anything; a kernel that multiplies them by 0 leaks NaN).
+inline constexpr int kPoisonShift = 6;
+
+inline constexpr std::int64_t kMaxBatch = 2, kMaxHkv = 2, kMaxGroup = 3;
+inline constexpr std::int64_t kMaxT = 200;   // past the core's query block of 192
+inline constexpr std::int64_t kMaxD = 72;
+inline constexpr int kValueExpBias = 32;     // e6 - 32: the per-value exponent offset
+
+struct Genome {
+  std::array<std::uint8_t, kHeaderBytes> header{};
+  std::vector<std::uint16_t> codes;  // explicit value codes: q, k, v, bias in dense order
+};
+
+Genome decode(const std::uint8_t* data, std::size_t size);
+std::vector<std::uint8_t> encode(const Genome& g);
+
+// What the header codes mean.
+DType dtype_of(const Genome& g);
+Shape shape_of(const Genome& g);
+Layout layout_of(const Genome& g);
+int tensor_exponent(std::uint8_t code);            // code 0 -> 0; spans [-150, 100]
+std::uint8_t code_for_exponent(int e);             // a code whose tensor_exponent is nearest e
+std::int64_t length_of(std::uint8_t code, std::int64_t small_max, std::int64_t big_max);
+std::uint8_t code_for_length(std::int64_t n, std::int64_t small_max, std::int64_t big_max);
+// Small ranges most of the time (cheap cases), sometimes up to the big ones.
+inline constexpr std::int64_t kSmallT = 40, kSmallD = 16;
+
+// Value codes: explicit where given, else the seeded default for that position.
+std::uint16_t value_code(const Genome& g, std::size_t index);
+// Number of value codes the case uses (q, k, v, bias).
+std::size_t value_count(const Genome& g);
+// Extends g.codes with the seeded defaults up to n codes (so edits keep the other values).
+void materialize(Genome& g, std::size_t n);
+
+// The Case the genome describes, fitted to what the kernel claims (features it does not claim
+// are dropped, so every case is one the kernel must get right).
+Case to_case(const Genome& g, const Capabilities& caps);
+
+}  // namespace attnv::fuzz

@@ -1,0 +1,87 @@
+#include "fuzz/numeric/numeric_signal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+#include "problem/dtype.h"
+
+namespace attnv::fuzz {
+namespace {
+
+// Bucket ranges, one block of the array each.
+constexpr int kLseBuckets = 48;     // per sign, ~2 per octave of |lse| (exp overflows at 88.7 in f32)
+constexpr int kTopBuckets = 48;     // max |out| exponent below the out dtype's max exponent
+constexpr int kSubBuckets = 32;     // min nonzero |input| exponent around the smallest normal
+constexpr int kRatioBuckets = 80;   // log2 of the worst error/threshold ratio, quarter octaves
+constexpr int kUsageBuckets = 80;   // log2 of the worst use of the bound b itself
+
+constexpr int kMaxLse = 0;
+constexpr int kMinLse = kMaxLse + 2 * kLseBuckets;
+constexpr int kTop = kMinLse + 2 * kLseBuckets;
+constexpr int kSub = kTop + kTopBuckets;
+constexpr int kRatio = kSub + kSubBuckets;  // out and lse blocks
+constexpr int kUsage = kRatio + 2 * kRatioBuckets;
+constexpr int kTotal = kUsage + 2 * kUsageBuckets;
+
+__attribute__((used, section("__libfuzzer_extra_counters"))) std::uint8_t counters[kTotal];
+
+bool enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("ATTNV_FUZZ_SIGNALS");
+    return !(env && env[0] == '0');
+  }();
+  return on;
+}
+
+void hit(int block, int n, int bucket) { counters[block + std::clamp(bucket, 0, n - 1)] = 1; }
+
+// A signed value on a log scale: bucket 2*log2(1 + |x|), the sign selecting one of two halves.
+void hit_signed_log(int block, double x) {
+  const int b = static_cast<int>(2 * std::log2(1 + std::fabs(x)));
+  hit(block + (x < 0 ? kLseBuckets : 0), kLseBuckets, b);
+}
+
+void hit_ratio(int block, int n, double r) {
+  if (!(r > 0) || !std::isfinite(r)) return;
+  hit(block, n, static_cast<int>(std::floor(4 * std::log2(r))) + n - 8);  // 2^-18 .. 2^2
+}
+
+}  // namespace
+
+void record_signals(const Case& c, const Outputs& exact, const bound::Comparison& cmp) {
+  if (!enabled()) return;
+  // Headroom of the softmax: the largest and smallest finite LSE (~ the extreme row maxima).
+  double max_lse = -std::numeric_limits<double>::infinity(), min_lse = std::numeric_limits<double>::infinity();
+  for (double l : exact.lse)
+    if (std::isfinite(l)) {
+      max_lse = std::max(max_lse, l);
+      min_lse = std::min(min_lse, l);
+    }
+  if (std::isfinite(max_lse)) {
+    hit_signed_log(kMaxLse, max_lse);
+    hit_signed_log(kMinLse, min_lse);
+  }
+  // Headroom of the output dtype: how close max |O| comes to its largest finite value.
+  const DType t = c.problem.dtype;
+  double max_out = 0;
+  for (double o : exact.out)
+    if (std::isfinite(o)) max_out = std::max(max_out, std::fabs(o));
+  if (max_out > 0) hit(kTop, kTopBuckets, kTopBuckets - 1 - (max_exponent(t) - std::ilogb(max_out)));
+  // Depth into the subnormals of the storage dtype: smallest nonzero |value| read.
+  double min_in = std::numeric_limits<double>::infinity();
+  for (const auto* v : {&c.q, &c.k, &c.v})
+    for (double x : *v)
+      if (x != 0 && std::isfinite(x)) min_in = std::min(min_in, std::fabs(x));
+  if (std::isfinite(min_in)) hit(kSub, kSubBuckets, kSubBuckets / 2 + (min_exponent(t) - std::ilogb(min_in)));
+  // How close the kernel's error comes to what the bound allows, per tensor.
+  for (const bound::TensorReport& r : cmp.tensors) {
+    const int slot = r.name == "lse" ? 1 : 0;
+    hit_ratio(kRatio + slot * kRatioBuckets, kRatioBuckets, r.worst_ratio);
+    hit_ratio(kUsage + slot * kUsageBuckets, kUsageBuckets, r.worst_bound_usage);
+  }
+}
+
+}  // namespace attnv::fuzz

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# CI smoke fuzzing: builds the `fuzz` preset (clang, ASan+UBSan, libFuzzer) and runs every target
+# for a short fixed time, starting from its corpus and regressions. The numeric target runs on
+# the correct naive kernel and must find nothing. Exits non-zero on any finding; the inputs
+# that crashed are copied to build/fuzz/findings/<target>/ (replay: build/fuzz/fuzz/fuzz_<target>
+# <file>; once fixed, copy the file to fuzz/regressions/<target>/ so ctest replays it forever).
+#
+#   fuzz/run_short.sh                      # 20 s per parser target, 30 s numeric
+#   PARSER_SECONDS=600 NUMERIC_SECONDS=1800 fuzz/run_short.sh   # the long runs (README)
+#   NUMERIC_KERNELS="naive naive_tiled" fuzz/run_short.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+parser_seconds=${PARSER_SECONDS:-20}
+numeric_seconds=${NUMERIC_SECONDS:-30}
+numeric_kernels=${NUMERIC_KERNELS:-naive}
+cd "$root"
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target fuzz_npy fuzz_manifest fuzz_views fuzz_numeric
+
+bin=$root/build/fuzz/fuzz
+findings=$root/build/fuzz/findings
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=0
+
+# run NAME TARGET SECONDS [ENV=VALUE...]: one libFuzzer run; new inputs go to a scratch folder
+# (the first corpus folder), the committed corpus and regressions are only read.
+run() {
+  local name=$1 target=$2 seconds=$3
+  shift 3
+  local dir=$work/$name
+  mkdir -p "$dir/corpus"
+  local dict=()
+  [[ -f $root/fuzz/dict/$target.dict ]] && dict=(-dict="$root/fuzz/dict/$target.dict")
+  echo "== $name: $seconds s"
+  local start=$SECONDS status=0
+  env "$@" "$bin/fuzz_$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+    -artifact_prefix="$dir/" -print_final_stats=1 "${dict[@]}" \
+    "$dir/corpus" "$root/fuzz/corpus/$target" "$root/fuzz/regressions/$target" >"$dir/log" 2>&1 || status=$?
+  grep -E "^stat::number_of_executed_units|^stat::average_exec_per_sec" "$dir/log" | tr '\n' ' ' || true
+  echo "($((SECONDS - start)) s wall)"
+  if ((status != 0)) || compgen -G "$dir/crash-*" >/dev/null || compgen -G "$dir/leak-*" >/dev/null ||
+     compgen -G "$dir/timeout-*" >/dev/null || compgen -G "$dir/oom-*" >/dev/null; then
+    echo "FINDING in $name (exit status $status):"
+    grep -E "fuzz finding|ERROR:|SUMMARY:|runtime error" "$dir/log" | head -20 || tail -30 "$dir/log"
+    mkdir -p "$findings/$name"
+    cp "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir/log" "$findings/$name/" 2>/dev/null || true
+    echo "inputs and log saved in $findings/$name/"
+    failed=1
+  fi
+}
+
+run npy npy "$parser_seconds"
+run manifest manifest "$parser_seconds"
+run views views "$parser_seconds"
+for k in $numeric_kernels; do
+  run "numeric_$k" numeric "$numeric_seconds" ATTNV_FUZZ_KERNEL="$k"
+done
+if ((failed)); then
+  echo "fuzz/run_short.sh: findings (see above)"
+  exit 1
+fi
+echo "fuzz/run_short.sh: no findings"

@@ -1,0 +1,263 @@
+// The conformance runner: draws each requirement's cases from its own seeded stream, runs the
+// registry's check on each, and folds the PropertyResults into a RequirementResult.
+#include "properties/conformance/conformance.h"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "io/exchange.h"
+#include "problem/error.h"
+#include "properties/checks/checks.h"
+#include "properties/conformance/registry.h"
+#include "util/parallel.h"
+
+namespace attnv::conformance {
+namespace {
+
+// The stream of one requirement x dtype: splitmix64 of the seed, the requirement's name and the
+// dtype, so adding a requirement never changes another's cases.
+std::uint64_t stream_seed(std::uint64_t seed, const std::string& property, DType dtype) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the name
+  for (char ch : property) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  std::uint64_t z = seed ^ h ^ (static_cast<std::uint64_t>(dtype) + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+props::GenOptions options_for(const Requirement& r, DType dtype) {
+  props::GenOptions o = r.property == "unbiased_rounding" ? props::rounding_campaign_options()
+                                                           : props::property(r.property).options;
+  o.dtypes = {dtype};
+  return o;
+}
+
+// The cases of a stream, drawn in order (drawing is cheap next to running a check).
+class Stream {
+ public:
+  Stream(const Requirement& r, DType dtype, std::uint64_t seed)
+      : gen_(props::gen_property_case(options_for(r, dtype))), random_(stream_seed(seed, r.property, dtype)) {}
+  // RapidCheck's generation context is process-global (not thread-safe): one draw at a time.
+  props::PropertyCase next() {
+    static std::mutex draw;
+    const std::lock_guard<std::mutex> lock(draw);
+    return gen_(random_.split()).value();
+  }
+
+ private:
+  rc::Gen<props::PropertyCase> gen_;
+  rc::Random random_;
+};
+
+bool claims_dtype(Kernel& k, DType d) {
+  const auto ds = k.capabilities().dtypes;
+  return std::find(ds.begin(), ds.end(), d) != ds.end();
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed, int index) {
+  std::ostringstream o;
+  o << r.id << ' ' << r.property << " dtype=" << dtype_name(dtype) << " seed=" << seed << " case=" << index;
+  return o.str();
+}
+
+// Saves a failing case in the exchange layout; returns the case folder, or why it could not.
+std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index, const Case& c) {
+  if (opt.save_failures_dir.empty()) return "";
+  try {
+    const std::filesystem::path dir = std::filesystem::path(opt.save_failures_dir) /
+                                      (r.id + "_" + r.property + "_" + std::string(dtype_name(dtype)) + "_case" +
+                                       std::to_string(index));
+    io::write_exchange(dir, std::vector<Case>{c});
+    return io::case_dir(dir, c).string();
+  } catch (const std::exception& e) {
+    return std::string("(not saved: ") + e.what() + ")";
+  }
+}
+
+void fold(RequirementResult& res, const props::PropertyResult& pr) {
+  const bool skipped = pr.ok && (starts_with(pr.message, "not claimed") || starts_with(pr.message, "not applicable"));
+  if (!skipped) ++res.cases_checked;
+  if (pr.worst_ratio > res.worst_ratio) {
+    res.worst_ratio = pr.worst_ratio;
+    res.worst_case = pr.case_id;
+  }
+  if (res.note.empty() && starts_with(pr.message, "not claimed")) res.note = pr.message;
+}
+
+RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, const ConformanceOptions& opt, int n) {
+  RequirementResult res{r.id, r.property, dtype};
+  Stream stream(r, dtype, opt.seed);
+  std::vector<Case> cases;
+  for (int i = 0; i < n; ++i) cases.push_back(stream.next().c);
+  res.cases_run = n;
+  const props::PropertyResult pr = props::check_unbiased_rounding(k, cases, Layout::bhtd);
+  res.cases_checked = n;
+  if (!pr.ok) {
+    res.verdict = Verdict::fail;
+    res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
+                            r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
+                                " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
+                            ""});
+  } else {
+    res.note = pr.message;
+  }
+  return res;
+}
+
+}  // namespace
+
+std::string_view tier_name(Tier t) {
+  switch (t) {
+    case Tier::quick: return "quick";
+    case Tier::standard: return "standard";
+    case Tier::full: return "full";
+  }
+  return "?";
+}
+
+Tier parse_tier(std::string_view s) {
+  for (Tier t : {Tier::quick, Tier::standard, Tier::full})
+    if (tier_name(t) == s) return t;
+  throw InputError("unknown conformance tier '" + std::string(s) + "' (quick, standard, full)");
+}
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "PASS";
+    case Verdict::fail: return "FAIL";
+    case Verdict::not_claimed: return "not claimed";
+  }
+  return "?";
+}
+
+const Requirement& requirement(const std::string& key) {
+  for (const Requirement& r : requirements())
+    if (r.id == key || r.property == key) return r;
+  throw InputError("no conformance requirement named '" + key + "'");
+}
+
+props::PropertyCase reproduce_case(const std::string& key, DType dtype, std::uint64_t seed, int case_index) {
+  const Requirement& r = requirement(key);
+  if (case_index < 0) throw InputError("case index must be >= 0");
+  Stream stream(r, dtype, seed);
+  for (int i = 0; i < case_index; ++i) stream.next();
+  return stream.next();
+}
+
+RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype, const ConformanceOptions& opt) {
+  const Requirement& r = requirement(key);
+  RequirementResult res{r.id, r.property, dtype};
+  if (!claims_dtype(k, dtype)) {
+    res.verdict = Verdict::not_claimed;
+    res.note = "not claimed: dtype " + std::string(dtype_name(dtype));
+    return res;
+  }
+  const int n = r.cases[static_cast<int>(opt.tier)];
+  if (r.property == "unbiased_rounding") return run_campaign(k, r, dtype, opt, n);
+  const props::PropertyEntry& entry = props::property(r.property);
+  Stream stream(r, dtype, opt.seed);
+  for (int i = 0; i < n; ++i) {
+    const props::PropertyCase pc = stream.next();
+    props::PropertyResult pr;
+    try {
+      pr = entry.check(k, pc);
+    } catch (const std::exception& e) {
+      pr = props::PropertyResult::fail(r.property, pc.c.id, std::string("threw: ") + e.what());
+    }
+    ++res.cases_run;
+    fold(res, pr);
+    if (!pr.ok) {
+      res.verdict = Verdict::fail;
+      // Checks that build their own case from the dtype and seed (R18-R20) name it differently:
+      // the drawn case is not what failed, so it is not saved; the reproduce line recreates it.
+      const bool drawn = starts_with(pr.case_id, pc.c.id.c_str());
+      res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
+                              drawn ? save_case(opt, r, dtype, i, pc.c) : ""});
+      if (static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)) break;
+    }
+  }
+  if (res.verdict == Verdict::pass && res.cases_checked == 0 && starts_with(res.note, "not claimed"))
+    res.verdict = Verdict::not_claimed;
+  return res;
+}
+
+namespace {
+
+struct Job {
+  std::string id;
+  DType dtype;
+};
+
+std::vector<Job> jobs(Kernel& k, const ConformanceOptions& opt) {
+  std::vector<DType> dtypes = opt.dtypes;
+  if (dtypes.empty())
+    for (DType d : kAllDTypes)
+      if (claims_dtype(k, d)) dtypes.push_back(d);
+  std::vector<Job> js;
+  for (const Requirement& r : requirements()) {
+    if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), r.id) == opt.only.end() &&
+        std::find(opt.only.begin(), opt.only.end(), r.property) == opt.only.end())
+      continue;
+    for (DType d : dtypes) js.push_back({r.id, d});
+  }
+  return js;
+}
+
+}  // namespace
+
+ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
+  ConformanceReport rep{k.name(), opt.tier, opt.seed, {}};
+  for (const Job& j : jobs(k, opt)) rep.results.push_back(run_requirement(k, j.id, j.dtype, opt));
+  return rep;
+}
+
+ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOptions& opt) {
+  const std::unique_ptr<Kernel> probe = make();
+  ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}};
+  const std::vector<Job> js = jobs(*probe, opt);
+  rep.results.resize(js.size());
+  // One job per index (grain 1 would still hand contiguous chunks out; jobs differ in cost, so
+  // each worker takes every n-th job instead).
+  const int threads = std::max(1, opt.threads > 0 ? opt.threads : default_threads());
+  parallel_for(threads, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::unique_ptr<Kernel> k = make();
+      for (std::size_t n = static_cast<std::size_t>(t); n < js.size(); n += static_cast<std::size_t>(threads))
+        rep.results[n] = run_requirement(*k, js[n].id, js[n].dtype, opt);
+    }
+  }, threads, 1);
+  return rep;
+}
+
+bool ConformanceReport::ok() const {
+  return std::none_of(results.begin(), results.end(), [](const RequirementResult& r) { return r.verdict == Verdict::fail; });
+}
+
+std::string describe(const RequirementResult& r) {
+  std::ostringstream o;
+  o << r.id << ' ' << r.property << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << ": "
+    << r.cases_checked << " of " << r.cases_run << " cases judged";
+  if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
+  if (!r.note.empty()) o << "; " << r.note;
+  for (const Finding& f : r.findings) {
+    o << "\n  " << f.message;
+    if (!f.worst.empty()) o << "; worst: " << f.worst;
+    o << "\n  case: " << f.case_id << "\n  reproduce: " << f.reproduce;
+    if (!f.saved_case.empty()) o << "\n  saved: " << f.saved_case;
+  }
+  return o.str();
+}
+
+std::string ConformanceReport::table() const {
+  std::ostringstream o;
+  o << "conformance of " << kernel << ", tier " << tier_name(tier) << ", seed " << seed << '\n';
+  for (const RequirementResult& r : results) o << describe(r) << '\n';
+  return o.str();
+}
+
+}  // namespace attnv::conformance

@@ -1,0 +1,143 @@
+#pragma once
+// The conformance suite: the numbered requirements every attention kernel is held to, run
+// black-box through attnv::Kernel, returning structured results (no asserting). The GoogleTest
+// front end (conformance_gtest.h) and the certify command both call run_requirement /
+// run_conformance; they only decide what a failure means.
+//
+// THE REQUIREMENTS. Each: what must hold; the check(s) of properties/checks/checks.h that judge
+// it; the mutant(s) of properties/kernels/mutants.h shown to break it (kill test); the
+// capability a kernel must claim for the requirement to apply (else "not claimed").
+//
+//  R1  Forward O and LSE match the exact reference within the per-element bound of the kernel's
+//      declared precision model.  check_matches_reference.  Broken by d_model_scale,
+//      no_max_subtraction, alignment_confused, f16_accumulation, emulated_pv_accum_f16,
+//      emulated_sloppy_exp.  Needs: the dtype (any forward).
+//  R2  Backward dQ, dK, dV (and the forward) match the reference within the bound.
+//      check_backward_matches_reference.  Broken by dk_missing_scale, emulated_dk_missing_scale.
+//      Needs: backward.  (The reference's own gradients are checked against high-precision
+//      finite differences in reference/oracle/tests/gradient_check_test.cpp.)
+//  R3  Weights are non-negative, zero on hidden keys, sum to 1 (V = ones, V = identity rows).
+//      check_rows_sum_to_one.  Broken by zero_padded_tail.  Needs: forward.
+//  R4  Every output lies in the convex hull of the visible values.  check_convex_hull.
+//      Broken by denominator_skips_max.  Needs: forward.
+//  R5  No causal/mask/window/padding leakage: changing hidden K, V, bias leaves rows bitwise
+//      unchanged.  check_no_leakage.  Broken by mask_after_softmax, causal_off_by_one.
+//      Needs: whichever of causal, window, mask, bias, kv_len the case uses.
+//  R6  NaN/inf in hidden positions do not leak.  check_hidden_nonfinite.
+//      Broken by hidden_times_zero.  Needs: as R5.
+//  R7  A row with no visible key gives O = 0, LSE = -inf, never NaN.  check_fully_masked_rows.
+//      Broken by nan_on_fully_masked.  Needs: as R5.
+//  R8  Permuting queries permutes outputs.  check_query_permutation.
+//      Broken by query_tail_skipped.  Needs: forward.
+//  R9  Permuting keys with values leaves outputs unchanged.  check_key_permutation.
+//      Broken by lost_rescale.  Needs: forward.
+//  R10 GQA equals MHA on K, V repeated with repeat_interleave.  check_gqa_repeat_interleave.
+//      Broken by gqa_tile.  Needs: gqa.
+//  R11 BHTD, BTHD and gapped strided layouts agree.  check_layout_invariance.
+//      Broken by dense_strides_assumed.  Needs: strided.
+//  R12 Batches and KV-head groups are independent.  check_batch_head_independence.
+//      Broken by kv_len_of_batch0.  Needs: forward.
+//  R13 Two runs give the same bits.  check_determinism.  Broken by nondeterministic.
+//  R14 Q, K, V, mask, bias, dO are never written.  check_inputs_unchanged.  Broken by writes_q.
+//  R15 Rounding is unbiased (campaign sign test).  check_unbiased_rounding.
+//      Broken by bf16_output_truncated, emulated_truncate_bf16.  Needs: forward.
+//  R16 Adding one vector to every key leaves O unchanged within the bound.
+//      check_key_translation.  Broken by key_normalized.  Needs: forward (not with softcap).
+//  R17 O is linear in V: O(V1 + V2) = O(V1) + O(V2) within the bound.  check_v_linearity.
+//      Broken by v_sign_lost.  Needs: forward.
+//  R18 The score matrix of a head has rank <= Dk (log-weights, Weyl bound on sigma_{Dk+1}).
+//      check_score_rank.  Broken by spurious_alibi.  Needs: forward, lse not required.
+//  R19 Entropy of the weights does not fall as the temperature rises.
+//      check_entropy_temperature.  Broken by scale_divides.  Needs: custom_scale.
+//  R20 The default scale 1/sqrt(Dk) gives unit score variance for unit-variance inputs
+//      (statistical; false alarm < 0.4% by Chebyshev).  check_score_variance.
+//      Broken by scale_by_dk.  Needs: forward.
+//
+// Deterministic: the same kernel, options and seed give the same report, whatever the thread
+// count (each requirement x dtype draws from its own stream derived from the seed).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "problem/kernel.h"
+#include "properties/generators/property_case.h"
+
+namespace attnv::conformance {
+
+// Case counts per requirement: quick (<= 30 s per dtype on 2 cores for the naive kernel),
+// standard (<= 3 min), full (the nightly depth).
+enum class Tier { quick, standard, full };
+std::string_view tier_name(Tier t);
+Tier parse_tier(std::string_view s);  // "quick", "standard", "full"; InputError otherwise
+
+struct Requirement {
+  std::string id;         // "R5"
+  std::string property;   // registry name: "no_leakage"
+  std::string statement;  // what must hold
+  std::string mutants;    // the mutants shown to break it
+  std::string needs;      // the capability it needs
+  int cases[3];           // per tier
+};
+const std::vector<Requirement>& requirements();
+const Requirement& requirement(const std::string& id_or_property);  // InputError if unknown
+
+struct ConformanceOptions {
+  Tier tier = Tier::quick;
+  std::vector<DType> dtypes;          // empty: every dtype the kernel claims
+  std::uint64_t seed = 20261121;
+  std::string save_failures_dir;      // empty: failing cases are not saved
+  std::vector<std::string> only;      // requirement ids or names; empty: all
+  int max_findings = 1;               // per requirement x dtype: stop after this many failures
+  int threads = 0;                    // run_conformance(factory): 0 = default_threads()
+};
+
+enum class Verdict { pass, fail, not_claimed };
+std::string_view verdict_name(Verdict v);
+
+struct Finding {
+  int case_index = 0;
+  std::string case_id;
+  std::string message;
+  std::string worst;
+  std::string reproduce;   // one line: "R5 no_leakage dtype=f32 seed=20261121 case=17"
+  std::string saved_case;  // the exchange folder holding the case ("" when not saved)
+};
+
+struct RequirementResult {
+  std::string id, property;
+  DType dtype = DType::f32;
+  Verdict verdict = Verdict::pass;
+  int cases_run = 0;          // cases drawn and given to the check
+  int cases_checked = 0;      // of those, the ones the check judged (not "not claimed"/"not applicable")
+  double worst_ratio = -1;    // largest error / allowance over the cases (-1: the check has none)
+  std::string worst_case;     // the case id where it occurred
+  std::string note;           // why not claimed, ...
+  std::vector<Finding> findings;
+};
+std::string describe(const RequirementResult& r);  // one line, then one line per finding
+
+struct ConformanceReport {
+  std::string kernel;
+  Tier tier = Tier::quick;
+  std::uint64_t seed = 0;
+  std::vector<RequirementResult> results;  // requirement order, then dtype order
+  bool ok() const;                         // no FAIL
+  std::string table() const;               // one line per result
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
+
+// One requirement on one dtype.
+RequirementResult run_requirement(Kernel& k, const std::string& id_or_property, DType dtype,
+                                  const ConformanceOptions& opt = {});
+// Every requirement (or opt.only) on every dtype, one after the other on this kernel.
+ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt = {});
+// Same, requirement x dtype jobs spread over opt.threads threads, each on its own kernel.
+ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOptions& opt = {});
+
+// The case a reproduce line names: the case_index-th case of that requirement's stream.
+props::PropertyCase reproduce_case(const std::string& id_or_property, DType dtype, std::uint64_t seed, int case_index);
+
+}  // namespace attnv::conformance

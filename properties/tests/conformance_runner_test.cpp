@@ -1,0 +1,131 @@
+// run_conformance itself: every mutant of the zoo FAILS the requirement it targets in the quick
+// tier (with a reproduce line that regenerates the case, and the case saved in the exchange
+// layout), the requirement table agrees with the zoo, and a report is deterministic for a seed.
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "io/exchange.h"
+#include "properties/conformance/conformance.h"
+#include "problem/error.h"
+#include "properties/kernels/emulated_kernel.h"
+#include "properties/kernels/mutants.h"
+#include "properties/kernels/naive_kernel.h"
+
+namespace attnv::conformance {
+namespace {
+
+std::set<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::set<std::string> w;
+  for (std::string x; in >> x;) w.insert(x);
+  return w;
+}
+
+TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
+  std::set<std::string> listed;
+  for (const Requirement& r : requirements()) {
+    ASSERT_FALSE(r.mutants.empty()) << r.id << " has no mutant shown to break it";
+    for (const std::string& m : words(r.mutants)) {
+      listed.insert(m);
+      bool found = false;
+      for (const props::Mutant& z : props::mutant_zoo())
+        if (z.name == m) {
+          found = true;
+          EXPECT_EQ(z.requirement, r.property) << m << " is listed under " << r.id;
+        }
+      EXPECT_TRUE(found) << r.id << " lists " << m << ", not in the zoo";
+    }
+  }
+  for (const props::Mutant& z : props::mutant_zoo()) EXPECT_TRUE(listed.count(z.name)) << z.name << " is in no requirement";
+}
+
+TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
+  const auto dir = std::filesystem::temp_directory_path() / "attnv_conformance_runner_test";
+  std::filesystem::remove_all(dir);
+  ConformanceOptions opt;
+  opt.save_failures_dir = dir.string();
+  std::printf("\n%-26s %-4s %-27s %-5s %6s  %s\n", "mutant", "req", "property", "dtype", "cases", "reproduce");
+  for (const props::Mutant& m : props::mutant_zoo()) {
+    const std::unique_ptr<Kernel> k = m.make();
+    const Requirement& req = requirement(m.requirement);
+    const RequirementResult r = run_requirement(*k, req.id, m.dtype, opt);
+    std::printf("%-26s %-4s %-27s %-5s %6d  %s\n", m.name.c_str(), r.id.c_str(), r.property.c_str(),
+                std::string(dtype_name(m.dtype)).c_str(), r.cases_run,
+                r.findings.empty() ? "NOT CAUGHT" : r.findings[0].reproduce.c_str());
+    ASSERT_EQ(r.verdict, Verdict::fail) << m.name << " passed " << req.id << ": " << describe(r);
+    ASSERT_EQ(r.findings.size(), 1u);
+    const Finding& f = r.findings[0];
+    EXPECT_NE(f.reproduce.find("seed=" + std::to_string(opt.seed)), std::string::npos) << f.reproduce;
+    if (req.property == "unbiased_rounding") continue;  // a campaign: no single case
+    // The reproduce line's case is the failing case, and it was saved in the exchange layout.
+    const props::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index);
+    EXPECT_NE(f.case_id.find("seed=" + std::to_string(again.seed)), std::string::npos) << f.case_id;
+    if (f.case_id.rfind(again.c.id, 0) != 0) continue;  // R18-R20 build their own case from the seed
+    ASSERT_FALSE(f.saved_case.empty());
+    ASSERT_TRUE(std::filesystem::exists(f.saved_case)) << f.saved_case;
+    const std::vector<Case> saved = io::read_exchange(std::filesystem::path(f.saved_case).parent_path());
+    ASSERT_EQ(saved.size(), 1u);
+    EXPECT_EQ(saved[0].q, again.c.q);
+    EXPECT_EQ(saved[0].k, again.c.k);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConformanceRunner, SameSeedSameReportWhateverTheThreads) {
+  const KernelFactory make = [] {
+    return std::make_unique<props::NaiveKernel>(props::NaiveOptions{props::Structure::naive, 16, props::Plant::causal_off_by_one});
+  };
+  ConformanceOptions opt;
+  opt.dtypes = {DType::f32, DType::bf16};
+  opt.only = {"R1", "R5", "R16"};
+  opt.threads = 1;
+  const ConformanceReport one = run_conformance(make, opt);
+  opt.threads = 2;
+  const ConformanceReport two = run_conformance(make, opt);
+  const std::unique_ptr<Kernel> k = make();
+  const ConformanceReport serial = run_conformance(*k, opt);
+  EXPECT_EQ(one.table(), two.table());
+  EXPECT_EQ(one.table(), serial.table());
+  EXPECT_FALSE(one.ok());  // causal_off_by_one fails R5
+  std::printf("%s", one.table().c_str());
+  opt.seed += 1;
+  EXPECT_NE(run_conformance(make, opt).table(), one.table());
+}
+
+TEST(ConformanceRunner, CorrectKernelPassesUnderItsAllowance) {
+  props::NaiveKernel k;
+  ConformanceOptions opt;
+  opt.only = {"R1"};
+  opt.dtypes = {DType::f32};
+  const ConformanceReport rep = run_conformance(k, opt);
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, Verdict::pass);
+  EXPECT_GT(rep.results[0].cases_checked, 0);
+  EXPECT_GE(rep.results[0].worst_ratio, 0);
+  EXPECT_LE(rep.results[0].worst_ratio, 1);
+  EXPECT_THROW(requirement("R99"), InputError);
+}
+
+TEST(ConformanceRunner, UnclaimedDtypeIsNotClaimedNotFailed) {
+  struct F32Only : props::NaiveKernel {
+    Capabilities capabilities() const override {
+      Capabilities c = NaiveKernel::capabilities();
+      c.dtypes = {DType::f32};
+      return c;
+    }
+  } k;
+  ConformanceOptions opt;
+  opt.only = {"R1"};
+  opt.dtypes = {DType::f64};
+  const ConformanceReport rep = run_conformance(k, opt);
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, Verdict::not_claimed);
+  EXPECT_TRUE(rep.ok());
+}
+
+}  // namespace
+}  // namespace attnv::conformance
