@@ -8,6 +8,7 @@ packages=(
   libboost-dev libmpfr-dev libgmp-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
+  clang libclang-rt-14-dev llvm   # libFuzzer builds (fuzz preset), llvm-symbolizer
 )
 
 missing=()

@@ -3,13 +3,22 @@
 #   1. release build, every test;
 #   2. ASan + UBSan build, every test not labelled 'slow' or 'install' (sanitizers cost ~4x; the
 #      slow ones re-run code that faster tests cover, see their CMakeLists comments).
-# Usage: ci/test.sh [--no-asan]
+#   3. the fuzz preset (clang, libFuzzer, ASan+UBSan): every fuzz target for a short fixed time
+#      (fuzz/run_short.sh: 20 s per parser, 30 s numeric on the naive and core kernels).
+# Usage: ci/test.sh [--no-asan] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
 
 asan=1
-[ "${1:-}" = "--no-asan" ] && asan=0
+fuzz=1
+for arg in "$@"; do
+  case $arg in
+    --no-asan) asan=0 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: ci/test.sh [--no-asan] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 run_preset() {
   local preset=$1; shift
@@ -24,4 +33,9 @@ run_preset() {
 run_preset release
 if [ $asan -eq 1 ]; then
   run_preset asan -LE "slow|install"
+fi
+if [ $fuzz -eq 1 ]; then
+  t0=$SECONDS
+  NUMERIC_KERNELS="naive core" bash fuzz/run_short.sh
+  echo "ci/test.sh: short fuzzing took $((SECONDS - t0)) s"
 fi

@@ -12,6 +12,7 @@
 #include "core/microkernels.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <limits>
@@ -234,10 +235,15 @@ void to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16_bits(in[i]);
 }
 
+// F16C through cpuid directly: clang 14's __builtin_cpu_supports does not know "f16c".
+bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 bool cpu_has_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 }
 
 }  // namespace

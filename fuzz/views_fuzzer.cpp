@@ -220,8 +220,8 @@ void fill_inputs(FuzzedDataProvider& in, const Problem& p, KernelViews& v, std::
     for (std::int64_t i = 0; i < v.mask.shape[0]; ++i)
       for (std::int64_t j = 0; j < v.mask.shape[1]; ++j) m[i * v.mask.stride[0] + j * v.mask.stride[1]] = in.ConsumeBool();
   }
-  // check_views does not look at kv_len values (a pointer to B int64); the contract is
-  // 0 <= kv_len[b] <= Tk, as check_shapes enforces for a Case.
+  // Filled after check_views accepted the views (zeros then), so only valid lengths: the
+  // contract 0 <= kv_len[b] <= Tk is what check_views enforces (problem/tests cover it).
   if (v.kv_len)
     for (auto& n : kv_len) n = in.ConsumeIntegralInRange<std::int64_t>(0, p.shape.Tk);
 }
@@ -259,8 +259,10 @@ void fuzz_views(FuzzedDataProvider& in, const Problem& p) {
   v.v = decode_view(in, p.dtype, {s.B, s.Hkv, s.Tk, s.Dv}, 4, arena);
   if (present(in, p.has_mask)) v.mask = decode_view(in, p.dtype, {s.Tq, s.Tk}, 2, arena, true);
   if (present(in, p.has_bias)) v.bias = decode_view(in, p.dtype, {s.Tq, s.Tk}, 2, arena);
-  std::vector<std::int64_t> kv_len(static_cast<std::size_t>(std::clamp<std::int64_t>(s.B, 0, 1 << 16)) + 1);
-  if (present(in, p.has_kv_len)) v.kv_len = kv_len.data();
+  // kv_len must point to B int64: only offered when B is small enough to allocate (otherwise
+  // absent, which check_views reports as a presence mismatch when the problem asks for it).
+  std::vector<std::int64_t> kv_len(static_cast<std::size_t>(std::clamp<std::int64_t>(s.B, 0, 1 << 16)));
+  if (present(in, p.has_kv_len) && s.B >= 1 && s.B <= (1 << 16)) v.kv_len = kv_len.data();
   const std::size_t n_inputs = arena.buffers.size();
   const DType lse_type = p.dtype == DType::f64 ? DType::f64 : DType::f32;
   if (present(in, true)) v.out = decode_view(in, p.dtype, {s.B, s.Hq, s.Tq, s.Dv}, 4, arena);

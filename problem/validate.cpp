@@ -221,7 +221,25 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
     for (int d = 0; d < 2; ++d) last += (v.mask.shape[static_cast<std::size_t>(d)] - 1) * v.mask.stride[static_cast<std::size_t>(d)];
     inputs[3].end = inputs[3].begin + static_cast<std::uintptr_t>(last + 1);
   }
+  // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
+  const std::pair<const char*, const TensorRef*> typed[] = {
+      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"dout", &v.dout},
+      {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+  for (auto [name, t] : typed)
+    if (t->present() && t->dtype != p.dtype)
+      errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) +
+                     ", expected the problem's " + std::string(dtype_name(p.dtype)));
+  const DType lse_want = p.dtype == DType::f64 ? DType::f64 : DType::f32;
+  if (v.lse.present() && v.lse.dtype != lse_want)
+    errs.push_back("lse: dtype " + std::string(dtype_name(v.lse.dtype)) + ", expected " +
+                   std::string(dtype_name(lse_want)));
   if (v.kv_len) {
+    for (std::int64_t b = 0; b < s.B; ++b)
+      if (v.kv_len[b] < 0 || v.kv_len[b] > s.Tk) {
+        errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(v.kv_len[b]) +
+                       " is outside [0, Tk=" + std::to_string(s.Tk) + "]");
+        break;
+      }
     const auto b = reinterpret_cast<std::uintptr_t>(v.kv_len);
     inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
   }

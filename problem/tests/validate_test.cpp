@@ -141,5 +141,32 @@ TEST(Validate, ViewsAliasingAndBadStridesAreRejected) {
   EXPECT_EQ(e[0], "out overlaps output lse");
 }
 
+TEST(Validate, ViewsOfTheWrongDtypeOrKvLenAreRejected) {
+  Problem p = ok_problem();
+  p.has_kv_len = true;
+  Buffers b(p);
+  std::vector<std::int64_t> kv_len = {7, 8};
+  b.views.kv_len = kv_len.data();
+  b.views.k.dtype = DType::f16;  // the buffers hold f32
+  b.views.lse.dtype = DType::f16;
+  auto e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0], "k: dtype f16, expected the problem's f32");
+  EXPECT_EQ(e[1], "lse: dtype f16, expected f32");
+  EXPECT_EQ(e[2], "kv_len[1] = 8 is outside [0, Tk=7]");
+}
+
+// Found by the views fuzzer: a largest element offset of exactly 2^63 - 1 made "offset + 1"
+// overflow (fuzz/regressions/views/check_views_extent_last_offset_int64_max).
+TEST(Validate, ExtentAtTheTopOfInt64IsAnErrorNotAnOverflow) {
+  Problem p = ok_problem();
+  Buffers b(p);
+  b.views.v.stride = {std::numeric_limits<std::int64_t>::max(), 0, 0, 0};
+  b.views.v.shape = {2, 2, 7, 6};
+  const auto e = check_views(p, b.views);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "v: the byte extent overflows 64 bits");
+}
+
 }  // namespace
 }  // namespace attnv

@@ -1,0 +1,81 @@
+// The numeric target's input format: the custom mutator relies on encode() inverting decode(),
+// the oracle on every byte string decoding to a valid case, and the tile-edge edits on every
+// edge length being reachable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "fuzz/numeric/case_genome.h"
+#include "problem/validate.h"
+#include "properties/kernels/naive_kernel.h"
+#include "reference/fast/fast.h"
+
+namespace attnv::fuzz {
+namespace {
+
+Genome random_genome(std::mt19937& rng) {
+  Genome g;
+  for (auto& b : g.header) b = static_cast<std::uint8_t>(rng());
+  const std::size_t n = std::min<std::size_t>(value_count(g), rng() % 64);
+  for (std::size_t i = 0; i < n; ++i) g.codes.push_back(static_cast<std::uint16_t>(rng()));
+  return g;
+}
+
+TEST(Genome, EncodeInvertsDecode) {
+  std::mt19937 rng(1);
+  for (int i = 0; i < 2000; ++i) {
+    const Genome g = random_genome(rng);
+    const std::vector<std::uint8_t> bytes = encode(g);
+    const Genome back = decode(bytes.data(), bytes.size());
+    ASSERT_EQ(back.header, g.header) << "iteration " << i;
+    ASSERT_EQ(back.codes, g.codes) << "iteration " << i;
+  }
+}
+
+TEST(Genome, EveryByteStringIsAValidCase) {
+  const Capabilities caps = props::NaiveKernel().capabilities();
+  std::mt19937 rng(2);
+  for (int i = 0; i < 300; ++i) {
+    std::vector<std::uint8_t> bytes(rng() % 200);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+    const Genome g = decode(bytes.data(), bytes.size());
+    const Case c = to_case(g, caps);
+    const auto errs = check_case(c);
+    ASSERT_TRUE(errs.empty()) << errs.front();
+  }
+}
+
+TEST(Genome, CapabilitiesNotClaimedAreDropped) {
+  Genome g;
+  g.header[kFlags] = 0xff;
+  g.header[kHkv] = 1;
+  g.header[kGroup] = 1;
+  Capabilities caps;
+  caps.dtypes = {DType::f32};
+  const Case c = to_case(g, caps);
+  EXPECT_FALSE(c.problem.causal || c.problem.has_mask || c.problem.has_bias || c.problem.has_kv_len ||
+               c.problem.softcap || c.problem.scale || c.problem.window.bounded());
+  EXPECT_EQ(c.problem.shape.Hq, c.problem.shape.Hkv);
+}
+
+TEST(Genome, TileEdgeLengthsAreReachable) {
+  for (std::int64_t n : {1, 15, 16, 17, 40, 47, 48, 49, 63, 64, 65, 127, 128, 129, 191, 192, 193, 200})
+    EXPECT_EQ(length_of(code_for_length(n, kSmallT, kMaxT), kSmallT, kMaxT), n);
+  for (std::int64_t n = 1; n <= kMaxD; ++n) EXPECT_EQ(length_of(code_for_length(n, kSmallD, kMaxD), kSmallD, kMaxD), n);
+}
+
+TEST(Genome, PoisonFillsOnlyKeysKvLenHides) {
+  Genome g;
+  g.header[kFlags] = kKvLen;
+  g.header[kTk] = 8;      // Tk = 9
+  g.header[kKvLen0] = 5;  // keys 5..8 hidden
+  g.header[kSigns] = 1 << kPoisonShift;
+  const Case c = to_case(g, props::NaiveKernel().capabilities());
+  ASSERT_EQ(c.problem.shape.Tk, 9);
+  for (std::int64_t j = 0; j < 9; ++j) EXPECT_EQ(std::isnan(c.k[c.ki(0, 0, j, 0)]), j >= 5) << j;
+  EXPECT_NO_THROW(ref::fast_forward(c, ref::FastOptions{.threads = 1}));  // hidden values are never read
+}
+
+}  // namespace
+}  // namespace attnv::fuzz
