@@ -45,6 +45,10 @@ struct MicroKernels {
   // o[r][d] <- alpha[r] * o[r][d] + sum_c p[r][c] v(c, d) for r < rows, d < dv_pad.
   void (*pv)(const T* p, std::int64_t ldp, int rows, const T* alpha, const T* v,
              std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo);
+  // Whether pv adds each term with one fused multiply-add (else a multiply, then an add). The
+  // tile loop's NaN-safe variant of pv must round exactly like pv: what a hidden key holds must
+  // not change a single output bit (SPEC; conformance requirement R6).
+  bool pv_fused;
   // Contiguous conversions from 16-bit storage (exact) and to it (round to nearest even).
   void (*from_f16)(const std::uint16_t* in, std::int64_t n, T* out);
   void (*from_bf16)(const std::uint16_t* in, std::int64_t n, T* out);

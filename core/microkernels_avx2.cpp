@@ -250,7 +250,7 @@ bool cpu_has_avx2() {
 
 const MicroKernels<float>* avx2_kernels_f32() {
   static const MicroKernels<float> k{"avx2-f32", &scores, &row_max, &exp_sum, &exp_inplace, &pv,
-                                     &from_f16, &from_bf16, &to_f16, &to_bf16};
+                                     true, &from_f16, &from_bf16, &to_f16, &to_bf16};
   static const bool ok = cpu_has_avx2();
   return ok ? &k : nullptr;
 }

@@ -88,8 +88,8 @@ void to_bf16(const T* in, std::int64_t n, std::uint16_t* out) {
 
 template <class T>
 MicroKernels<T> make(const char* name) {
-  return {name,         &scores<T>,  &row_max<T>,   &exp_sum<T>, &exp_inplace<T>,
-          &pv<T>,       &from_f16<T>, &from_bf16<T>, &to_f16<T>,  &to_bf16<T>};
+  return {name,   &scores<T>,    &row_max<T>, &exp_sum<T>, &exp_inplace<T>, &pv<T>,
+          false,  &from_f16<T>,  &from_bf16<T>, &to_f16<T>,  &to_bf16<T>};
 }
 
 }  // namespace

@@ -105,18 +105,23 @@ void apply_logit_rules(const ForwardParams& p, const KeyRange* ranges, std::int6
 }
 
 // O += P V for a tile whose V holds non-finite values: terms with weight 0 (hidden keys) are
-// skipped so a hidden NaN/inf cannot reach the output (0 * inf = NaN). Same rounding structure
-// as the pv micro-kernel; only used on such rare tiles.
+// skipped so a hidden NaN/inf cannot reach the output (0 * inf = NaN). Every other term is
+// rounded exactly as the active pv micro-kernel rounds it (fused or not), in the same order, so
+// the output bits do not depend on what hidden keys hold. Only used on such rare tiles.
 template <class T>
 void pv_skipping_hidden(const T* p, std::int64_t ldp, int rows, const T* alpha, const T* v,
-                        std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo) {
+                        std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo,
+                        bool fused) {
   for (int r = 0; r < rows; ++r) {
     T* orow = o + r * ldo;
     for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] *= alpha[r];
     for (int c = 0; c < n; ++c) {
       const T w = p[r * ldp + c];
       if (w == 0) continue;
-      for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] = std::fma(w, v[panel_index(c, d, ldv)], orow[d]);
+      if (fused)
+        for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] = std::fma(w, v[panel_index(c, d, ldv)], orow[d]);
+      else
+        for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] += w * v[panel_index(c, d, ldv)];
     }
   }
 }
@@ -164,7 +169,8 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
       apply_logit_rules(p, ranges, qb.i0, rows, j0, n, ws.s(), ws.lds);
     softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
     if (kind == TileKind::partial && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
-      pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad);
+      pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad,
+                         mk.pv_fused);
     else
       mk.pv(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad);
   }
