@@ -67,14 +67,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
   if (s.Tk > 256 || s.B * s.Hq * s.Tq * s.Tk * (s.Dk + s.Tk) > 2000000)
     return PropertyResult::pass(name, c.id, "V = identity skipped: case too large for Dv = Tk");
   // V = identity rows: O_i is the weight row P_i.
-  Case id = c;
-  id.dout.clear();
-  id.problem.shape.Dv = s.Tk;
-  id.v.assign(static_cast<std::size_t>(v_elements(id.problem.shape)), 0.0);
-  for (std::int64_t b = 0; b < s.B; ++b)
-    for (std::int64_t h = 0; h < s.Hkv; ++h)
-      for (std::int64_t j = 0; j < s.Tk; ++j) id.v[id.vi(b, h, j, j)] = 1.0;
-  id.id = c.id + " (V = identity)";
+  const Case id = detail::with_identity_v(c);
   const Outputs got = detail::run(k, id, layout).out;
   const detail::Exact e = detail::exact_forward(k, id);
   for (std::int64_t b = 0; b < s.B; ++b)
