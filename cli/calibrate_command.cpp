@@ -15,8 +15,12 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Run exactly emulated kernels (correct, and with planted precision bugs) on seeded case\n"
       "families and print, per precision model, max and p99 of error/bound for the correct\n"
-      "kernels and the share of cases caught for each bug. Exit 1 if a correct kernel exceeds\n"
-      "the bound, a bug goes uncaught, or the sign test misjudges truncation.");
+      "kernels and the share of cases caught for each bug. Exit 1 if the bound is unsound: a\n"
+      "correct kernel exceeds it or is non-finite where the exact value is finite, or the sign test\n"
+      "flags a correct kernel as biased. Catch shares are reported, not judged: they depend on the\n"
+      "model (a model that rounds P to bf16 legitimately allows most of an f16 accumulator's error)\n"
+      "and on the number of cases (the sign test needs ~60 affected cases to flag truncation at\n"
+      "p < 1e-6); the test suite asserts them with derived thresholds (reference/bound/BOUND.md).");
   cmd->add_option("--cases", opt->cases_per_model, "cases per precision model")
       ->check(CLI::Range(1, 10000000))->capture_default_str();
   cmd->add_option("--seed", opt->first_seed, "first seed")->capture_default_str();
@@ -32,12 +36,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
     if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
     std::cout << table.format();
     bool ok = true;
-    for (const auto& m : table.models) {
-      ok = ok && m.correct_failures == 0 && m.correct_non_finite == 0 && !m.sign_correct.biased &&
-           m.sign_truncated.biased;
-      for (const auto& b : m.bugs)
-        if (b.bug != "truncate_output") ok = ok && (b.affected == 0 || b.caught > 0);
-    }
+    for (const auto& m : table.models)
+      ok = ok && m.correct_failures == 0 && m.correct_non_finite == 0 && !m.sign_correct.biased;
     exit_code = ok ? 0 : 1;
   });
 }
