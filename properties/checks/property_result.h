@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "reference/bound/bound.h"
+
 namespace attnv::props {
 
 struct PropertyResult {
@@ -16,16 +18,19 @@ struct PropertyResult {
   // The largest |error| / allowance the check measured (> 1 fails), or -1 when the check has no
   // such ratio (bitwise and structural checks).
   double worst_ratio = -1;
+  // Per-element error / threshold ratios, for the checks that compare against the reference
+  // (empty for the others): the certificate's histograms.
+  bound::RatioHistogram hist;
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
-    return {true, std::move(property), std::move(case_id), std::move(note), "", -1};
+    return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}};
   }
   PropertyResult& with_ratio(double r) {
     worst_ratio = r;
     return *this;
   }
   static PropertyResult fail(std::string property, std::string case_id, std::string message, std::string worst = "") {
-    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst), -1};
+    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst), -1, {}};
   }
 };
 

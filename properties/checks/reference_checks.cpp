@@ -31,8 +31,11 @@ std::string worst_of(const Case& c, const bound::Comparison& cmp) {
 
 PropertyResult judge(const char* name, const Case& c, const Outputs& got, const detail::Exact& e) {
   const bound::Comparison cmp = bound::compare(got, e.exact, e.bounds, e.out_dtype);
-  if (cmp.ok()) return PropertyResult::pass(name, c.id).with_ratio(cmp.worst_ratio());
-  return PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp)).with_ratio(cmp.worst_ratio());
+  PropertyResult r = cmp.ok() ? PropertyResult::pass(name, c.id)
+                              : PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
+  r.with_ratio(cmp.worst_ratio());
+  for (const auto& t : cmp.tensors) r.hist += t.hist;
+  return r;
 }
 
 }  // namespace

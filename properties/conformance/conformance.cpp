@@ -3,6 +3,7 @@
 #include "properties/conformance/conformance.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -79,9 +80,11 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
   }
 }
 
-void fold(RequirementResult& res, const props::PropertyResult& pr) {
+void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
   const bool skipped = pr.ok && (starts_with(pr.message, "not claimed") || starts_with(pr.message, "not applicable"));
   if (!skipped) ++res.cases_checked;
+  res.cases.push_back({index, pr.case_id, problem, !skipped, pr.ok, pr.worst_ratio});
+  res.hist += pr.hist;
   if (pr.worst_ratio > res.worst_ratio) {
     res.worst_ratio = pr.worst_ratio;
     res.worst_case = pr.case_id;
@@ -97,6 +100,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
   res.cases_run = n;
   const props::PropertyResult pr = props::check_unbiased_rounding(k, cases, Layout::bhtd);
   res.cases_checked = n;
+  for (int i = 0; i < n; ++i) res.cases.push_back({i, cases[static_cast<std::size_t>(i)].id, cases[static_cast<std::size_t>(i)].problem, true, pr.ok, -1});
   if (!pr.ok) {
     res.verdict = Verdict::fail;
     res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
@@ -170,7 +174,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       pr = props::PropertyResult::fail(r.property, pc.c.id, std::string("threw: ") + e.what());
     }
     ++res.cases_run;
-    fold(res, pr);
+    fold(res, pr, i, pc.c.problem);
     if (!pr.ok) {
       res.verdict = Verdict::fail;
       // Checks that build their own case from the dtype and seed (R18-R20) name it differently:
@@ -208,11 +212,35 @@ std::vector<Job> jobs(Kernel& k, const ConformanceOptions& opt) {
   return js;
 }
 
+// Runs one job, times it and reports it to opt.on_result (one caller at a time).
+class JobRunner {
+ public:
+  JobRunner(const ConformanceOptions& opt, std::size_t total) : opt_(opt), total_(total) {}
+  RequirementResult run(Kernel& k, const Job& j) {
+    const auto t0 = std::chrono::steady_clock::now();
+    RequirementResult r = run_requirement(k, j.id, j.dtype, opt_);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt_.on_result) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      opt_.on_result(r, ++done_, total_);
+    }
+    return r;
+  }
+
+ private:
+  const ConformanceOptions& opt_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::mutex mutex_;
+};
+
 }  // namespace
 
 ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
   ConformanceReport rep{k.name(), opt.tier, opt.seed, {}};
-  for (const Job& j : jobs(k, opt)) rep.results.push_back(run_requirement(k, j.id, j.dtype, opt));
+  const std::vector<Job> js = jobs(k, opt);
+  JobRunner runner(opt, js.size());
+  for (const Job& j : js) rep.results.push_back(runner.run(k, j));
   return rep;
 }
 
@@ -221,6 +249,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
   ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}};
   const std::vector<Job> js = jobs(*probe, opt);
   rep.results.resize(js.size());
+  JobRunner runner(opt, js.size());
   // One job per index (grain 1 would still hand contiguous chunks out; jobs differ in cost, so
   // each worker takes every n-th job instead).
   const int threads = std::max(1, opt.threads > 0 ? opt.threads : default_threads());
@@ -228,7 +257,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::unique_ptr<Kernel> k = make();
       for (std::size_t n = static_cast<std::size_t>(t); n < js.size(); n += static_cast<std::size_t>(threads))
-        rep.results[n] = run_requirement(*k, js[n].id, js[n].dtype, opt);
+        rep.results[n] = runner.run(*k, js[n]);
     }
   }, threads, 1);
   return rep;

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "problem/kernel.h"
+#include "reference/bound/bound.h"
 #include "properties/generators/property_case.h"
 
 namespace attnv::conformance {
@@ -91,6 +92,9 @@ struct ConformanceOptions {
   std::vector<std::string> only;      // requirement ids or names; empty: all
   int max_findings = 1;               // per requirement x dtype: stop after this many failures
   int threads = 0;                    // run_conformance(factory): 0 = default_threads()
+  // Called once per finished requirement x dtype with the number done and the total (from one
+  // thread at a time, in completion order): progress bars and plain progress lines.
+  std::function<void(const struct RequirementResult&, std::size_t done, std::size_t total)> on_result;
 };
 
 enum class Verdict { pass, fail, not_claimed };
@@ -105,6 +109,17 @@ struct Finding {
   std::string saved_case;  // the exchange folder holding the case ("" when not saved)
 };
 
+// One case a requirement ran: what the certificate plots (the covered shape space, the worst
+// cases). For checks that build their own case (R18-R20) the problem is the drawn case's.
+struct CaseRecord {
+  int index = 0;            // position in the requirement's stream
+  std::string case_id;
+  Problem problem;
+  bool judged = false;      // false: not claimed / not applicable
+  bool ok = true;
+  double worst_ratio = -1;  // -1: the check has no ratio
+};
+
 struct RequirementResult {
   std::string id, property;
   DType dtype = DType::f32;
@@ -115,6 +130,9 @@ struct RequirementResult {
   std::string worst_case;     // the case id where it occurred
   std::string note;           // why not claimed, ...
   std::vector<Finding> findings;
+  std::vector<CaseRecord> cases;  // every case run, in stream order
+  bound::RatioHistogram hist;     // per-element error / threshold ratios (R1, R2; empty otherwise)
+  double seconds = 0;             // wall time (not part of any byte-identical report)
 };
 std::string describe(const RequirementResult& r);  // one line, then one line per finding
 

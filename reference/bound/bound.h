@@ -6,6 +6,7 @@
 //
 // The bound is a function of the case, the exact outputs (correctly rounded doubles from the
 // reference) and the PrecisionModel only; it never looks at the kernel's answer.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,21 @@ bool overflow_allowed(double out, double exact, double b, DType out_dtype);
 // The right-hand side above (the threshold the error is compared with).
 double threshold(double out, double exact, double b, DType out_dtype);
 
+// How the elements' error / threshold ratios are spread: the data of the certificate's
+// histograms. Bin 0 holds exact answers (ratio 0); bins 1..kBins-2 split [1e-6, 10) into
+// quarter decades (ratios below 1e-6 go to bin 1); the last bin holds ratios >= 10 and
+// non-finite answers where the exact value is finite.
+struct RatioHistogram {
+  static constexpr int kBins = 30;
+  std::array<std::int64_t, kBins> count{};
+  void add(double ratio);
+  RatioHistogram& operator+=(const RatioHistogram& o);
+  std::int64_t total() const;
+  // The ratio interval [lower, upper) of bin i (bin 0: [0, 0]; last: [10, inf)).
+  static double lower_edge(int i);
+  static double upper_edge(int i);
+};
+
 // One output tensor compared element by element.
 struct TensorReport {
   std::string name;             // "out", "lse", "dq", "dk", "dv"
@@ -57,6 +73,7 @@ struct TensorReport {
   // narrower than the accumulator, worst_ratio is dominated by ulp_out/2 and this says whether
   // b itself is respected with room to spare.
   double worst_bound_usage = 0;
+  RatioHistogram hist;  // every element with a finite exact value
   bool ok() const { return failures == 0; }
 };
 

@@ -31,6 +31,38 @@ bool accept(double out, double exact, double b, DType out_dtype) {
   return std::fabs(out - exact) <= threshold(out, exact, b, out_dtype);
 }
 
+void RatioHistogram::add(double ratio) {
+  int bin;
+  if (!(ratio > 0)) bin = 0;  // exact (NaN ratios cannot occur: callers pass finite errors or inf)
+  else if (ratio >= 10) bin = kBins - 1;
+  else bin = std::clamp(1 + static_cast<int>(std::floor((std::log10(ratio) + 6) * 4)), 1, kBins - 2);
+  ++count[static_cast<std::size_t>(bin)];
+}
+
+RatioHistogram& RatioHistogram::operator+=(const RatioHistogram& o) {
+  for (int i = 0; i < kBins; ++i) count[static_cast<std::size_t>(i)] += o.count[static_cast<std::size_t>(i)];
+  return *this;
+}
+
+std::int64_t RatioHistogram::total() const {
+  std::int64_t t = 0;
+  for (std::int64_t c : count) t += c;
+  return t;
+}
+
+double RatioHistogram::lower_edge(int i) {
+  if (i <= 0) return 0;
+  if (i == 1) return 0;  // everything below 1e-6 (but not exact) lands here
+  if (i >= kBins - 1) return 10;
+  return std::pow(10.0, -6 + (i - 1) / 4.0);
+}
+
+double RatioHistogram::upper_edge(int i) {
+  if (i <= 0) return 0;
+  if (i >= kBins - 1) return HUGE_VAL;
+  return std::pow(10.0, -6 + i / 4.0);
+}
+
 namespace {
 
 TensorReport compare_tensor(const char* name, const std::vector<double>& out,
@@ -51,6 +83,7 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
     if (ok && !std::isfinite(o)) continue;  // an allowed overflow to inf: no finite error to rate
     if (std::isfinite(x) && !std::isfinite(o)) {
       ++r.non_finite;
+      r.hist.add(HUGE_VAL);
       continue;
     }
     if (!std::isfinite(x)) continue;
@@ -62,6 +95,7 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
     }
     double ratio = 0;
     if (err > 0) ratio = (b == 0 && x == 0) ? HUGE_VAL : err / thr;
+    r.hist.add(ratio);
     if (ratio > r.worst_ratio || r.worst_index < 0) {
       r.worst_ratio = ratio;
       r.worst_index = static_cast<std::int64_t>(e);
