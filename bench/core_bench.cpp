@@ -1,9 +1,10 @@
-// Speed of the optimized core's forward, as GFLOP/s and as a share of the machine's FMA peak
+// Speed of the optimized core's forward and backward, as GFLOP/s and as a share of the machine's FMA peak
 // measured by the same binary. Run:
 //   build/core/bench/core_bench --benchmark_out=core_bench.json --benchmark_out_format=json
 // Forward: B=1, H=8, Tq=Tk=4096, Dk=Dv in {64, 128}, causal (top-left) or not, f32/f16/bf16,
 // dense BHTD, 2 threads. Inputs: standard normal values (gen/rng.h, fixed seed) rounded to the
-// storage dtype. Counters:
+// storage dtype. Backward: f32, D=128, causal or not, the same shape (FLOPs 2.5 x the forward's
+// count, the FlashAttention convention). Counters:
 //   GFLOPs         4 B H Tq Tk D per second (the conventional count, causal or not)
 //   useful_GFLOPs  4 B H D per visible (query, key) pair per second
 //   peak_share / useful_peak_share   the two above over BM_FmaPeak's figure (2 threads)
@@ -108,7 +109,7 @@ BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(
 
 // Dense [B, H, T, D] buffers of one call, in the storage dtype.
 struct Buffers {
-  std::vector<unsigned char> q, k, v, out, lse;
+  std::vector<unsigned char> q, k, v, out, lse, dout, dq, dk, dv;
   KernelViews views;
 };
 
@@ -146,6 +147,37 @@ void make_buffers(const Problem& p, Buffers& b) {
   b.views.lse = fill(b.lse, lse_dtype(p.dtype), {s.B, s.Hq, s.Tq, 0}, 3, nullptr);
 }
 
+// The counters of a pass from its FLOP counts (all pairs / visible pairs) and the timed calls.
+void set_counters(benchmark::State& state, double gflop_all, double gflop_useful, double seconds,
+                  double cpu_seconds, const Rate& peak) {
+  const double per_call = seconds / static_cast<double>(state.iterations());
+  state.counters["GFLOPs"] = benchmark::Counter(gflop_all, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["useful_GFLOPs"] = benchmark::Counter(
+      gflop_useful, benchmark::Counter::kIsIterationInvariantRate);
+  const double cpu_per_call = cpu_seconds / static_cast<double>(state.iterations()) / kThreads;
+  state.counters["peak_share"] = gflop_all / per_call / peak.wall;
+  state.counters["useful_peak_share"] = gflop_useful / per_call / peak.wall;
+  state.counters["peak_GFLOPs"] = peak.wall;
+  // CPU seconds of all threads per wall second: kThreads when the cores were ours alone; less
+  // when the (shared) machine was busy, which lowers every wall-clock figure above.
+  state.counters["cpu_utilisation"] = cpu_seconds / seconds;
+  // The same figures per CPU second (times kThreads): robust to other users of the machine.
+  state.counters["cpu_GFLOPs"] = gflop_all / cpu_per_call;
+  state.counters["cpu_useful_GFLOPs"] = gflop_useful / cpu_per_call;
+  state.counters["cpu_peak_GFLOPs"] = peak.cpu;
+  state.counters["cpu_peak_share"] = gflop_all / cpu_per_call / peak.cpu;
+  state.counters["cpu_useful_peak_share"] = gflop_useful / cpu_per_call / peak.cpu;
+}
+
+// 4 B H D per (query, key) pair (GFLOP): the two products of the forward.
+double gflop_per_pair(const Problem& p) {
+  return 4.0 * static_cast<double>(p.shape.B * p.shape.Hq * p.shape.Dk) * 1e-9;
+}
+double pairs(const Problem& p, bool visible_only) {
+  const double tq = static_cast<double>(p.shape.Tq), tk = static_cast<double>(p.shape.Tk);
+  return visible_only && p.causal ? tq * (tq + 1) / 2 : tq * tk;
+}
+
 void BM_CoreForward(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const std::int64_t T = state.range(1), D = state.range(2);
@@ -165,29 +197,45 @@ void BM_CoreForward(benchmark::State& state) {
     cpu_seconds += process_cpu_seconds() - c0;
     benchmark::ClobberMemory();
   }
-  const Shape& s = p.shape;
-  const double pairs_all = static_cast<double>(s.Tq) * static_cast<double>(s.Tk);
-  const double pairs_visible = causal ? static_cast<double>(s.Tq) * (s.Tq + 1) / 2 : pairs_all;
-  const double per_pair = 4.0 * static_cast<double>(s.B * s.Hq * D) * 1e-9;
-  const double per_call = seconds / static_cast<double>(state.iterations());
-  state.counters["GFLOPs"] = benchmark::Counter(per_pair * pairs_all,
-                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["useful_GFLOPs"] = benchmark::Counter(
-      per_pair * pairs_visible, benchmark::Counter::kIsIterationInvariantRate);
-  const double cpu_per_call = cpu_seconds / static_cast<double>(state.iterations()) / kThreads;
-  state.counters["peak_share"] = per_pair * pairs_all / per_call / peak.wall;
-  state.counters["useful_peak_share"] = per_pair * pairs_visible / per_call / peak.wall;
-  state.counters["peak_GFLOPs"] = peak.wall;
-  // CPU seconds of all threads per wall second: kThreads when the cores were ours alone; less
-  // when the (shared) machine was busy, which lowers every wall-clock figure above.
-  state.counters["cpu_utilisation"] = cpu_seconds / seconds;
-  // The same figures per CPU second (times kThreads): robust to other users of the machine.
-  state.counters["cpu_GFLOPs"] = per_pair * pairs_all / cpu_per_call;
-  state.counters["cpu_useful_GFLOPs"] = per_pair * pairs_visible / cpu_per_call;
-  state.counters["cpu_peak_GFLOPs"] = peak.cpu;
-  state.counters["cpu_useful_peak_share"] = per_pair * pairs_visible / cpu_per_call / peak.cpu;
+  set_counters(state, gflop_per_pair(p) * pairs(p, false), gflop_per_pair(p) * pairs(p, true),
+               seconds, cpu_seconds, peak);
   state.SetLabel(std::string(dtype_name(dtype)) + (causal ? " causal" : " full") + " D=" +
                  std::to_string(D) + " T=" + std::to_string(T));
+}
+
+// Backward: the forward once (its O and LSE are the backward's inputs), then timed backward
+// calls. FLOPs: the conventional 2.5 x the forward's count (five products: S, dP, dV, dK, dQ),
+// although this implementation recomputes S and dP in its dQ pass (seven products).
+void BM_CoreBackward(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  const std::int64_t T = state.range(1), D = state.range(2);
+  const bool causal = state.range(3) != 0;
+  const Problem p = bench_problem(dtype, T, D, causal);
+  Buffers b;
+  make_buffers(p, b);
+  const Shape& s = p.shape;
+  gen::Rng rng(20261122);
+  b.views.dout = fill(b.dout, p.dtype, {s.B, s.Hq, s.Tq, s.Dv}, 4, &rng);
+  b.views.dq = fill(b.dq, p.dtype, {s.B, s.Hq, s.Tq, s.Dk}, 4, nullptr);
+  b.views.dk = fill(b.dk, p.dtype, {s.B, s.Hkv, s.Tk, s.Dk}, 4, nullptr);
+  b.views.dv = fill(b.dv, p.dtype, {s.B, s.Hkv, s.Tk, s.Dv}, 4, nullptr);
+  core::CoreKernel kernel({.threads = kThreads});
+  kernel.forward(p, b.views);
+  const Rate peak = peak_gflops();
+
+  double seconds = 0, cpu_seconds = 0;
+  for (auto _ : state) {
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel.backward(p, b.views);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_seconds += process_cpu_seconds() - c0;
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 2.5 * gflop_per_pair(p) * pairs(p, false),
+               2.5 * gflop_per_pair(p) * pairs(p, true), seconds, cpu_seconds, peak);
+  state.SetLabel(std::string(dtype_name(dtype)) + (causal ? " causal" : " full") + " D=" +
+                 std::to_string(D) + " T=" + std::to_string(T) + " backward");
 }
 
 void forward_args(benchmark::internal::Benchmark* b) {
@@ -197,6 +245,12 @@ void forward_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_CoreForward)->Apply(forward_args)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->MinTime(1.0);
+
+// f32, D = 128, non-causal and causal.
+BENCHMARK(BM_CoreBackward)
+    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 0})
+    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 
 }  // namespace
 

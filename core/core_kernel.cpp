@@ -1,5 +1,9 @@
 #include "core/core_kernel.h"
 
+#include <string>
+#include <utility>
+
+#include "core/backward.h"
 #include "core/workspace.h"
 #include "problem/error.h"
 #include "problem/validate.h"
@@ -11,7 +15,7 @@ Capabilities CoreKernel::capabilities() const {
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
-  c.backward = false;  // a later step
+  c.backward = true;
   return c;
 }
 
@@ -19,15 +23,32 @@ PrecisionModel CoreKernel::precision(DType storage) const {
   return PrecisionModel::natural(storage, kKeyBlock);
 }
 
-void CoreKernel::forward(const Problem& p, const KernelViews& views) {
+namespace {
+
+void require_views(const char* what, const Problem& p, const KernelViews& views) {
   const std::vector<std::string> errors = check_views(p, views);
-  if (!errors.empty()) {
-    std::string msg = "core forward: invalid call:";
-    for (const auto& e : errors) msg += "\n  " + e;
-    throw InputError(msg);
-  }
+  if (errors.empty()) return;
+  std::string msg = std::string("core ") + what + ": invalid call:";
+  for (const auto& e : errors) msg += "\n  " + e;
+  throw InputError(msg);
+}
+
+}  // namespace
+
+void CoreKernel::forward(const Problem& p, const KernelViews& views) {
+  require_views("forward", p, views);
   if (!views.out.present()) throw InputError("core forward: no output view");
   core::forward(make_forward_params(p, views), opt_);
+}
+
+void CoreKernel::backward(const Problem& p, const KernelViews& views) {
+  require_views("backward", p, views);
+  const std::pair<const char*, const TensorRef*> needed[] = {
+      {"out (the forward's O)", &views.out}, {"lse (the forward's LSE)", &views.lse},
+      {"dout", &views.dout}, {"dq", &views.dq}, {"dk", &views.dk}, {"dv", &views.dv}};
+  for (const auto& [name, t] : needed)
+    if (!t->present()) throw InputError(std::string("core backward: no ") + name + " view");
+  core::backward(make_forward_params(p, views), opt_);
 }
 
 }  // namespace attnv::core

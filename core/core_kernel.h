@@ -1,7 +1,7 @@
 #pragma once
 // The optimized attention core behind the same interface third-party kernels implement
-// (problem/kernel.h): forward only in this step (backward, decode and the multi-head layer are
-// later steps). Tiled online-softmax attention (FlashAttention-2 on the CPU), f32 accumulation
+// (problem/kernel.h): forward and backward (decode and the multi-head layer are later steps).
+// Tiled online-softmax attention (FlashAttention-2 on the CPU), f32 accumulation
 // for f32/f16/bf16 storage and f64 for f64, AVX2 + FMA micro-kernels with a portable fallback.
 #include "core/forward.h"
 #include "problem/kernel.h"
@@ -14,10 +14,16 @@ class CoreKernel final : public Kernel {
   std::string name() const override { return "core"; }
   Capabilities capabilities() const override;
   // accum f32 (f64 for f64 storage), P kept in the accumulator, outputs in the storage dtype,
-  // block = the key tile (kKeyBlock), exp within 2 ulps (measured: core/tests/exp_test.cpp).
+  // block = the forward's key tile (kKeyBlock), exp within 2 ulps (measured:
+  // core/tests/exp_test.cpp). The backward follows BOUND.md section 0 with the same model: L as
+  // stored (f32/f64 = the accumulator), D from the stored O, P and dS kept in the accumulator,
+  // the scale applied once to dQ and dK.
   PrecisionModel precision(DType storage) const override;
   // Validates the views (InputError on bad ones) and runs the forward.
   void forward(const Problem& p, const KernelViews& views) override;
+  // Validates the views (InputError on bad ones or missing out/lse/dout/dq/dk/dv) and runs the
+  // backward from the forward's stored O and LSE.
+  void backward(const Problem& p, const KernelViews& views) override;
 
  private:
   ForwardOptions opt_;

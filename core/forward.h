@@ -6,9 +6,13 @@
 
 namespace attnv::core {
 
+// Planted bugs of the backward, for tests only: they show the checks catch a wrong gradient.
+enum class BackwardPlant { none, dk_missing_scale, no_softcap_derivative };
+
 struct ForwardOptions {
   int threads = 0;             // <= 0: default_threads()
   bool portable_only = false;  // skip the AVX2 micro-kernels (tests of the portable path)
+  BackwardPlant plant = BackwardPlant::none;  // tests only (core/tests/backward_test.cpp)
 };
 
 void forward(const ForwardParams& p, const ForwardOptions& opt);

@@ -1,5 +1,5 @@
 // The optimized core through the conformance suite, exactly as a third-party kernel would be:
-// the one-line macro on a factory. (Backward is a later step: R2 reports "not claimed".)
+// the one-line macro on a factory (R2 runs the backward).
 #include <memory>
 
 #include "core/core_kernel.h"

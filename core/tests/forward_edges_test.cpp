@@ -138,7 +138,7 @@ TEST(CoreInterface, NameCapabilitiesAndPrecision) {
   EXPECT_TRUE(caps.gqa && caps.causal_top_left && caps.causal_bottom_right && caps.window &&
               caps.mask && caps.bias && caps.kv_len && caps.softcap && caps.custom_scale &&
               caps.lse && caps.strided);
-  EXPECT_FALSE(caps.backward);
+  EXPECT_TRUE(caps.backward);
   EXPECT_EQ(caps.dtypes.size(), 4u);
   const PrecisionModel f16 = core.precision(DType::f16);
   EXPECT_EQ(f16.accum, DType::f32);

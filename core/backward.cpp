@@ -1,0 +1,94 @@
+#include "core/backward.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/backward_tiles.h"
+#include "core/backward_workspace.h"
+#include "core/microkernels.h"
+#include "core/tensor_io.h"
+#include "util/parallel.h"
+
+namespace attnv::core {
+namespace {
+
+// Zigzag over the blocks of a (batch, head): with a causal mask neighbouring items then cost
+// about the same on average, so the contiguous chunks of parallel_for balance.
+std::int64_t zigzag(std::int64_t k, std::int64_t n_blocks) {
+  return k % 2 == 0 ? k / 2 : n_blocks - 1 - k / 2;
+}
+
+// L and D of every query row: D = fl(sum_d dO_d O_d) in T, d ascending.
+template <class T>
+void row_stats(const ForwardParams& p, const MicroKernels<T>& mk, std::vector<T>& lse,
+               std::vector<T>& dd, int threads) {
+  const Shape& s = p.shape;
+  parallel_for(
+      s.B * s.Hq,
+      [&](std::int64_t begin, std::int64_t end) {
+        std::vector<T> o(static_cast<std::size_t>(s.Dv)), g(static_cast<std::size_t>(s.Dv));
+        for (std::int64_t bh = begin; bh < end; ++bh) {
+          const std::int64_t b = bh / s.Hq, h = bh % s.Hq;
+          for (std::int64_t i = 0; i < s.Tq; ++i) {
+            const TensorRef& out = p.views.out;
+            const TensorRef& dout = p.views.dout;
+            load_row(mk, out, offset_of(out, b, h, i), out.stride[3], s.Dv, o.data());
+            load_row(mk, dout, offset_of(dout, b, h, i), dout.stride[3], s.Dv, g.data());
+            T d = 0;
+            for (std::int64_t k = 0; k < s.Dv; ++k) d += g[static_cast<std::size_t>(k)] * o[static_cast<std::size_t>(k)];
+            const std::size_t at = static_cast<std::size_t>(bh * s.Tq + i);
+            dd[at] = d;
+            lse[at] = load_scalar<T>(p.views.lse, offset_of(p.views.lse, b, h, i));
+          }
+        }
+      },
+      threads);
+}
+
+template <class T>
+void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions& opt) {
+  const Shape& s = p.shape;
+  std::vector<T> lse(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
+  std::vector<T> dd(lse.size());
+  row_stats(p, mk, lse, dd, opt.threads);
+  const RowStats<T> stats{lse.data(), dd.data()};
+
+  const std::int64_t n_key_tiles = (s.Tk + kBwdKeys - 1) / kBwdKeys;
+  parallel_for(
+      s.B * s.Hkv * n_key_tiles,
+      [&](std::int64_t begin, std::int64_t end) {
+        BackwardWorkspace<T> ws(s.Dk, s.Dv);
+        for (std::int64_t it = begin; it < end; ++it) {
+          const std::int64_t bh = it / n_key_tiles;
+          const std::int64_t j0 = zigzag(it % n_key_tiles, n_key_tiles) * kBwdKeys;
+          const int n = static_cast<int>(std::min<std::int64_t>(kBwdKeys, s.Tk - j0));
+          kv_tile_backward(p, mk, ws, stats, opt.plant, bh / s.Hkv, bh % s.Hkv, j0, n);
+        }
+      },
+      opt.threads);
+
+  const std::int64_t n_query_tiles = (s.Tq + kBwdRows - 1) / kBwdRows;
+  parallel_for(
+      s.B * s.Hq * n_query_tiles,
+      [&](std::int64_t begin, std::int64_t end) {
+        BackwardWorkspace<T> ws(s.Dk, s.Dv);
+        for (std::int64_t it = begin; it < end; ++it) {
+          const std::int64_t bh = it / n_query_tiles;
+          const std::int64_t i0 = zigzag(it % n_query_tiles, n_query_tiles) * kBwdRows;
+          const int rows = static_cast<int>(std::min<std::int64_t>(kBwdRows, s.Tq - i0));
+          query_tile_dq(p, mk, ws, stats, opt.plant, bh / s.Hq, bh % s.Hq, i0, rows);
+        }
+      },
+      opt.threads);
+}
+
+}  // namespace
+
+void backward(const ForwardParams& p, const ForwardOptions& opt) {
+  if (p.dtype == DType::f64)
+    run<double>(p, portable_kernels_f64(), opt);
+  else
+    run<float>(p, select_kernels_f32(opt.portable_only), opt);
+}
+
+}  // namespace attnv::core

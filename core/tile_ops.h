@@ -1,0 +1,145 @@
+#pragma once
+// The tile-level building blocks shared by the forward and backward tile loops: loading rows of
+// strided views into the micro-kernels' layouts (microkernels.h), the logit rules (visibility,
+// softcap, bias) on a tile of scores, and the NaN-safe variant of the pv micro-kernel.
+// Templates on the accumulator type, header-only so both loops inline them.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/forward_params.h"
+#include "core/microkernels.h"
+#include "core/tensor_io.h"
+#include "core/visibility.h"
+#include "core/workspace.h"
+
+namespace attnv::core {
+
+// Loads rows [first, first + n) of a [B, H, T, D] view into buf [n x ld] in T, zero-padding
+// columns [d, ld) so padded dot products and outputs stay exact.
+template <class T>
+void load_rows(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, std::int64_t h,
+               std::int64_t first, std::int64_t n, std::int64_t d, std::int64_t ld, T* buf) {
+  for (std::int64_t r = 0; r < n; ++r) {
+    T* row = buf + r * ld;
+    load_row(mk, t, offset_of(t, b, h, first + r), t.stride[3], d, row);
+    std::fill(row + d, row + ld, T(0));
+  }
+}
+
+// Loads rows [first, first + n) into 16-column panels (microkernels.h; panel stride ldp >= 16 n),
+// zero-padded to d_pad columns (a multiple of kPanel).
+template <class T>
+void load_panels(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, std::int64_t h,
+                 std::int64_t first, int n, std::int64_t d, std::int64_t d_pad, std::int64_t ldp,
+                 T* row_buf, T* panels) {
+  for (int c = 0; c < n; ++c) {
+    load_row(mk, t, offset_of(t, b, h, first + c), t.stride[3], d, row_buf);
+    std::fill(row_buf + d, row_buf + d_pad, T(0));
+    for (std::int64_t k = 0; k < d_pad; k += kPanel)
+      std::copy(row_buf + k, row_buf + k + kPanel, panels + panel_index(c, k, ldp));
+  }
+}
+
+// Loads K rows [first, first + n) transposed: kt[d * ldk + c]; zero for d >= dk and for
+// c in [n, round_up(n, 16)), so every value the scores kernel reads is defined.
+template <class T>
+void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b,
+                       std::int64_t h, std::int64_t first, int n, std::int64_t dk,
+                       std::int64_t dk_pad, std::int64_t ldk, T* row_buf, T* kt) {
+  const int n16 = static_cast<int>(round_up(n, 16));
+  for (int c = 0; c < n; ++c) {
+    load_row(mk, t, offset_of(t, b, h, first + c), t.stride[3], dk, row_buf);
+    for (std::int64_t d = 0; d < dk; ++d) kt[d * ldk + c] = row_buf[d];
+  }
+  for (std::int64_t d = 0; d < dk_pad; ++d) {
+    const int from = d < dk ? n : 0;
+    std::fill(kt + d * ldk + from, kt + d * ldk + n16, T(0));
+  }
+}
+
+// Whether the first n rows of a panel-major tile are all finite.
+template <class T>
+bool all_finite(const T* panels, int n, std::int64_t d_pad, std::int64_t ldp) {
+  for (std::int64_t d = 0; d < d_pad; d += kPanel) {
+    const T* x = panels + (d / kPanel) * ldp;
+    for (std::int64_t i = 0; i < n * kPanel; ++i)
+      if (!std::isfinite(x[i])) return false;
+  }
+  return true;
+}
+
+// Visibility, softcap and bias on a tile of scores s = fl(fl(q.k) * scale). Keys outside the
+// row's interval become -inf (a fill: causal and window tiles need nothing else); inside it,
+// the mask hides keys, then t = fl(c * fl(tanh(fl(s / c)))) (softcap) and fl(t + bias). Hidden
+// keys become -inf whatever their score (a hidden key's K row may hold anything, NaN included).
+// With `cap_deriv` (backward, softcap set) it also receives fl(1 - fl(th^2)), th = tanh(s / c),
+// the softcap's derivative, for every visible key (hidden keys: 0).
+template <class T>
+void apply_logit_rules(const ForwardParams& p, const KeyRange* ranges, std::int64_t i0, int rows,
+                       std::int64_t j0, int n, T* s, std::int64_t lds, T* cap_deriv = nullptr) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const T cap = static_cast<T>(p.softcap);
+  const TensorRef& mask = p.views.mask;
+  const TensorRef& bias = p.views.bias;
+  const bool per_element = p.has_mask || p.has_softcap || p.has_bias;
+  for (int r = 0; r < rows; ++r) {
+    const std::int64_t i = i0 + r;
+    T* row = s + r * lds;
+    const KeyRange kr = ranges[r];
+    const int c_lo = kr.empty() ? n : static_cast<int>(std::clamp<std::int64_t>(kr.lo - j0, 0, n));
+    const int c_hi = kr.empty() ? n : static_cast<int>(std::clamp<std::int64_t>(kr.hi - j0, c_lo, n));
+    std::fill(row, row + c_lo, ninf);
+    std::fill(row + c_hi, row + n, ninf);
+    if (cap_deriv != nullptr) {
+      std::fill(cap_deriv + r * lds, cap_deriv + r * lds + c_lo, T(0));
+      std::fill(cap_deriv + r * lds + c_hi, cap_deriv + r * lds + n, T(0));
+    }
+    if (!per_element) continue;
+    for (int c = c_lo; c < c_hi; ++c) {
+      const std::int64_t j = j0 + c;
+      if (p.has_mask &&
+          static_cast<const std::uint8_t*>(mask.data)[i * mask.stride[0] + j * mask.stride[1]] == 0) {
+        row[c] = ninf;
+        if (cap_deriv != nullptr) cap_deriv[r * lds + c] = 0;
+        continue;
+      }
+      T t = row[c];
+      if (p.has_softcap) {
+        const T th = static_cast<T>(std::tanh(t / cap));
+        t = cap * th;
+        if (cap_deriv != nullptr) cap_deriv[r * lds + c] = T(1) - th * th;
+      }
+      if (p.has_bias) {
+        const T bv = load_scalar<T>(bias, i * bias.stride[0] + j * bias.stride[1]);
+        t = bv == ninf ? ninf : t + bv;
+      }
+      row[c] = t;
+    }
+  }
+}
+
+// O += P V for a tile whose V holds non-finite values: terms with weight 0 (hidden keys) are
+// skipped so a hidden NaN/inf cannot reach the output (0 * inf = NaN). Every other term is
+// rounded exactly as the active pv micro-kernel rounds it (fused or not), in the same order, so
+// the output bits do not depend on what hidden keys hold. Only used on such rare tiles.
+template <class T>
+void pv_skipping_hidden(const T* p, std::int64_t ldp, int rows, const T* alpha, const T* v,
+                        std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo,
+                        bool fused) {
+  for (int r = 0; r < rows; ++r) {
+    T* orow = o + r * ldo;
+    for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] *= alpha[r];
+    for (int c = 0; c < n; ++c) {
+      const T w = p[r * ldp + c];
+      if (w == 0) continue;
+      if (fused)
+        for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] = std::fma(w, v[panel_index(c, d, ldv)], orow[d]);
+      else
+        for (std::int64_t d = 0; d < dv_pad; ++d) orow[d] += w * v[panel_index(c, d, ldv)];
+    }
+  }
+}
+
+}  // namespace attnv::core
