@@ -145,6 +145,10 @@ typedef const attnv_kernel* (*attnv_kernel_entry_fn)(void);
 #define ATTNV_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The prototype a plugin's definition must match (a mismatch is a compile error, and C++
+ * definitions get C linkage from it). */
+ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,256 @@
+#include "abi_convert.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "problem/buffers.h"
+#include "problem/error.h"
+
+namespace attnv::plugin {
+
+std::int32_t dtype_to_abi(DType t) {
+  switch (t) {
+    case DType::f64: return ATTNV_F64;
+    case DType::f32: return ATTNV_F32;
+    case DType::f16: return ATTNV_F16;
+    case DType::bf16: return ATTNV_BF16;
+  }
+  return -1;
+}
+
+std::optional<DType> dtype_from_abi(std::int32_t code) {
+  switch (code) {
+    case ATTNV_F64: return DType::f64;
+    case ATTNV_F32: return DType::f32;
+    case ATTNV_F16: return DType::f16;
+    case ATTNV_BF16: return DType::bf16;
+    default: return std::nullopt;
+  }
+}
+
+attnv_problem problem_to_abi(const Problem& p) {
+  attnv_problem a{};
+  a.B = p.shape.B;
+  a.Hq = p.shape.Hq;
+  a.Hkv = p.shape.Hkv;
+  a.Tq = p.shape.Tq;
+  a.Tk = p.shape.Tk;
+  a.Dk = p.shape.Dk;
+  a.Dv = p.shape.Dv;
+  a.dtype = dtype_to_abi(p.dtype);
+  a.causal = p.causal ? 1 : 0;
+  a.alignment = p.alignment == Alignment::bottom_right ? ATTNV_ALIGN_BOTTOM_RIGHT : ATTNV_ALIGN_TOP_LEFT;
+  a.has_mask = p.has_mask;
+  a.has_bias = p.has_bias;
+  a.has_kv_len = p.has_kv_len;
+  a.window_left = p.window.left;
+  a.window_right = p.window.right;
+  a.scale = p.effective_scale();
+  a.softcap = p.softcap.value_or(0.0);
+  return a;
+}
+
+Problem problem_from_abi(const attnv_problem& a) {
+  Problem p;
+  p.shape = {a.B, a.Hq, a.Hkv, a.Tq, a.Tk, a.Dk, a.Dv};
+  const std::optional<DType> t = dtype_from_abi(a.dtype);
+  if (!t) throw InputError("attnv_problem.dtype " + std::to_string(a.dtype) + " is not a storage dtype");
+  p.dtype = *t;
+  p.causal = a.causal != 0;
+  p.alignment = a.alignment == ATTNV_ALIGN_BOTTOM_RIGHT ? Alignment::bottom_right : Alignment::top_left;
+  p.has_mask = a.has_mask != 0;
+  p.has_bias = a.has_bias != 0;
+  p.has_kv_len = a.has_kv_len != 0;
+  p.window = {a.window_left, a.window_right};
+  if (a.scale != p.effective_scale()) p.scale = a.scale;  // p.scale is still unset here
+  if (a.softcap != 0) p.softcap = a.softcap;
+  return p;
+}
+
+int element_bytes(const attnv_tensor& t) {
+  if (t.dtype == ATTNV_U8) return 1;
+  const std::optional<DType> d = dtype_from_abi(t.dtype);
+  return d ? dtype_bytes(*d) : 1;
+}
+
+attnv_tensor tensor_to_abi(const TensorRef& t, bool is_mask) {
+  attnv_tensor a{};
+  a.data = t.data;
+  a.dtype = is_mask ? ATTNV_U8 : dtype_to_abi(t.dtype);
+  a.rank = t.rank;
+  for (int i = 0; i < 4; ++i) {
+    a.shape[i] = t.shape[static_cast<std::size_t>(i)];
+    a.stride[i] = t.stride[static_cast<std::size_t>(i)];
+  }
+  return a;
+}
+
+TensorRef tensor_from_abi(const attnv_tensor& a, DType storage) {
+  TensorRef t;
+  t.data = a.data;
+  // Mask elements are uint8 whatever TensorRef::dtype says (problem/tensor.h).
+  t.dtype = dtype_from_abi(a.dtype).value_or(storage);
+  t.rank = a.rank;
+  for (int i = 0; i < 4; ++i) {
+    t.shape[static_cast<std::size_t>(i)] = a.shape[i];
+    t.stride[static_cast<std::size_t>(i)] = a.stride[i];
+  }
+  return t;
+}
+
+attnv_views views_to_abi(const KernelViews& v) {
+  attnv_views a{};
+  a.q = tensor_to_abi(v.q);
+  a.k = tensor_to_abi(v.k);
+  a.v = tensor_to_abi(v.v);
+  a.mask = tensor_to_abi(v.mask, true);
+  a.bias = tensor_to_abi(v.bias);
+  a.kv_len = v.kv_len;
+  a.dout = tensor_to_abi(v.dout);
+  a.out = tensor_to_abi(v.out);
+  a.lse = tensor_to_abi(v.lse);
+  a.dq = tensor_to_abi(v.dq);
+  a.dk = tensor_to_abi(v.dk);
+  a.dv = tensor_to_abi(v.dv);
+  return a;
+}
+
+KernelViews views_from_abi(const attnv_views& a, DType storage) {
+  KernelViews v;
+  v.q = tensor_from_abi(a.q, storage);
+  v.k = tensor_from_abi(a.k, storage);
+  v.v = tensor_from_abi(a.v, storage);
+  v.mask = tensor_from_abi(a.mask, storage);
+  v.bias = tensor_from_abi(a.bias, storage);
+  v.kv_len = a.kv_len;
+  v.dout = tensor_from_abi(a.dout, storage);
+  v.out = tensor_from_abi(a.out, storage);
+  v.lse = tensor_from_abi(a.lse, storage);
+  v.dq = tensor_from_abi(a.dq, storage);
+  v.dk = tensor_from_abi(a.dk, storage);
+  v.dv = tensor_from_abi(a.dv, storage);
+  return v;
+}
+
+namespace {
+
+struct CapBit {
+  std::uint32_t bit;
+  bool Capabilities::*flag;
+};
+constexpr CapBit kCapBits[] = {
+    {ATTNV_CAP_GQA, &Capabilities::gqa},
+    {ATTNV_CAP_CAUSAL_TOP_LEFT, &Capabilities::causal_top_left},
+    {ATTNV_CAP_CAUSAL_BOTTOM_RIGHT, &Capabilities::causal_bottom_right},
+    {ATTNV_CAP_WINDOW, &Capabilities::window},
+    {ATTNV_CAP_MASK, &Capabilities::mask},
+    {ATTNV_CAP_BIAS, &Capabilities::bias},
+    {ATTNV_CAP_KV_LEN, &Capabilities::kv_len},
+    {ATTNV_CAP_SOFTCAP, &Capabilities::softcap},
+    {ATTNV_CAP_CUSTOM_SCALE, &Capabilities::custom_scale},
+    {ATTNV_CAP_LSE, &Capabilities::lse},
+    {ATTNV_CAP_BACKWARD, &Capabilities::backward},
+    {ATTNV_CAP_STRIDED, &Capabilities::strided},
+};
+constexpr std::uint32_t kAllCaps = (ATTNV_CAP_STRIDED << 1) - 1;
+constexpr std::uint32_t kAllDTypeBits = ATTNV_DTYPE_BIT(ATTNV_F64) | ATTNV_DTYPE_BIT(ATTNV_F32) |
+                                        ATTNV_DTYPE_BIT(ATTNV_F16) | ATTNV_DTYPE_BIT(ATTNV_BF16);
+
+std::string hex(std::uint32_t x) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", x);
+  return buf;
+}
+
+}  // namespace
+
+std::uint32_t caps_to_abi(const Capabilities& c) {
+  std::uint32_t bits = 0;
+  for (const CapBit& b : kCapBits)
+    if (c.*b.flag) bits |= b.bit;
+  return bits;
+}
+
+std::uint32_t dtypes_to_abi(const std::vector<DType>& ds) {
+  std::uint32_t bits = 0;
+  for (DType d : ds) bits |= ATTNV_DTYPE_BIT(static_cast<std::uint32_t>(dtype_to_abi(d)));
+  return bits;
+}
+
+Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes) {
+  Capabilities c;
+  for (DType d : kAllDTypes)
+    if (dtypes & ATTNV_DTYPE_BIT(static_cast<std::uint32_t>(dtype_to_abi(d)))) c.dtypes.push_back(d);
+  for (const CapBit& b : kCapBits) c.*b.flag = (caps & b.bit) != 0;
+  return c;
+}
+
+attnv_precision precision_to_abi(const PrecisionModel& m) {
+  attnv_precision a{};
+  a.accum = dtype_to_abi(m.accum);
+  a.p_dtype = dtype_to_abi(m.p_dtype);
+  a.out = dtype_to_abi(m.out);
+  a.block = m.block;
+  a.exp_ulps = m.exp_ulps;
+  return a;
+}
+
+PrecisionModel precision_from_abi(const attnv_precision& a, DType storage, const std::string& who) {
+  const std::string where = who + ": precision model for " + std::string(dtype_name(storage));
+  auto dt = [&](std::int32_t code, const char* field) {
+    const std::optional<DType> d = dtype_from_abi(code);
+    if (!d) throw InputError(where + " has " + field + " = " + std::to_string(code) + ", not a dtype (ATTNV_F64/F32/F16/BF16)");
+    return *d;
+  };
+  PrecisionModel m;
+  m.storage = storage;
+  m.accum = dt(a.accum, "accum");
+  m.p_dtype = dt(a.p_dtype, "p_dtype");
+  m.out = dt(a.out, "out");
+  if (a.block < 0) throw InputError(where + " has block = " + std::to_string(a.block) + " (must be >= 0)");
+  if (!std::isfinite(a.exp_ulps) || a.exp_ulps < 0)
+    throw InputError(where + " has exp_ulps = " + std::to_string(a.exp_ulps) + " (must be finite and >= 0)");
+  m.block = a.block;
+  m.exp_ulps = a.exp_ulps;
+  return m;
+}
+
+std::vector<std::string> check_kernel(const attnv_kernel& k, const std::string& who) {
+  std::vector<std::string> e;
+  const std::string w = who + ": ";
+  if (k.abi_version != ATTNV_ABI_VERSION) {
+    // Nothing else can be read safely from a struct of another ABI version.
+    e.push_back(w + "ABI version " + std::to_string(k.abi_version) + ", this attnv reads version " +
+                std::to_string(ATTNV_ABI_VERSION));
+    return e;
+  }
+  if (k.struct_size < sizeof(attnv_kernel)) {
+    e.push_back(w + "struct_size " + std::to_string(k.struct_size) + " is smaller than sizeof(attnv_kernel) = " +
+                std::to_string(sizeof(attnv_kernel)));
+    return e;
+  }
+  if (!k.name) e.push_back(w + "name is NULL");
+  else if (k.name[0] == '\0' || std::strpbrk(k.name, " \t\n\r")) e.push_back(w + "name '" + k.name + "' is empty or has spaces");
+  if (!k.version) e.push_back(w + "version is NULL (use \"\" when there is none)");
+  if (!k.forward) e.push_back(w + "forward is NULL (required)");
+  if ((k.caps & ATTNV_CAP_BACKWARD) && !k.backward) e.push_back(w + "declares ATTNV_CAP_BACKWARD but backward is NULL");
+  if (!(k.caps & ATTNV_CAP_BACKWARD) && k.backward) e.push_back(w + "backward is set but ATTNV_CAP_BACKWARD is not declared");
+  if ((k.caps & ATTNV_CAP_DECODE) && !k.decode) e.push_back(w + "declares ATTNV_CAP_DECODE but decode is NULL");
+  if (!(k.caps & ATTNV_CAP_DECODE) && k.decode) e.push_back(w + "decode is set but ATTNV_CAP_DECODE is not declared");
+  if (k.caps & ~(kAllCaps | ATTNV_CAP_DECODE)) e.push_back(w + "unknown capability bits " + hex(k.caps & ~(kAllCaps | ATTNV_CAP_DECODE)));
+  if (k.dtypes == 0) e.push_back(w + "declares no dtype");
+  if (k.dtypes & ~kAllDTypeBits)
+    e.push_back(w + "dtypes has bits " + hex(k.dtypes & ~kAllDTypeBits) + " that are not storage dtypes (f64, f32, f16, bf16)");
+  return e;
+}
+
+void require_valid_kernel(const attnv_kernel* k, const std::string& who) {
+  if (!k) throw InputError(who + ": " ATTNV_ENTRY_SYMBOL "() returned NULL");
+  const std::vector<std::string> e = check_kernel(*k, who);
+  if (e.empty()) return;
+  std::string msg;
+  for (const std::string& s : e) msg += (msg.empty() ? "" : "; ") + s;
+  throw InputError(msg);
+}
+
+}  // namespace attnv::plugin

@@ -1,0 +1,50 @@
+#pragma once
+// Conversions between the plugin C ABI (include/attnv_plugin.h) and attnv's own types, and the
+// checks of what a plugin declares. Used on both sides of the ABI: by PluginKernel (attnv types
+// -> C structs sent to the worker), by the worker (is the loaded kernel well formed?) and by the
+// C++ export adapter (C structs -> KernelViews for an attnv::Kernel living in a plugin).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnv_plugin.h"
+#include "problem/kernel.h"
+
+namespace attnv::plugin {
+
+// DType <-> ATTNV_F64/F32/F16/BF16. dtype_from_abi: nullopt for anything else (ATTNV_U8, junk).
+std::int32_t dtype_to_abi(DType t);
+std::optional<DType> dtype_from_abi(std::int32_t code);
+
+attnv_problem problem_to_abi(const Problem& p);
+// The scale is always set in the ABI; it becomes "unset" again when it equals 1/sqrt(Dk), so a
+// kernel that does not claim custom_scale accepts the default.
+Problem problem_from_abi(const attnv_problem& p);
+
+// Element size of a tensor in bytes (mask: 1).
+int element_bytes(const attnv_tensor& t);
+attnv_tensor tensor_to_abi(const TensorRef& t, bool is_mask = false);
+TensorRef tensor_from_abi(const attnv_tensor& t, DType storage);
+attnv_views views_to_abi(const KernelViews& v);
+KernelViews views_from_abi(const attnv_views& v, DType storage);
+
+// Capability bits <-> Capabilities (the dtypes travel in their own bit set). Capabilities has no
+// decode flag: ATTNV_CAP_DECODE is read with claims_decode().
+std::uint32_t caps_to_abi(const Capabilities& c);
+std::uint32_t dtypes_to_abi(const std::vector<DType>& ds);
+Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes);
+inline bool claims_decode(std::uint32_t caps) { return (caps & ATTNV_CAP_DECODE) != 0; }
+
+attnv_precision precision_to_abi(const PrecisionModel& m);
+// InputError naming `who` when a dtype is not f64/f32/f16/bf16, block < 0 or exp_ulps is not a
+// finite non-negative number.
+PrecisionModel precision_from_abi(const attnv_precision& m, DType storage, const std::string& who);
+
+// Everything wrong with a plugin's declaration (empty: fine). `who` starts every message:
+// "plugin /x/libk.so: declares ATTNV_CAP_BACKWARD but backward is NULL".
+std::vector<std::string> check_kernel(const attnv_kernel& k, const std::string& who);
+// Throws InputError with the messages of check_kernel joined by "; ".
+void require_valid_kernel(const attnv_kernel* k, const std::string& who);
+
+}  // namespace attnv::plugin

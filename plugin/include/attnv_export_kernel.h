@@ -1,0 +1,106 @@
+// attnv_export_kernel.h: turn any attnv::Kernel (C++) into a plugin of attnv_plugin.h.
+//
+//   #include "attnv_export_kernel.h"
+//   ATTNV_EXPORT_KERNEL(std::make_unique<my::FlashKernel>())
+//
+// in exactly one source file of a shared library (linked with attnv::plugin_abi). The factory
+// expression runs once, on the first call of attnv_kernel_entry; that one kernel instance serves
+// every call. C++ exceptions never cross the ABI: a throwing call returns 1 and its what() is
+// the last_error text.
+#pragma once
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "abi_convert.h"
+#include "attnv_plugin.h"
+#include "problem/kernel.h"
+
+namespace attnv::plugin::exported {
+namespace {  // one copy per plugin: the header belongs to one source file of one library
+
+struct State {
+  std::unique_ptr<Kernel> kernel;
+  std::string name, version;
+  attnv_kernel desc{};
+  std::string last_error;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+template <class F>
+int guarded(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::exception& e) {
+    state().last_error = e.what();
+  } catch (...) {
+    state().last_error = "unknown C++ exception";
+  }
+  return 1;
+}
+
+int precision(int32_t storage, attnv_precision* model) {
+  return guarded([&] {
+    const std::optional<DType> d = dtype_from_abi(storage);
+    if (!d) throw std::invalid_argument("precision: not a storage dtype: " + std::to_string(storage));
+    *model = precision_to_abi(state().kernel->precision(*d));
+  });
+}
+
+int forward(const attnv_problem* p, const attnv_views* v) {
+  return guarded([&] {
+    const Problem prob = problem_from_abi(*p);
+    state().kernel->forward(prob, views_from_abi(*v, prob.dtype));
+  });
+}
+
+int backward(const attnv_problem* p, const attnv_views* v) {
+  return guarded([&] {
+    const Problem prob = problem_from_abi(*p);
+    state().kernel->backward(prob, views_from_abi(*v, prob.dtype));
+  });
+}
+
+const char* last_error() { return state().last_error.c_str(); }
+
+template <class Factory>
+const attnv_kernel* describe(Factory&& make, const char* version) {
+  State& s = state();
+  if (s.kernel) return &s.desc;
+  try {
+    s.kernel = make();
+    s.name = s.kernel->name();
+    s.version = version;
+    const Capabilities c = s.kernel->capabilities();
+    s.desc.abi_version = ATTNV_ABI_VERSION;
+    s.desc.struct_size = sizeof(attnv_kernel);
+    s.desc.name = s.name.c_str();
+    s.desc.version = s.version.c_str();
+    s.desc.dtypes = dtypes_to_abi(c.dtypes);
+    s.desc.caps = caps_to_abi(c);
+    s.desc.precision = &precision;
+    s.desc.forward = &forward;
+    s.desc.backward = c.backward ? &backward : nullptr;
+    s.desc.last_error = &last_error;
+    return &s.desc;
+  } catch (...) {
+    s.kernel.reset();
+    return nullptr;  // the loader reports "attnv_kernel_entry() returned NULL"
+  }
+}
+
+}  // namespace
+}  // namespace attnv::plugin::exported
+
+#define ATTNV_EXPORT_KERNEL_VERSIONED(factory_expression, version_string)                                 \
+  extern "C" ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void) {                           \
+    return ::attnv::plugin::exported::describe([]() -> std::unique_ptr<::attnv::Kernel> { return factory_expression; }, \
+                                               version_string);                                            \
+  }
+#define ATTNV_EXPORT_KERNEL(factory_expression) ATTNV_EXPORT_KERNEL_VERSIONED(factory_expression, "")

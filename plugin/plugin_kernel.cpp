@@ -1,0 +1,130 @@
+#include "plugin_kernel.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "abi_convert.h"
+#include "fault_report.h"
+#include "problem/error.h"
+#include "shared_region.h"
+#include "worker_process.h"
+
+namespace attnv::plugin {
+
+std::string default_worker_path() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path next = self.parent_path() / "attnv-worker";
+    if (access(next.c_str(), X_OK) == 0) return next.string();
+  }
+  if (const char* env = std::getenv("ATTNV_WORKER"); env && *env) return env;
+  return ATTNV_WORKER_BUILD_PATH;
+}
+
+PluginKernel::PluginKernel(std::string path, PluginOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {
+  if (opt_.worker_path.empty()) opt_.worker_path = default_worker_path();
+  if (!(opt_.timeout_seconds > 0)) throw InputError("plugin " + path_ + ": timeout must be > 0 seconds");
+  if (access(path_.c_str(), R_OK) != 0) throw InputError("plugin " + path_ + ": no such readable file");
+  region_ = std::make_unique<SharedRegion>();
+  start_worker();
+}
+
+PluginKernel::~PluginKernel() = default;
+
+void PluginKernel::start_worker() {
+  worker_ = std::make_unique<WorkerProcess>(opt_.worker_path, path_, region_->fd());
+  ++starts_;
+  region_->status() = {};
+  const std::optional<wire::Hello> h = worker_->hello(opt_.timeout_seconds);
+  if (!h) {
+    const Death d = worker_->death();
+    worker_.reset();
+    const wire::Status& s = region_->status();
+    std::string why = s.magic == wire::kMagic ? describe_fault(s, CallLayout{})
+                      : d.kind == Death::hung ? "hung (no answer within " + std::to_string(opt_.timeout_seconds) + " s; worker killed)"
+                      : d.kind == Death::exited ? "exited with status " + std::to_string(d.code)
+                      : d.kind == Death::signaled ? "killed by " + signal_name(d.code)
+                                                  : d.detail;
+    throw KernelFailure("plugin " + path_ + ": while loading: " + why);
+  }
+  if (h->kind != wire::ReplyKind::ok) {
+    worker_.reset();
+    throw InputError(h->text);
+  }
+  if (starts_ > 1) return;  // a restart: the declaration was read the first time
+  const std::string who = "plugin " + path_;
+  name_ = h->name;
+  version_ = h->version;
+  caps_ = caps_from_abi(h->caps, h->dtypes);
+  decode_ = plugin::claims_decode(h->caps);
+  for (DType d : kAllDTypes) {
+    const int i = dtype_to_abi(d);
+    PrecisionModel& m = precision_[i];
+    m = PrecisionModel::natural(d);
+    if (!h->has_precision || !(h->dtypes & ATTNV_DTYPE_BIT(static_cast<unsigned>(i)))) continue;
+    if (h->precision_rc[i] != 0)
+      throw InputError(who + ": precision(" + std::string(dtype_name(d)) + ") returned " + std::to_string(h->precision_rc[i]) +
+                       " for a dtype it declares");
+    m = precision_from_abi(h->precision[i], d, who);
+  }
+}
+
+PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
+
+void PluginKernel::forward(const Problem& p, const KernelViews& views) { call(false, p, views); }
+
+void PluginKernel::backward(const Problem& p, const KernelViews& views) {
+  if (!caps_.backward) throw KernelFailure("plugin " + name_ + " does not claim backward");
+  call(true, p, views);
+}
+
+void PluginKernel::fail(const std::string& what, const std::string& why) {
+  throw KernelFailure("plugin " + name_ + " " + what + ": " + why);
+}
+
+void PluginKernel::call(bool backward, const Problem& p, const KernelViews& views) {
+  const char* what = backward ? "backward" : "forward";
+  if (!worker_) start_worker();  // lazily, after a failure
+  const attnv_views v = views_to_abi(views);
+  const CallLayout l = plan_call(v, p.shape.B, backward);
+  region_->reserve(l.total);
+  region_->copy_in(l);
+  region_->status() = {};
+  wire::Request r;
+  r.op = backward ? wire::Op::backward : wire::Op::forward;
+  r.region_bytes = region_->size();
+  r.problem = problem_to_abi(p);
+  for (int s = 0; s < wire::kSlots; ++s) r.t[s] = l.t[s];
+
+  const std::optional<wire::Reply> rep = worker_->call(r, opt_.timeout_seconds);
+  if (!rep) {
+    const Death d = worker_->death();
+    worker_.reset();
+    const wire::Status& s = region_->status();
+    if (s.magic == wire::kMagic) fail(what, describe_fault(s, l));
+    char t[64];
+    std::snprintf(t, sizeof t, "%g", opt_.timeout_seconds);
+    switch (d.kind) {
+      case Death::hung: fail(what, std::string("hung: no answer within ") + t + " s (worker killed)");
+      case Death::exited: fail(what, "exited with status " + std::to_string(d.code) + " during the call");
+      case Death::signaled: fail(what, "killed by " + signal_name(d.code) + (d.detail.empty() ? "" : " (" + d.detail + ")"));
+      case Death::broken: fail(what, "worker protocol error: " + d.detail);
+    }
+  }
+  if (rep->kind == wire::ReplyKind::refused)
+    fail(what, "refused the call (returned " + std::to_string(rep->code) + ")" +
+                   (rep->text[0] ? std::string(": ") + rep->text : std::string(" without a last_error message")));
+  if (rep->kind != wire::ReplyKind::ok) {
+    worker_.reset();
+    fail(what, std::string("worker error: ") + rep->text);
+  }
+  if (const std::string bad = region_->check_canaries(l); !bad.empty())
+    fail(what, "wrote outside its output buffers: " + bad);
+  region_->copy_out(l);
+}
+
+}  // namespace attnv::plugin

@@ -1,0 +1,69 @@
+#pragma once
+// PluginKernel: a third-party kernel (a shared library implementing include/attnv_plugin.h)
+// behind attnv::Kernel, run in its own worker process so that whatever it does wrong becomes a
+// KernelFailure with a one-line diagnosis instead of a crash or a hang of attnv:
+//   crashed (signal, and where: "wrote into input q at element [0,0,1,2]", "wrote out of bounds
+//   past the end of out ..."), exited, hung (no answer within the timeout: SIGKILLed), wrote
+//   outside its output buffers (canary), refused (nonzero return and its last_error text).
+// After a failure the worker is restarted on the next call, so a certification run goes on.
+//
+// Each call copies the full extent of every view (from its data pointer to the last element the
+// strides reach) into shared memory (worker/protocol.h), calls, and copies the outputs back.
+// Not thread-safe: one call at a time per PluginKernel (make one per thread).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernel_failure.h"
+#include "problem/kernel.h"
+
+namespace attnv::plugin {
+
+struct PluginOptions {
+  double timeout_seconds = 60;  // per call (and for loading)
+  // attnv-worker to run. Empty: next to the running program, else $ATTNV_WORKER, else the one
+  // this build made.
+  std::string worker_path;
+};
+
+// The worker program PluginOptions{} would use.
+std::string default_worker_path();
+
+class WorkerProcess;
+class SharedRegion;
+
+class PluginKernel : public Kernel {
+ public:
+  // Starts the worker and reads the plugin's declaration. InputError when the worker or the
+  // plugin cannot be loaded or the declaration is invalid; KernelFailure when loading crashes.
+  explicit PluginKernel(std::string path, PluginOptions opt = {});
+  ~PluginKernel() override;
+
+  std::string name() const override { return name_; }
+  std::string version() const { return version_; }
+  Capabilities capabilities() const override { return caps_; }
+  bool claims_decode() const { return decode_; }
+  PrecisionModel precision(DType storage) const override;
+  void forward(const Problem& p, const KernelViews& views) override;
+  void backward(const Problem& p, const KernelViews& views) override;
+
+  // Workers started so far (1 + restarts after failures).
+  int worker_starts() const { return starts_; }
+
+ private:
+  void start_worker();
+  void call(bool backward, const Problem& p, const KernelViews& views);
+  [[noreturn]] void fail(const std::string& what, const std::string& why);
+
+  std::string path_;
+  PluginOptions opt_;
+  std::unique_ptr<SharedRegion> region_;
+  std::unique_ptr<WorkerProcess> worker_;
+  std::string name_, version_;
+  Capabilities caps_;
+  bool decode_ = false;
+  PrecisionModel precision_[4];
+  int starts_ = 0;
+};
+
+}  // namespace attnv::plugin

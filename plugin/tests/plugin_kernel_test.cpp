@@ -1,0 +1,169 @@
+// Each misbehaving C plugin gives its precise KernelFailure through PluginKernel; the worker is
+// restarted after a failure; hangs are cut off at the timeout.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "plugin_kernel.h"
+#include "problem/buffers.h"
+#include "problem/error.h"
+#include "properties/checks/checks.h"
+#include "properties/kernels/naive_kernel.h"
+#include "test_case.h"
+
+namespace attnv::plugin {
+namespace {
+
+using testing::small_case;
+
+std::string failure_of(Kernel& k, const Case& c, Layout layout = Layout::bhtd) {
+  try {
+    CaseBuffers buf(c, layout, false);
+    k.forward(c.problem, buf.views());
+  } catch (const KernelFailure& e) {
+    return e.what();
+  }
+  return "(no failure)";
+}
+
+TEST(PluginKernel, ExampleDeclaresWhatItsSourceSays) {
+  PluginKernel k(PLUGIN_EXAMPLE_MINIMAL);
+  EXPECT_EQ(k.name(), "example_minimal");
+  EXPECT_EQ(k.version(), "1.0");
+  const Capabilities c = k.capabilities();
+  EXPECT_EQ(c.dtypes, (std::vector<DType>{DType::f64, DType::f32}));
+  EXPECT_TRUE(c.strided);
+  EXPECT_TRUE(c.lse);
+  EXPECT_FALSE(c.causal_top_left || c.backward || c.gqa);
+  EXPECT_FALSE(k.claims_decode());
+  EXPECT_EQ(k.precision(DType::f32), PrecisionModel::natural(DType::f32));
+}
+
+TEST(PluginKernel, ExampleMatchesTheReferenceInEveryLayout) {
+  PluginKernel k(PLUGIN_EXAMPLE_MINIMAL);
+  for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
+    const props::PropertyResult r = props::check_matches_reference(k, small_case(5, 7, 8), l);
+    EXPECT_TRUE(r.ok) << layout_name(l) << ": " << r;
+  }
+}
+
+TEST(PluginKernel, NanInOutputIsFlaggedByMatchesReference) {
+  PluginKernel k(PLUGIN_BAD_NAN_OUT);
+  const Case c = small_case(4, 6, 4);
+  CaseBuffers buf(c, Layout::bhtd, false);
+  k.forward(c.problem, buf.views());
+  EXPECT_TRUE(std::isnan(buf.outputs().out[0]));
+  const props::PropertyResult r = props::check_matches_reference(k, c, Layout::bhtd);
+  EXPECT_FALSE(r.ok) << r;
+}
+
+TEST(PluginKernel, CrashIsClassifiedAndTheWorkerRestarts) {
+  PluginKernel k(PLUGIN_BAD_SEGV);
+  EXPECT_EQ(failure_of(k, small_case(3, 5, 4)), "plugin segv forward: crashed with SIGSEGV at address 0x10 (write)");
+  EXPECT_EQ(failure_of(k, small_case(3, 5, 4)), "plugin segv forward: crashed with SIGSEGV at address 0x10 (write)");
+  const props::PropertyResult r = props::check_matches_reference(k, small_case(2, 5, 4), Layout::bhtd);
+  EXPECT_TRUE(r.ok) << r;
+  EXPECT_EQ(k.worker_starts(), 3);
+}
+
+TEST(PluginKernel, Abort) {
+  PluginKernel k(PLUGIN_BAD_ABORT);
+  EXPECT_EQ(failure_of(k, small_case(2, 3, 4)), "plugin abort forward: crashed with SIGABRT (abort)");
+}
+
+TEST(PluginKernel, HangIsKilledAtTheTimeout) {
+  PluginOptions opt;
+  opt.timeout_seconds = 0.5;
+  PluginKernel k(PLUGIN_BAD_HANG, opt);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(failure_of(k, small_case(2, 3, 4)), "plugin hang forward: hung: no answer within 0.5 s (worker killed)");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(s, 0.5);
+  EXPECT_LT(s, 1.5);
+}
+
+TEST(PluginKernel, WriteOnePastOutHitsTheGuardPage) {
+  PluginKernel k(PLUGIN_BAD_OOB_WRITE);
+  // out = [1,2,Tq,32] f32 ends exactly on a page: one element past it is the guard page.
+  const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
+  const std::int64_t Tq = page / (2 * 32 * 4);
+  const std::string bytes = std::to_string(page);
+  EXPECT_EQ(failure_of(k, small_case(Tq, 3, 32)),
+            "plugin oob_write forward: wrote out of bounds past the end of out: byte offset " + bytes + ", extent " +
+                bytes + " bytes");
+}
+
+TEST(PluginKernel, WriteJustPastOutInsideItsPageTripsTheCanary) {
+  PluginKernel k(PLUGIN_BAD_CANARY);
+  // out = [1,2,3,4] f32: 96 bytes, the rest of its page is canary.
+  EXPECT_EQ(failure_of(k, small_case(3, 5, 4)),
+            "plugin canary forward: wrote outside its output buffers: out: first corrupted byte 0 bytes past its end "
+            "(byte offset 96, extent 96 bytes)");
+}
+
+TEST(PluginKernel, WriteIntoQNamesTheElementInEveryLayout) {
+  PluginKernel k(PLUGIN_BAD_WRITES_Q);
+  for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped})
+    EXPECT_EQ(failure_of(k, small_case(3, 5, 4), l), "plugin writes_q forward: wrote into input q at element [0,0,1,2]")
+        << layout_name(l);
+}
+
+TEST(PluginKernel, RefusalQuotesLastError) {
+  PluginKernel k(PLUGIN_BAD_REFUSES);
+  EXPECT_EQ(failure_of(k, small_case(2, 3, 4)),
+            "plugin refuses forward: refused the call (returned 7): this kernel only runs on Tuesdays");
+  EXPECT_EQ(k.worker_starts(), 1);  // a refusal is an answer: the worker lives on
+}
+
+TEST(PluginKernel, LoadErrorsAreInputErrors) {
+  auto message = [](const std::string& path, PluginOptions opt = {}) -> std::string {
+    try {
+      PluginKernel k(path, opt);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(loaded)";
+  };
+  EXPECT_NE(message(PLUGIN_BAD_DECLARATION).find("plugin " PLUGIN_BAD_DECLARATION ": declares ATTNV_CAP_BACKWARD but backward is NULL"),
+            std::string::npos)
+      << message(PLUGIN_BAD_DECLARATION);
+  EXPECT_NE(message("/nonexistent/libk.so").find("no such readable file"), std::string::npos);
+  // Not a shared library: dlopen's own words are quoted.
+  const std::string not_so = message(__FILE__);
+  EXPECT_NE(not_so.find("cannot load: "), std::string::npos) << not_so;
+  EXPECT_NE(not_so.find("invalid ELF header"), std::string::npos) << not_so;
+  PluginOptions opt;
+  opt.worker_path = "/nonexistent/attnv-worker";
+  EXPECT_NE(message(PLUGIN_EXAMPLE_MINIMAL, opt).find("plugin worker '/nonexistent/attnv-worker' cannot be run"),
+            std::string::npos);
+}
+
+// The round trip keeps every bit, and what it costs per call.
+TEST(PluginKernel, NaivePluginGivesTheSameBitsAsInProcessAndItsOverhead) {
+  PluginKernel plugin(PLUGIN_NAIVE);
+  props::NaiveKernel local;
+  const Case c = small_case(4, 8, 8);
+  CaseBuffers a(c, Layout::bhtd, false), b(c, Layout::bhtd, false);
+  auto median_us = [&](Kernel& k, CaseBuffers& buf) {
+    std::vector<double> t;
+    for (int i = 0; i < 1000; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      k.forward(c.problem, buf.views());
+      t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(t.begin(), t.begin() + 500, t.end());
+    return t[500];
+  };
+  const double in_plugin = median_us(plugin, a), in_process = median_us(local, b);
+  EXPECT_EQ(a.outputs().out, b.outputs().out);
+  EXPECT_EQ(a.outputs().lse, b.outputs().lse);
+  std::printf("forward B=1 H=2 Tq=4 Tk=8 D=8 f32, median of 1000: plugin %.1f us, in process %.1f us, overhead %.1f us\n",
+              in_plugin, in_process, in_plugin - in_process);
+}
+
+}  // namespace
+}  // namespace attnv::plugin

@@ -1,0 +1,90 @@
+#pragma once
+// The parent <-> worker protocol. One SOCK_SEQPACKET socketpair (message boundaries kept, so
+// every message is one fixed-size POD struct read whole) and one memfd shared region.
+//
+// The worker is started as `attnv-worker PLUGIN` with the socket on fd kSocketFd and the region
+// on fd kRegionFd. It loads the plugin and sends a Hello unprompted. Then, per call, the parent
+// sends a Request and the worker answers a Reply; EOF on the socket makes the worker exit.
+//
+// The region (parent: all read-write; worker: as below), page-aligned throughout:
+//   page 0            Status (worker read-write; its signal handlers write here)
+//   page 1            guard (PROT_NONE)
+//   buffer 0 pages    data starts at the first byte; slack after its end holds a canary
+//   guard page
+//   buffer 1 pages ...
+// Each buffer is mapped PROT_READ (inputs) or PROT_READ|PROT_WRITE (outputs) in the worker; the
+// guard pages stay PROT_NONE, so any access just before or just after a buffer faults.
+#include <cstdint>
+
+#include "attnv_plugin.h"
+
+namespace attnv::plugin::wire {
+
+inline constexpr int kSocketFd = 3;
+inline constexpr int kRegionFd = 4;
+inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
+inline constexpr std::uint8_t kCanary = 0xA5;
+
+// The tensors of a call, in this order everywhere (names for messages: kTensorNames).
+enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, kSlots };
+inline constexpr const char* kTensorNames[kSlots] = {"q", "k", "v", "mask", "bias", "kv_len",
+                                                     "dout", "out", "lse", "dq", "dk", "dv"};
+
+struct Tensor {
+  std::int64_t offset = -1;  // byte offset of the data in the region; -1: absent
+  std::int64_t bytes = 0;    // extent the strides touch (data .. last element's end)
+  std::int64_t mapped = 0;   // bytes mapped for it: `bytes` rounded up to whole pages
+  std::int32_t writable = 0;
+  std::int32_t dtype = 0;
+  std::int32_t rank = 0;
+  std::int32_t pad = 0;
+  std::int64_t shape[4] = {};
+  std::int64_t stride[4] = {};
+};
+
+enum class Op : std::uint32_t { forward = 1, backward = 2 };
+
+struct Request {
+  std::uint32_t magic = kMagic;
+  Op op = Op::forward;
+  std::uint64_t region_bytes = 0;  // the region's current size (it only grows)
+  attnv_problem problem{};
+  Tensor t[kSlots];
+};
+
+enum class ReplyKind : std::uint32_t { ok = 0, refused = 1, load_error = 2, protocol_error = 3 };
+
+struct Reply {
+  std::uint32_t magic = kMagic;
+  ReplyKind kind = ReplyKind::ok;
+  std::int32_t code = 0;  // the plugin's nonzero return (refused)
+  char text[1024] = {};   // last_error text, or what went wrong
+};
+
+// Sent once after loading. On a load failure kind = load_error and text says why.
+struct Hello {
+  std::uint32_t magic = kMagic;
+  ReplyKind kind = ReplyKind::ok;
+  char text[1024] = {};
+  char name[256] = {};
+  char version[256] = {};
+  std::uint32_t dtypes = 0;
+  std::uint32_t caps = 0;
+  // Per storage dtype (index = ATTNV_F64..ATTNV_BF16): the plugin's precision() result.
+  // has_precision = 0: the plugin gives none (NULL function), the natural model applies.
+  std::int32_t has_precision = 0;
+  std::int32_t precision_rc[4] = {};
+  attnv_precision precision[4] = {};
+};
+
+// Written by the worker's signal handlers (and zeroed by the parent before each call).
+struct Status {
+  std::uint32_t magic = 0;       // kMagic once a signal was recorded
+  std::int32_t signal = 0;
+  std::int32_t si_code = 0;
+  std::int32_t access = 0;       // 0 unknown, 1 read, 2 write (x86-64 page-fault error code)
+  std::uint64_t fault_addr = 0;
+  std::uint64_t region_base = 0;  // where the worker mapped the region
+};
+
+}  // namespace attnv::plugin::wire

@@ -1,0 +1,212 @@
+// attnv-worker: runs one plugin kernel in its own process for PluginKernel (protocol.h). Whatever
+// the plugin does (crash, hang, scribble) happens here; the parent only sees the outcome.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "loader.h"
+#include "protocol.h"
+
+namespace {
+
+using namespace attnv::plugin;
+using wire::Hello;
+using wire::Reply;
+
+wire::Status* volatile g_status = nullptr;
+
+// Records what happened for the parent to classify, then leaves at once: nothing in this process
+// can be trusted after a fault in the plugin.
+void on_fatal_signal(int sig, siginfo_t* si, void* ctx) {
+  wire::Status* s = g_status;
+  if (s) {
+    s->signal = sig;
+    s->si_code = si ? si->si_code : 0;
+    s->fault_addr = si ? reinterpret_cast<std::uint64_t>(si->si_addr) : 0;
+    s->access = 0;
+#if defined(__x86_64__)
+    if (ctx && (sig == SIGSEGV || sig == SIGBUS)) {
+      // Bit 1 of the page-fault error code: the access was a write.
+      const auto* uc = static_cast<const ucontext_t*>(ctx);
+      s->access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 2 : 1;
+    }
+#else
+    (void)ctx;
+#endif
+    __atomic_store_n(&s->magic, wire::kMagic, __ATOMIC_RELEASE);
+  }
+  _exit(128 + sig);
+}
+
+// Installed in main, so after the sanitizer runtime's own handlers (which it sets up before
+// main): ours replace them (ASan's allow_user_segv_handler is on by default).
+void install_handlers() {
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa{};
+  sa.sa_sigaction = on_fatal_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+void copy_text(char* dst, std::size_t n, const std::string& s) { std::snprintf(dst, n, "%s", s.c_str()); }
+
+template <class T>
+bool send_msg(const T& m) {
+  for (;;) {
+    const ssize_t r = send(wire::kSocketFd, &m, sizeof m, MSG_NOSIGNAL);
+    if (r == static_cast<ssize_t>(sizeof m)) return true;
+    if (r < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+Hello describe(const attnv_kernel* k) {
+  Hello h;
+  copy_text(h.name, sizeof h.name, k->name);
+  copy_text(h.version, sizeof h.version, k->version);
+  h.dtypes = k->dtypes;
+  h.caps = k->caps;
+  h.has_precision = k->precision != nullptr;
+  for (int d = ATTNV_F64; d <= ATTNV_BF16; ++d)
+    if (k->precision && (k->dtypes & ATTNV_DTYPE_BIT(d))) h.precision_rc[d] = k->precision(d, &h.precision[d]);
+  return h;
+}
+
+class Region {
+ public:
+  // Maps the region at its current size with everything PROT_NONE, then opens each tensor.
+  unsigned char* prepare(const wire::Request& r) {
+    const auto bytes = static_cast<std::size_t>(r.region_bytes);
+    if (bytes != size_) {
+      if (base_) munmap(base_, size_);
+      base_ = nullptr;
+      size_ = 0;
+      void* p = mmap(nullptr, bytes, PROT_NONE, MAP_SHARED, wire::kRegionFd, 0);
+      if (p == MAP_FAILED) return nullptr;
+      base_ = static_cast<unsigned char*>(p);
+      size_ = bytes;
+    } else if (mprotect(base_, size_, PROT_NONE) != 0) {
+      return nullptr;
+    }
+    for (const wire::Tensor& t : r.t) {
+      if (t.offset < 0 || t.mapped == 0) continue;
+      if (static_cast<std::uint64_t>(t.offset + t.mapped) > bytes) return nullptr;
+      if (mprotect(base_ + t.offset, static_cast<std::size_t>(t.mapped), t.writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
+        return nullptr;
+    }
+    return base_;
+  }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+attnv_tensor tensor(const wire::Tensor& t, unsigned char* base) {
+  attnv_tensor a{};
+  a.data = t.offset < 0 ? nullptr : base + t.offset;
+  a.dtype = t.dtype;
+  a.rank = t.rank;
+  for (int i = 0; i < 4; ++i) {
+    a.shape[i] = t.shape[i];
+    a.stride[i] = t.stride[i];
+  }
+  return a;
+}
+
+Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
+  Reply rep;
+  unsigned char* base = region.prepare(r);
+  if (!base) {
+    rep.kind = wire::ReplyKind::protocol_error;
+    copy_text(rep.text, sizeof rep.text, std::string("worker cannot map the shared region: ") + std::strerror(errno));
+    return rep;
+  }
+  g_status->region_base = reinterpret_cast<std::uint64_t>(base);
+  attnv_views v{};
+  v.q = tensor(r.t[wire::q], base);
+  v.k = tensor(r.t[wire::k], base);
+  v.v = tensor(r.t[wire::v], base);
+  v.mask = tensor(r.t[wire::mask], base);
+  v.bias = tensor(r.t[wire::bias], base);
+  v.kv_len = r.t[wire::kv_len].offset < 0 ? nullptr : reinterpret_cast<const std::int64_t*>(base + r.t[wire::kv_len].offset);
+  v.dout = tensor(r.t[wire::dout], base);
+  v.out = tensor(r.t[wire::out], base);
+  v.lse = tensor(r.t[wire::lse], base);
+  v.dq = tensor(r.t[wire::dq], base);
+  v.dk = tensor(r.t[wire::dk], base);
+  v.dv = tensor(r.t[wire::dv], base);
+  int (*fn)(const attnv_problem*, const attnv_views*) = r.op == wire::Op::backward ? k->backward : k->forward;
+  if (!fn) {
+    rep.kind = wire::ReplyKind::protocol_error;
+    copy_text(rep.text, sizeof rep.text, "the plugin has no backward");
+    return rep;
+  }
+  const int rc = fn(&r.problem, &v);
+  if (rc != 0) {
+    rep.kind = wire::ReplyKind::refused;
+    rep.code = rc;
+    const char* why = k->last_error ? k->last_error() : nullptr;
+    copy_text(rep.text, sizeof rep.text, why ? why : "");
+  }
+  return rep;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_handlers();
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: attnv-worker PLUGIN (started by attnv, with fds %d and %d set up)\n", wire::kSocketFd,
+                 wire::kRegionFd);
+    return 2;
+  }
+  void* status = mmap(nullptr, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ | PROT_WRITE, MAP_SHARED,
+                      wire::kRegionFd, 0);
+  if (status == MAP_FAILED) {
+    std::perror("attnv-worker: mmap of the shared region");
+    return 2;
+  }
+  g_status = static_cast<wire::Status*>(status);
+
+  const attnv_kernel* k = nullptr;
+  Hello hello;
+  try {
+    k = load_plugin(argv[1]);
+    hello = describe(k);
+  } catch (const std::exception& e) {
+    hello.kind = wire::ReplyKind::load_error;
+    copy_text(hello.text, sizeof hello.text, e.what());
+  }
+  if (!send_msg(hello) || !k) _exit(0);
+
+  Region region;
+  for (;;) {
+    wire::Request req;
+    const ssize_t n = recv(wire::kSocketFd, &req, sizeof req, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);  // the parent closed the socket (or is gone): nothing left to do
+    Reply rep;
+    if (n != static_cast<ssize_t>(sizeof req) || req.magic != wire::kMagic) {
+      rep.kind = wire::ReplyKind::protocol_error;
+      copy_text(rep.text, sizeof rep.text, "malformed request");
+    } else {
+      rep = run(k, req, region);
+    }
+    if (!send_msg(rep)) _exit(0);
+  }
+}
