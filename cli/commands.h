@@ -8,5 +8,7 @@ namespace attnv::cli {
 void add_reference_command(CLI::App& app, int& exit_code);
 void add_selfcheck_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
+void add_certify_command(CLI::App& app, int& exit_code);
+void add_requirements_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnv::cli

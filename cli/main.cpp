@@ -10,8 +10,10 @@ int main(int argc, char** argv) {
                "Exit status: 0 success, 1 findings, 2 usage or input error."};
   app.name("attnv");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "attnv 0.1.0");
+  app.set_version_flag("--version", "attnv " ATTNV_VERSION);
   int exit_code = 0;
+  attnv::cli::add_certify_command(app, exit_code);
+  attnv::cli::add_requirements_command(app, exit_code);
   attnv::cli::add_reference_command(app, exit_code);
   attnv::cli::add_selfcheck_command(app, exit_code);
   attnv::cli::add_calibrate_command(app, exit_code);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli/tests/run_attnv.h"
 #include "gen/families.h"
 #include "io/exchange.h"
 #include "reference/bound/bound.h"
@@ -20,26 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status;
-  std::string output;
-};
-
-CommandResult run_attnv(const std::string& args, const fs::path& work) {
-  const fs::path log = work / "attnv.log";
-  const std::string cmd = std::string(ATTNV_BIN) + " " + args + " > " + log.string() + " 2>&1";
-  const int raw = std::system(cmd.c_str());
-  std::ifstream f(log);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text};
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("attnv_reference_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using testing::CommandResult;
+using testing::fresh_dir;
+using testing::run_attnv;
 
 std::vector<Case> sample_cases() {
   std::vector<Case> cases;

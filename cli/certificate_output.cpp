@@ -1,0 +1,90 @@
+#include "cli/certificate_output.h"
+
+#include <filesystem>
+#include <iostream>
+#include <span>
+#include <unistd.h>
+
+#include "io/npy.h"
+#include "problem/error.h"
+#include "report/html_report.h"
+#include "report/json_report.h"
+#include "report/junit_report.h"
+#include "report/terminal_report.h"
+
+namespace attnv::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+  io::write_file_atomic(path, std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+}
+
+void require_parent(const std::string& file, const char* option) {
+  if (file.empty()) return;
+  const fs::path parent = fs::absolute(fs::path(file)).parent_path();
+  if (!fs::is_directory(parent))
+    throw InputError(std::string(option) + " " + file + ": the folder " + parent.string() + " does not exist");
+  if (fs::is_directory(file)) throw InputError(std::string(option) + " " + file + ": is a folder, give a file name");
+}
+
+}  // namespace
+
+void add_output_options(CLI::App& cmd, OutputOptions& out) {
+  cmd.add_option("--report", out.report_dir,
+                 "folder for the whole certificate: certificate.json, certificate.junit.xml, certificate.html "
+                 "and failures/ (each failing case in the exchange layout)");
+  cmd.add_option("--json", out.json, "write the certificate as JSON (docs/certificate.md; byte-identical per seed)");
+  cmd.add_option("--junit", out.junit, "write JUnit XML for CI systems");
+  cmd.add_option("--html", out.html, "write the self-contained HTML certificate");
+}
+
+void prepare_outputs(const OutputOptions& out) {
+  require_parent(out.json, "--json");
+  require_parent(out.junit, "--junit");
+  require_parent(out.html, "--html");
+  if (!out.report_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(out.report_dir, ec);
+    if (!fs::is_directory(out.report_dir))
+      throw InputError("--report " + out.report_dir + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
+  }
+}
+
+report::KernelInfo describe_kernel(const KernelChoice& choice) {
+  const std::unique_ptr<Kernel> k = choice.make();
+  report::KernelInfo info;
+  info.spec = choice.spec;
+  info.name = k->name();
+  info.version = choice.version;
+  info.caps = k->capabilities();
+  for (DType d : info.caps.dtypes) info.precision.emplace_back(d, k->precision(d));
+  info.notes = choice.notes;
+  return info;
+}
+
+int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
+  if (cert.attnv_version.empty()) cert.attnv_version = ATTNV_VERSION;
+  const std::string json = report::to_json(cert);
+  if (!out.json.empty()) write_text(out.json, json);
+  if (!out.junit.empty()) write_text(out.junit, report::to_junit(cert));
+  if (!out.html.empty()) write_text(out.html, report::to_html(cert));
+  if (!out.report_dir.empty()) {
+    const fs::path dir(out.report_dir);
+    write_text(dir / "certificate.json", json);
+    write_text(dir / "certificate.junit.xml", report::to_junit(cert));
+    write_text(dir / "certificate.html", report::to_html(cert));
+  }
+  std::cout << report::terminal_summary(cert, isatty(STDOUT_FILENO) != 0);
+  if (!out.report_dir.empty()) std::cout << "certificate written to " << out.report_dir << "/certificate.{json,junit.xml,html}\n";
+  if (!cert.report.ok()) return 1;
+  if (report::summarize(cert).pass == 0) {
+    std::cerr << "attnv: error: nothing was certified: the kernel claims none of the requested requirements "
+                 "and dtypes (see the 'not claimed' notes above; check --dtype and --only)\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace attnv::cli
