@@ -8,5 +8,6 @@ namespace attnv::cli {
 void add_reference_command(CLI::App& app, int& exit_code);
 void add_selfcheck_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
+void add_cases_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnv::cli
