@@ -10,5 +10,6 @@ void add_selfcheck_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_certify_command(CLI::App& app, int& exit_code);
 void add_requirements_command(CLI::App& app, int& exit_code);
+void add_cases_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnv::cli

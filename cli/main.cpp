@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   attnv::cli::add_reference_command(app, exit_code);
   attnv::cli::add_selfcheck_command(app, exit_code);
   attnv::cli::add_calibrate_command(app, exit_code);
+  attnv::cli::add_cases_command(app, exit_code);
   // CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     try {

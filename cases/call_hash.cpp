@@ -1,0 +1,78 @@
+#include "cases/call_hash.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+
+namespace attnv::cases {
+namespace {
+
+// Word-at-a-time mixing (each word multiplied in, rotated, then the splitmix64 finaliser at the
+// end): a single flipped bit anywhere changes about half the output bits. Not cryptographic;
+// the inputs are attnv's own generated cases, and a replayed call's problem is compared too.
+class Hasher {
+ public:
+  void word(std::uint64_t w) {
+    h_ ^= w * 0x9e3779b97f4a7c15ull;
+    h_ = std::rotl(h_, 29) * 0xbf58476d1ce4e5b9ull + ++n_;
+  }
+  void real(double x) { word(std::isnan(x) ? 0x7ff8000000000000ull : std::bit_cast<std::uint64_t>(x)); }
+  void opt(const std::optional<double>& x) {
+    word(x.has_value());
+    real(x.value_or(0.0));
+  }
+  std::uint64_t finish() const {
+    std::uint64_t z = h_ ^ n_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t h_ = 0x6174746e762d6331ull;  // "attnv-c1"
+  std::uint64_t n_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t call_hash(const Case& c) {
+  Hasher h;
+  const Problem& p = c.problem;
+  h.word(1);  // serialization version
+  h.word(c.has_dout() ? 2 : 1);
+  h.word(static_cast<std::uint64_t>(p.dtype));
+  for (std::int64_t d : {p.shape.B, p.shape.Hq, p.shape.Hkv, p.shape.Tq, p.shape.Tk, p.shape.Dk, p.shape.Dv})
+    h.word(static_cast<std::uint64_t>(d));
+  h.opt(p.scale);
+  h.opt(p.softcap);
+  h.word(p.causal);
+  h.word(static_cast<std::uint64_t>(p.alignment));
+  h.word(static_cast<std::uint64_t>(p.window.left));
+  h.word(static_cast<std::uint64_t>(p.window.right));
+  h.word(p.has_mask);
+  h.word(p.has_bias);
+  h.word(p.has_kv_len);
+  // Each tensor is preceded by its length, so values cannot slide from one tensor into the next.
+  auto reals = [&h](const std::vector<double>& v) {
+    h.word(v.size());
+    for (double x : v) h.real(x);
+  };
+  reals(c.q);
+  reals(c.k);
+  reals(c.v);
+  h.word(c.mask.size());
+  for (std::uint8_t m : c.mask) h.word(m);
+  reals(c.bias);
+  h.word(c.kv_len.size());
+  for (std::int64_t n : c.kv_len) h.word(static_cast<std::uint64_t>(n));
+  reals(c.dout);
+  return h.finish();
+}
+
+std::string hash_hex(std::uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace attnv::cases

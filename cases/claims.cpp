@@ -1,0 +1,148 @@
+#include "cases/claims.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "problem/error.h"
+
+namespace attnv::cases {
+namespace {
+
+using nlohmann::json;
+
+struct Flag {
+  const char* key;
+  bool Capabilities::*field;
+};
+constexpr Flag kFlags[] = {
+    {"gqa", &Capabilities::gqa},         {"causal_top_left", &Capabilities::causal_top_left},
+    {"causal_bottom_right", &Capabilities::causal_bottom_right},
+    {"window", &Capabilities::window},   {"mask", &Capabilities::mask},
+    {"bias", &Capabilities::bias},       {"kv_len", &Capabilities::kv_len},
+    {"softcap", &Capabilities::softcap}, {"custom_scale", &Capabilities::custom_scale},
+    {"lse", &Capabilities::lse},         {"backward", &Capabilities::backward},
+    {"strided", &Capabilities::strided},
+};
+
+DType dtype_of(const json& v, const std::string& where) {
+  if (!v.is_string()) throw InputError(where + ": expected a dtype name (f64, f32, f16, bf16)");
+  const auto d = parse_dtype(v.get<std::string>());
+  if (!d) throw InputError(where + ": '" + v.get<std::string>() + "' is not a dtype (f64, f32, f16, bf16)");
+  return *d;
+}
+
+PrecisionModel model_from(const json& m, DType storage, const std::string& where) {
+  if (!m.is_object()) throw InputError(where + ": expected an object");
+  PrecisionModel p = PrecisionModel::natural(storage);
+  bool p_given = false;
+  for (const auto& [key, v] : m.items()) {
+    const std::string at = where + "." + key;
+    if (key == "accum") p.accum = dtype_of(v, at);
+    else if (key == "p_dtype") { p.p_dtype = dtype_of(v, at); p_given = true; }
+    else if (key == "out") p.out = dtype_of(v, at);
+    else if (key == "block") {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0) throw InputError(at + ": expected an integer >= 0");
+      p.block = v.get<std::int64_t>();
+    } else if (key == "exp_ulps") {
+      if (!v.is_number() || !(v.get<double>() >= 0.5 && v.get<double>() <= 1e6))
+        throw InputError(at + ": expected a number in [0.5, 1e6]");
+      p.exp_ulps = v.get<double>();
+    } else {
+      throw InputError(at + ": unknown key (accum, p_dtype, out, block, exp_ulps)");
+    }
+  }
+  if (!p_given) p.p_dtype = p.accum;  // P stays in the accumulator unless said otherwise
+  return p;
+}
+
+Claims from_json(const json& j, const std::string& where, const std::vector<DType>& dtypes) {
+  if (!j.is_object()) throw InputError(where + ": expected a JSON object");
+  Claims c = default_claims(dtypes);
+  const json* precision = nullptr;
+  for (const auto& [key, v] : j.items()) {
+    const std::string at = where + ": \"" + key + "\"";
+    if (key == "dtypes") {
+      if (!v.is_array()) throw InputError(at + ": expected a list of dtype names");
+      c.caps.dtypes.clear();
+      for (const json& d : v) c.caps.dtypes.push_back(dtype_of(d, at));
+      continue;
+    }
+    if (key == "precision") {
+      precision = &v;
+      continue;
+    }
+    bool known = false;
+    for (const Flag& f : kFlags)
+      if (key == f.key) {
+        if (!v.is_boolean()) throw InputError(at + ": expected true or false");
+        c.caps.*f.field = v.get<bool>();
+        known = true;
+      }
+    if (!known) throw InputError(at + ": unknown key (dtypes, precision, or a capability: gqa, causal_top_left, ...)");
+  }
+  if (c.caps.strided)
+    throw InputError(where + ": \"strided\": true cannot be claimed through files (a case folder has no memory layout)");
+  c.precision.clear();
+  for (DType d : c.caps.dtypes) c.precision[d] = PrecisionModel::natural(d);
+  if (precision) {
+    if (!precision->is_object()) throw InputError(where + ": \"precision\": expected an object keyed by dtype");
+    for (const auto& [key, m] : precision->items()) {
+      const DType d = dtype_of(json(key), where + ": \"precision\" key");
+      c.precision[d] = model_from(m, d, where + ": \"precision\"." + key);
+    }
+  }
+  return c;
+}
+
+json parse(const std::string& text, const std::string& where) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(where + ": not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+PrecisionModel Claims::model(DType storage) const {
+  const auto it = precision.find(storage);
+  return it == precision.end() ? PrecisionModel::natural(storage) : it->second;
+}
+
+Claims default_claims(const std::vector<DType>& dtypes) {
+  Claims c;
+  c.caps.dtypes = dtypes;
+  c.caps.gqa = c.caps.causal_top_left = c.caps.causal_bottom_right = c.caps.window = true;
+  c.caps.mask = c.caps.bias = c.caps.kv_len = c.caps.softcap = c.caps.custom_scale = c.caps.lse = true;
+  c.caps.backward = c.caps.strided = false;
+  for (DType d : dtypes) c.precision[d] = PrecisionModel::natural(d);
+  return c;
+}
+
+Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& dtypes) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw InputError("--claims " + file.string() + ": cannot open the file");
+  std::ostringstream text;
+  text << f.rdbuf();
+  return from_json(parse(text.str(), file.string()), file.string(), dtypes);
+}
+
+std::string claims_to_json(const Claims& c) {
+  json j = json::object();
+  j["dtypes"] = json::array();
+  for (DType d : c.caps.dtypes) j["dtypes"].push_back(dtype_name(d));
+  for (const Flag& f : kFlags) j[f.key] = c.caps.*f.field;
+  j["precision"] = json::object();
+  for (const auto& [d, m] : c.precision)
+    j["precision"][std::string(dtype_name(d))] = {{"accum", dtype_name(m.accum)}, {"p_dtype", dtype_name(m.p_dtype)},
+                                                  {"out", dtype_name(m.out)}, {"block", m.block},
+                                                  {"exp_ulps", m.exp_ulps}};
+  return j.dump();
+}
+
+Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes) {
+  return from_json(parse(json_text, where), where, dtypes);
+}
+
+}  // namespace attnv::cases

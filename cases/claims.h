@@ -1,0 +1,39 @@
+#pragma once
+// What a program answering through files claims: the capabilities the conformance suite holds
+// it to and the precision model its error bound is derived for, per storage dtype. Read from
+// the --claims file of `attnv cases export`, kept in attnv-export.json so `attnv cases check`
+// replays under the same claims.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "problem/kernel.h"
+#include "problem/precision.h"
+
+namespace attnv::cases {
+
+struct Claims {
+  Capabilities caps;
+  std::map<DType, PrecisionModel> precision;  // one per claimed dtype
+  PrecisionModel model(DType storage) const;   // the claimed one, else the natural model
+};
+
+// Every forward feature for `dtypes` (gqa, both causal alignments, window, mask, bias, kv_len,
+// softcap, custom scale, lse), natural precision models; no backward; never strided (files
+// have no memory layout: R11 is "not claimed").
+Claims default_claims(const std::vector<DType>& dtypes);
+
+// The claims file: a JSON object whose keys override the defaults for `dtypes`:
+//   {"dtypes": ["f32", "bf16"], "backward": true, "softcap": false, ...,
+//    "precision": {"bf16": {"accum": "f32", "p_dtype": "bf16", "out": "bf16", "block": 64, "exp_ulps": 2}}}
+// Capability keys are the fields of attnv::Capabilities. Unknown keys, wrong types and
+// "strided": true are InputErrors naming the file and the key.
+Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& dtypes);
+
+// attnv-export.json's "claims" object (every key written) and back. `where` names the source in
+// messages.
+std::string claims_to_json(const Claims& c);
+Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes);
+
+}  // namespace attnv::cases

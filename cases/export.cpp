@@ -1,0 +1,53 @@
+// attnv cases export: record the calls the conformance suite makes.
+#include <chrono>
+#include <limits>
+
+#include "cases/cases.h"
+#include "cases/record_kernel.h"
+#include "cases/replay_kernel.h"
+#include "io/exchange.h"
+#include "problem/error.h"
+#include "properties/kernels/naive_kernel.h"
+
+namespace attnv::cases {
+
+ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite, const Progress& progress) {
+  namespace fs = std::filesystem;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (suite.dtypes.empty()) throw InputError("no dtype to export (give --dtype)");
+  if (suite.claims.caps.strided) throw InputError("strided cannot be claimed through files");
+  auto rec = std::make_unique<RecordingKernel>(suite.claims, std::make_unique<props::NaiveKernel>());
+  // Every case of every requirement is recorded: a finding of the answering kernel must not stop
+  // a requirement early (the replayed kernel, if correct, would go on to later cases).
+  const conformance::ConformanceReport rep =
+      run_suite(*rec, suite, std::numeric_limits<int>::max(), [&](const std::string& id, DType d) { rec->start(id, d); },
+                progress);
+  ExportSummary sum;
+  for (const auto& r : rep.results)
+    if (r.verdict == conformance::Verdict::fail) sum.answer_findings.push_back(conformance::describe(r));
+  sum.calls = rec->calls();
+  std::vector<io::ExchangeCase> cases = rec->take_cases();
+  sum.cases = cases.size();
+  // A stale attnv-export.json must never describe a half-written export: remove it first,
+  // write it last.
+  std::error_code ec;
+  fs::remove(dir / kExportFile, ec);
+  io::write_exchange(dir, cases);
+  for (const io::ExchangeCase& c : cases)
+    for (const auto& f : fs::directory_iterator(io::case_dir(dir, c)))
+      if (f.is_regular_file()) sum.bytes += f.file_size();
+  write_suite(dir / kExportFile, suite, sum.cases, sum.bytes);
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
+conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw InputError(dir.string() + ": the folder does not exist");
+  const Suite suite = read_suite(dir / kExportFile);
+  ReplayKernel replay(dir, suite.claims);
+  return run_suite(replay, suite, conformance::ConformanceOptions{}.max_findings,
+                   [&](const std::string& id, DType d) { replay.start(id, d); }, progress);
+}
+
+}  // namespace attnv::cases

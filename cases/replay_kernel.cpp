@@ -1,0 +1,95 @@
+#include "cases/replay_kernel.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cases/call_hash.h"
+#include "io/exchange.h"
+#include "io/manifest.h"
+#include "problem/buffers.h"
+#include "problem/error.h"
+
+namespace attnv::cases {
+
+ReplayKernel::ReplayKernel(std::filesystem::path dir, Claims claims) : dir_(std::move(dir)), claims_(std::move(claims)) {
+  const std::filesystem::path file = dir_ / std::string(io::kManifestFile);
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw InputError(file.string() + ": cannot open (is this a folder written by `attnv cases export`?)");
+  std::ostringstream text;
+  text << f.rdbuf();
+  for (io::ManifestEntry& e : io::parse_manifest(text.str(), file.string())) {
+    std::string hash;
+    try {
+      hash = nlohmann::json::parse(e.meta_json.empty() ? "{}" : e.meta_json).value("hash", "");
+    } catch (const nlohmann::json::exception&) {
+    }
+    if (hash.empty()) throw InputError(file.string() + ": case '" + e.id + "' has no \"hash\" in its meta (not written by attnv cases export?)");
+    by_hash_[hash] = {e.id, e.dir, e.problem};
+  }
+}
+
+void ReplayKernel::start(const std::string& requirement_id, DType dtype) {
+  job_ = requirement_id + "/" + std::string(dtype_name(dtype));
+}
+
+void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backward) {
+  const Case c = case_from_views(p, views);
+  const std::string hex = hash_hex(call_hash(c));
+  const auto it = by_hash_.find(hex);
+  if (it == by_hash_.end())
+    throw InputError("no answer for a call of " + job_ + " (hash " + hex + "): the export has no such case (" +
+                     (c.has_dout() ? "backward" : "forward") + ", " + describe(p) +
+                     "); was the folder exported with other options, or did the check take a path the exporting "
+                     "kernel's answers did not lead to (cases/README.md)?");
+  const Entry& e = it->second;
+  const std::string name = "case " + e.id;
+  if (!(e.problem == p)) throw InputError(name + ": manifest problem differs from the call's (" + describe(p) + ")");
+  const std::filesystem::path folder = dir_ / e.dir;
+  Outputs o;
+  try {
+    o = io::read_outputs(folder, "", c);
+  } catch (const InputError& err) {
+    throw InputError(name + ": " + err.what());
+  }
+  auto need = [&](const std::vector<double>& v, const char* file) {
+    if (v.empty())
+      throw InputError("no answer for " + name + ": " + (folder / file).string() + " missing");
+  };
+  if (backward) {
+    need(o.dq, "dq.npy");
+    need(o.dk, "dk.npy");
+    need(o.dv, "dv.npy");
+    o.out.clear();  // the forward call already wrote them; the views still hold them
+    o.lse.clear();
+  } else {
+    need(o.out, "out.npy");
+    if (views.lse.present()) need(o.lse, "lse.npy");
+    o.dq.clear();
+    o.dk.clear();
+    o.dv.clear();
+  }
+  // Outputs must already be in the storage dtype: rounding them here would hide how the program
+  // rounds (truncating to bf16 is a bug R15 exists to catch). LSE, kept in f32 by kernels, is
+  // rounded to the view's dtype like any kernel's.
+  auto storage = [&](const std::vector<double>& v, const TensorRef& t, const char* file) {
+    for (std::size_t n = 0; n < v.size(); ++n)
+      if (!representable(t.dtype, v[n])) {
+        std::ostringstream m;
+        m.precision(17);
+        m << name << ": " << (folder / file).string() << ": element " << n << " = " << v[n]
+          << " is not representable in " << dtype_name(t.dtype) << " (write answers in the storage dtype)";
+        throw InputError(m.str());
+      }
+  };
+  storage(o.out, views.out, "out.npy");
+  storage(o.dq, views.dq, "dq.npy");
+  storage(o.dk, views.dk, "dk.npy");
+  storage(o.dv, views.dv, "dv.npy");
+  write_outputs(o, p, views);
+}
+
+void ReplayKernel::forward(const Problem& p, const KernelViews& views) { answer(p, views, false); }
+void ReplayKernel::backward(const Problem& p, const KernelViews& views) { answer(p, views, true); }
+
+}  // namespace attnv::cases

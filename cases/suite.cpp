@@ -1,0 +1,114 @@
+#include "cases/suite.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "problem/error.h"
+
+namespace attnv::cases {
+namespace {
+using nlohmann::json;
+}
+
+std::string attnv_version() { return ATTNV_VERSION; }
+
+conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
+                                         const std::function<void(const conformance::RequirementResult&)>& on_done) {
+  conformance::ConformanceOptions opt;
+  opt.tier = s.tier;
+  opt.seed = s.seed;
+  opt.max_findings = max_findings;
+  for (const std::string& o : s.only) conformance::requirement(o);  // InputError on an unknown name
+  conformance::ConformanceReport rep{k.name(), s.tier, s.seed, {}};
+  for (const conformance::Requirement& r : conformance::requirements()) {
+    if (!s.only.empty() && std::find(s.only.begin(), s.only.end(), r.id) == s.only.end() &&
+        std::find(s.only.begin(), s.only.end(), r.property) == s.only.end())
+      continue;
+    for (DType d : s.dtypes) {
+      if (on_start) on_start(r.id, d);
+      conformance::RequirementResult res;
+      res.id = r.id;
+      res.property = r.property;
+      res.dtype = d;
+      if (r.needs == "strided" && !k.capabilities().strided) {
+        res.verdict = conformance::Verdict::not_claimed;
+        res.note = "not claimed: strided (a case folder has no memory layout)";
+      } else {
+        try {
+          res = conformance::run_requirement(k, r.id, d, opt);
+        } catch (const std::exception& e) {
+          res.verdict = conformance::Verdict::fail;
+          res.findings.push_back({0, "", e.what(), "", r.id + " " + r.property + " dtype=" + std::string(dtype_name(d)) +
+                                                           " seed=" + std::to_string(s.seed), ""});
+        }
+      }
+      if (on_done) on_done(res);
+      rep.results.push_back(std::move(res));
+    }
+  }
+  return rep;
+}
+
+void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes) {
+  json j = {{"format", "attnv-cases-export"},
+            {"version", 1},
+            {"attnv", attnv_version()},
+            {"tier", conformance::tier_name(s.tier)},
+            {"seed", s.seed},
+            {"dtypes", json::array()},
+            {"only", s.only},
+            {"claims", json::parse(claims_to_json(s.claims))},
+            {"cases", cases},
+            {"bytes", bytes}};
+  for (DType d : s.dtypes) j["dtypes"].push_back(dtype_name(d));
+  const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << j.dump(2) << '\n';
+    if (!f) throw InputError("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, file);
+}
+
+Suite read_suite(const std::filesystem::path& file) {
+  const std::string where = file.string();
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw InputError(where + ": cannot open (is this a folder written by `attnv cases export`?)");
+  std::ostringstream text;
+  text << f.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(where + ": not valid JSON: " + e.what());
+  }
+  auto need = [&](const char* key) -> const json& {
+    if (!j.is_object() || !j.contains(key)) throw InputError(where + ": missing key \"" + std::string(key) + "\"");
+    return j[key];
+  };
+  try {
+    if (need("format") != "attnv-cases-export") throw InputError(where + ": \"format\" is not \"attnv-cases-export\"");
+    if (need("version") != 1) throw InputError(where + ": unsupported \"version\" " + need("version").dump() + " (this attnv reads 1)");
+    const std::string version = need("attnv").get<std::string>();
+    if (version != attnv_version())
+      throw InputError(where + ": exported by attnv " + version + ", this is attnv " + attnv_version() +
+                       "; the suite's cases may differ between versions: export again");
+    Suite s;
+    s.tier = conformance::parse_tier(need("tier").get<std::string>());
+    s.seed = need("seed").get<std::uint64_t>();
+    for (const json& d : need("dtypes")) {
+      const auto t = parse_dtype(d.get<std::string>());
+      if (!t) throw InputError(where + ": \"dtypes\": '" + d.get<std::string>() + "' is not a dtype");
+      s.dtypes.push_back(*t);
+    }
+    s.only = need("only").get<std::vector<std::string>>();
+    s.claims = claims_from_json(need("claims").dump(), where + ": \"claims\"", s.dtypes);
+    return s;
+  } catch (const json::exception& e) {
+    throw InputError(where + ": a key has the wrong type: " + e.what());
+  }
+}
+
+}  // namespace attnv::cases

@@ -1,0 +1,57 @@
+#!/bin/sh
+# End to end through examples/numpy/attention.py: export a representative part of the quick
+# suite (f32 and bf16), answer it with NumPy, `attnv cases check` exits 0; a planted bug makes it
+# exit 1 naming the requirement; a deleted out.npy is a finding naming the case.
+# Usage: numpy_example.sh ATTNV PYTHON ATTENTION_PY WORK_DIR
+set -eu
+ATTNV=$1 PY=$2 PROG=$3 WORK=$4
+# R5 hidden keys overwritten, R7 empty rows, R19 own-built cases at three temperatures (V = identity):
+# derived calls of three kinds, few cases, so the test takes seconds (the full quick tier: cases/README.md).
+ONLY=R5,R7,R19
+DIR=$WORK/cases
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+fail() { echo "FAILED: $*"; exit 1; }
+check() {  # check LOG: runs attnv cases check, leaves its exit status in $rc
+  set +e
+  "$ATTNV" cases check "$DIR" --json "$WORK/check.json" > "$WORK/$1" 2>&1
+  rc=$?
+  set -e
+}
+
+"$ATTNV" cases export --suite quick --dtype f32,bf16 --only $ONLY --out "$DIR" > "$WORK/export.log" 2>&1 ||
+  { cat "$WORK/export.log"; fail "export"; }
+cat "$WORK/export.log"
+
+"$PY" "$PROG" "$DIR"
+check correct.log
+[ "$rc" -eq 0 ] || { cat "$WORK/correct.log"; fail "correct NumPy answers: exit $rc, expected 0"; }
+grep -q "R19 entropy_temperature \[bf16\] PASS" "$WORK/correct.log" || { cat "$WORK/correct.log"; fail "no R19 bf16 PASS line"; }
+echo "correct answers: exit 0"
+
+"$PY" "$PROG" "$DIR" --bug causal_off_by_one
+check bug.log
+[ "$rc" -eq 1 ] || { cat "$WORK/bug.log"; fail "planted causal_off_by_one: exit $rc, expected 1"; }
+grep -q "R5 no_leakage \[f32\] FAIL" "$WORK/bug.log" || { cat "$WORK/bug.log"; fail "R5 did not fail on causal_off_by_one"; }
+echo "causal_off_by_one: exit 1, R5 FAIL"
+
+# Correct answers again, then one out.npy deleted: the finding names that case.
+"$PY" "$PROG" "$DIR"
+set -- $("$PY" -c 'import json, sys; c = json.load(open(sys.argv[1]))["cases"][0]; print(c["dir"], c["id"])' "$DIR/manifest.json")
+rm "$DIR/$1/out.npy"
+check missing.log
+[ "$rc" -eq 1 ] || { cat "$WORK/missing.log"; fail "deleted out.npy: exit $rc, expected 1"; }
+grep -q "no answer for case $2" "$WORK/missing.log" || { cat "$WORK/missing.log"; fail "the finding does not name case $2"; }
+grep -q "out.npy missing" "$WORK/missing.log" || { cat "$WORK/missing.log"; fail "the finding does not name out.npy"; }
+echo "deleted $1/out.npy: exit 1, finding names case $2"
+
+# Not an export folder: a usage/input error (exit 2), not a finding.
+set +e
+"$ATTNV" cases check "$WORK" > "$WORK/bad.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { cat "$WORK/bad.log"; fail "a folder without attnv-export.json: exit $rc, expected 2"; }
+echo "no attnv-export.json: exit 2"
+rm -rf "$DIR"
+echo "cases_numpy_example: OK"

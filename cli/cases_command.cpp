@@ -1,0 +1,136 @@
+// attnv cases export|check: certify a kernel written in any language through files.
+//   export --suite TIER --dtype LIST --out DIR: every call the conformance suite would make, as an
+//          exchange folder (one case per distinct call) plus DIR/attnv-export.json;
+//   check DIR: the same suite replayed on the answers a program wrote into the case folders.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "cases/cases.h"
+#include "cli/commands.h"
+#include "cli/dtype_option.h"
+#include "problem/error.h"
+
+namespace attnv::cli {
+namespace {
+
+struct ExportArgs {
+  std::string suite = "quick", out, claims;
+  std::vector<std::string> dtypes, only;
+  std::uint64_t seed = conformance::ConformanceOptions{}.seed;
+};
+
+struct CheckArgs {
+  std::string dir, json;
+};
+
+cases::Progress progress_line() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](const conformance::RequirementResult& r) {
+    std::cerr << "\r\033[K  " << r.id << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << std::flush;
+  };
+}
+
+void run_export(const ExportArgs& a) {
+  cases::Suite s;
+  s.tier = conformance::parse_tier(a.suite);
+  s.seed = a.seed;
+  for (const std::string& d : a.dtypes) s.dtypes.push_back(*parse_dtype(d));
+  s.only = a.only;
+  s.claims = a.claims.empty() ? cases::default_claims(s.dtypes) : cases::read_claims(a.claims, s.dtypes);
+  const cases::ExportSummary sum = cases::export_cases(a.out, s, progress_line());
+  if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
+  std::cout << "attnv cases export: " << sum.cases << " case(s) from " << sum.calls << " kernel call(s), "
+            << sum.bytes << " bytes, " << sum.seconds << " s, written to " << a.out << '\n'
+            << "next: write out.npy and lse.npy (and dq.npy, dk.npy, dv.npy where dout.npy exists) into each\n"
+            << "case folder listed in " << (std::filesystem::path(a.out) / "manifest.json").string()
+            << ", then run: attnv cases check " << a.out << '\n';
+  if (!sum.answer_findings.empty()) {
+    std::cerr << "attnv cases export: warning: the naive kernel that answered the recording fails these under the\n"
+                 "claimed precision model; checks stop at a failure, so calls a correct kernel would get may be\n"
+                 "missing from the export (loosen the claimed model):\n";
+    for (const std::string& f : sum.answer_findings) std::cerr << "  " << f << '\n';
+  }
+}
+
+nlohmann::json report_json(const conformance::ConformanceReport& rep) {
+  nlohmann::json j = {{"format", "attnv-cases-check"}, {"version", 1}, {"kernel", rep.kernel},
+                      {"tier", conformance::tier_name(rep.tier)}, {"seed", rep.seed}, {"ok", rep.ok()},
+                      {"results", nlohmann::json::array()}};
+  for (const conformance::RequirementResult& r : rep.results) {
+    nlohmann::json f = nlohmann::json::array();
+    for (const conformance::Finding& x : r.findings)
+      f.push_back({{"case", x.case_id}, {"message", x.message}, {"worst", x.worst}, {"reproduce", x.reproduce}});
+    j["results"].push_back({{"id", r.id}, {"property", r.property}, {"dtype", dtype_name(r.dtype)},
+                            {"verdict", conformance::verdict_name(r.verdict)}, {"cases_run", r.cases_run},
+                            {"cases_checked", r.cases_checked}, {"worst_ratio", r.worst_ratio},
+                            {"note", r.note}, {"findings", f}});
+  }
+  return j;
+}
+
+int run_check(const CheckArgs& a) {
+  const conformance::ConformanceReport rep = cases::check(a.dir, progress_line());
+  if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
+  std::cout << rep.table();
+  if (!a.json.empty()) {
+    const std::filesystem::path file = a.json;
+    const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f << report_json(rep).dump(2) << '\n';
+      if (!f) throw InputError("--json " + a.json + ": cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, file);
+  }
+  std::cout << (rep.ok() ? "attnv cases check: no findings\n" : "attnv cases check: FINDINGS (see FAIL above)\n");
+  return rep.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_cases_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("cases", "Certify a kernel in any language through files: export cases, check answers");
+  cmd->require_subcommand(1);
+  cmd->footer(
+      "1. attnv cases export --suite quick --dtype f32 --out DIR   (the conformance suite's calls, as\n"
+      "   exchange folders: docs/exchange-format.md)\n"
+      "2. your program writes out.npy and lse.npy (and dq, dk, dv where dout.npy exists) into each case\n"
+      "   folder, in the storage dtype (examples/numpy/attention.py)\n"
+      "3. attnv cases check DIR   (the same suite on your answers; exit 1 on findings)");
+
+  auto e = std::make_shared<ExportArgs>();
+  auto* ex = cmd->add_subcommand("export", "Write the cases the conformance suite asks a kernel to answer");
+  ex->footer(
+      "Runs the conformance suite on a recording kernel that claims what --claims says (default:\n"
+      "every forward feature, no backward, never strided) and answers from attnv's naive kernel,\n"
+      "and writes each distinct kernel call as a case folder of DIR (manifest.json), plus\n"
+      "DIR/attnv-export.json, which `attnv cases check` needs to rerun the suite identically.");
+  ex->add_option("--suite", e->suite, "tier: quick, standard or full")
+      ->check(CLI::IsMember({"quick", "standard", "full"}))->capture_default_str();
+  ex->add_option("--dtype", e->dtypes, "storage dtypes, comma separated (f64, f32, f16, bf16)")
+      ->required()->delimiter(',')->check(dtype_validator());
+  ex->add_option("--out", e->out, "folder to write the cases into")->required();
+  ex->add_option("--seed", e->seed, "suite seed")->capture_default_str();
+  ex->add_option("--only", e->only, "requirements to run, comma separated (R1,R5 or names)")->delimiter(',');
+  ex->add_option("--claims", e->claims, "JSON file of capabilities and precision models (cases/README.md)");
+  ex->callback([e, &exit_code] {
+    run_export(*e);
+    exit_code = 0;
+  });
+
+  auto c = std::make_shared<CheckArgs>();
+  auto* ck = cmd->add_subcommand("check", "Rerun the exported suite on the answers written into the case folders");
+  ck->footer(
+      "Reads DIR/attnv-export.json and reruns the same conformance suite; each kernel call is\n"
+      "answered from the out.npy, lse.npy (dq.npy, dk.npy, dv.npy) in its case folder. A missing or\n"
+      "malformed answer is a finding naming the case and the file. Exit 0: no findings, 1: findings,\n"
+      "2: usage or input error.");
+  ck->add_option("DIR", c->dir, "folder written by attnv cases export")->required();
+  ck->add_option("--json", c->json, "also write the results as JSON to this file");
+  ck->callback([c, &exit_code] { exit_code = run_check(*c); });
+}
+
+}  // namespace attnv::cli

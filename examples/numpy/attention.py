@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""A readable NumPy attention kernel that answers the cases of `attnv cases export`.
+
+    /usr/bin/python3 attention.py DIR [--bug NAME]
+
+For every case of DIR/manifest.json it reads q, k, v (and mask, bias, kv_len, dout), computes
+the attention of SPEC.md in float64 and writes out.npy and lse.npy (and dq.npy, dk.npy, dv.npy
+when the case has dout.npy) into the case folder, in the storage dtype, each file written to a
+temporary name and renamed so attnv never reads half a file.
+
+Features: GQA (query head h reads KV head h // G), causal with top-left or bottom-right
+alignment, per-batch kv_len, sliding window, boolean mask, additive bias (-inf hides a key),
+softcap, custom scale; a row with no visible key gives O = 0 and LSE = -inf. Hidden keys are
+removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (0 * inf = NaN).
+
+--bug plants one known bug, to see `attnv cases check` catch it:
+    causal_off_by_one   the causal rule j <= p_i + 1
+    no_max              exp(s) instead of exp(s - max): overflows on large logits
+    truncate_bf16       outputs truncated to bf16 instead of rounded
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+BUGS = ("causal_off_by_one", "no_max", "truncate_bf16")
+
+
+def load(folder, name, required=True):
+    path = os.path.join(folder, name + ".npy")
+    if not os.path.exists(path):
+        if required:
+            sys.exit(f"attention.py: {path} missing")
+        return None
+    a = np.load(path)
+    if a.dtype == np.uint16:  # raw bf16 bit patterns
+        a = (a.astype(np.uint32) << 16).view(np.float32)
+    return a
+
+
+def visible(case, kv_len, bias, mask, bug):
+    """[B, Tq, Tk] boolean: which keys each query row of each batch sees (SPEC)."""
+    Tq, Tk = case["Tq"], case["Tk"]
+    i = np.arange(Tq)[None, :, None]
+    j = np.arange(Tk)[None, None, :]
+    n = kv_len[:, None, None]
+    vis = j < n
+    p = i if case["alignment"] == "top_left" else i + n - Tq  # the query's position
+    if case["causal"]:
+        vis = vis & (j <= p + (1 if bug == "causal_off_by_one" else 0))
+    wl, wr = case["window"]
+    if wl >= 0:
+        vis = vis & (j >= p - wl)
+    if wr >= 0:
+        vis = vis & (j <= p + wr)
+    if mask is not None:
+        vis = vis & mask.astype(bool)[None]
+    if bias is not None:
+        vis = vis & (bias != -np.inf)[None]
+    return vis
+
+
+def scores(case, q, k, bias, G):
+    """[B, Hq, Tq, Tk] logits: scale q.k, softcap, bias. Also the raw ones (for the softcap's derivative)."""
+    scale = case["scale"] if case["scale"] is not None else 1.0 / np.sqrt(case["Dk"])
+    kq = np.repeat(k, G, axis=1)  # repeat_interleave: query head h reads KV head h // G
+    with np.errstate(invalid="ignore", over="ignore"):
+        raw = scale * np.einsum("bhid,bhjd->bhij", q, kq)
+        s = raw
+        if case["softcap"] is not None:
+            c = case["softcap"]
+            s = c * np.tanh(raw / c)
+        if bias is not None:
+            s = s + bias[None, None]
+    return s, raw, scale
+
+
+def forward(case, q, k, v, vis, bias, bug):
+    G = case["Hq"] // case["Hkv"]
+    s, raw, scale = scores(case, q, k, bias, G)
+    vis4 = vis[:, None]  # broadcast over heads
+    s = np.where(vis4, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    any_visible = vis4.any(axis=-1, keepdims=True)
+    m_safe = np.where(any_visible, m, 0.0)
+    if bug == "no_max":
+        m_safe = np.zeros_like(m_safe)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.where(vis4, np.exp(s - m_safe), 0.0)
+        l = e.sum(axis=-1, keepdims=True)
+        p = np.where(vis4, e / np.where(l > 0, l, 1.0), 0.0)
+        vq = np.repeat(v, G, axis=1)
+        # sum_j P_ij v_j over visible j only: a hidden V row may hold inf.
+        prod = np.where(vis4[..., None], p[..., None] * vq[:, :, None, :, :], 0.0)
+        out = prod.sum(axis=-2)
+        lse = np.where(any_visible, m_safe + np.log(l), -np.inf)[..., 0]
+    return out, lse, p, raw, scale
+
+
+def backward(case, q, k, v, dout, vis, p, raw, scale):
+    """dQ, dK, dV of sum(dO * O) (SPEC, textbook form); dK and dV sum over the G query heads."""
+    B, Hq, Hkv = case["B"], case["Hq"], case["Hkv"]
+    G = Hq // Hkv
+    vis4 = vis[:, None]
+    kq, vq = np.repeat(k, G, axis=1), np.repeat(v, G, axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        dp = np.where(vis4, np.einsum("bhid,bhjd->bhij", dout, vq), 0.0)
+        D = (p * dp).sum(axis=-1, keepdims=True)
+        ds = p * (dp - D)
+        if case["softcap"] is not None:
+            c = case["softcap"]
+            ds = ds * np.where(vis4, 1.0 - np.tanh(raw / c) ** 2, 0.0)
+        dq = scale * np.where(vis4[..., None], ds[..., None] * kq[:, :, None, :, :], 0.0).sum(axis=-2)
+    dk = scale * np.einsum("bhij,bhid->bhjd", ds, q)
+    dv = np.einsum("bhij,bhid->bhjd", p, dout)
+    fold = lambda t: t.reshape(B, Hkv, G, *t.shape[2:]).sum(axis=2)  # noqa: E731
+    return dq, fold(dk), fold(dv)
+
+
+def round_bf16(x, truncate=False):
+    """float64 -> bf16 values in a float32 array, rounded once (to nearest, ties to even)."""
+    x = np.asarray(x, dtype=np.float64)
+    finite = np.isfinite(x) & (x != 0)
+    _, e = np.frexp(np.where(finite, x, 1.0))
+    quantum = np.ldexp(1.0, np.maximum(e, -125) - 8)  # 8 significant bits; subnormals below 2^-126
+    r = (np.trunc if truncate else np.rint)(x / quantum) * quantum
+    r = np.where(np.abs(r) > 3.3895313892515355e38, np.copysign(np.inf, x), r)
+    return np.where(finite, r, x).astype(np.float32)
+
+
+def to_storage(x, dtype, bug):
+    if dtype == "f64":
+        return x.astype(np.float64)
+    if dtype == "f32":
+        return x.astype(np.float32)
+    if dtype == "f16":
+        return x.astype(np.float16)  # NumPy rounds float64 -> float16 directly (no double rounding)
+    return round_bf16(x, truncate=bug == "truncate_bf16")  # bf16 values, stored as <f4
+
+
+def save(folder, name, array):
+    tmp = os.path.join(folder, "." + name + ".npy.tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, np.ascontiguousarray(array))
+    os.replace(tmp, os.path.join(folder, name + ".npy"))
+
+
+def answer(root, case, bug):
+    folder = os.path.join(root, case["dir"])
+    q, k, v = (load(folder, n).astype(np.float64) for n in ("q", "k", "v"))
+    mask = load(folder, "mask") if case["mask"] else None
+    bias = load(folder, "bias").astype(np.float64) if case["bias"] else None
+    kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
+    vis = visible(case, kv_len, bias, mask, bug)
+    out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug)
+    dtype = case["dtype"]
+    save(folder, "out", to_storage(out, dtype, bug))
+    save(folder, "lse", lse.astype(np.float64 if dtype == "f64" else np.float32))
+    if case["dout"]:
+        dout = load(folder, "dout").astype(np.float64)
+        for name, g in zip(("dq", "dk", "dv"), backward(case, q, k, v, dout, vis, p, raw, scale)):
+            save(folder, name, to_storage(g, dtype, bug))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Answer the cases of an attnv exchange folder with NumPy.")
+    ap.add_argument("dir", help="folder written by `attnv cases export`")
+    ap.add_argument("--bug", choices=BUGS, help="plant a known bug (to see attnv catch it)")
+    a = ap.parse_args()
+    with open(os.path.join(a.dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    for case in manifest["cases"]:
+        answer(a.dir, case, a.bug)
+    print(f"attention.py: answered {len(manifest['cases'])} case(s) in {a.dir}" + (f" (bug: {a.bug})" if a.bug else ""))
+
+
+if __name__ == "__main__":
+    main()
