@@ -26,10 +26,9 @@ struct Suite {
 using JobStart = std::function<void(const std::string& requirement_id, DType dtype)>;
 
 // Every requirement of the suite (or `only`), in requirement order then dtype order, each through
-// conformance::run_requirement on `k`: what run_conformance(k, opt) does, plus two things files
-// need. A requirement that needs "strided" is "not claimed" unless the kernel claims strided (a
-// case folder has no memory layout); an exception that escapes a requirement (the R15 campaign
-// does not catch one) becomes a FAIL whose finding is the exception's message.
+// conformance::run_requirement on `k`: what run_conformance(k, opt) does, with a hook before
+// each job (the recording kernel names its cases with it). File kernels never claim strided
+// layouts (a case folder has none), so R11 is "not claimed".
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
                                          const std::function<void(const conformance::RequirementResult&)>& on_done);
 

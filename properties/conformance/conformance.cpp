@@ -161,8 +161,25 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     res.note = "not claimed: dtype " + std::string(dtype_name(dtype));
     return res;
   }
+  // The checks lay cases out in every layout themselves, so only here can R11 see the claim.
+  if (r.needs == "strided" && !k.capabilities().strided) {
+    res.verdict = Verdict::not_claimed;
+    res.note = "not claimed: strided layouts";
+    return res;
+  }
   const int n = r.cases[static_cast<int>(opt.tier)];
-  if (r.property == "unbiased_rounding") return run_campaign(k, r, dtype, opt, n);
+  if (r.property == "unbiased_rounding") {
+    try {
+      return run_campaign(k, r, dtype, opt, n);
+    } catch (const std::exception& e) {  // a kernel that fails a call of the campaign
+      res.verdict = Verdict::fail;
+      res.findings.push_back({0, "", std::string("threw: ") + e.what(), "",
+                              r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
+                                  " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
+                              ""});
+      return res;
+    }
+  }
   const props::PropertyEntry& entry = props::property(r.property);
   Stream stream(r, dtype, opt.seed);
   for (int i = 0; i < n; ++i) {
