@@ -1,0 +1,132 @@
+#include "report/certificate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace attnv::report {
+
+using conformance::CaseRecord;
+using conformance::RequirementResult;
+using conformance::Verdict;
+
+Summary summarize(const Certificate& c) {
+  Summary s;
+  for (const RequirementResult& r : c.report.results) {
+    switch (r.verdict) {
+      case Verdict::pass: ++s.pass; break;
+      case Verdict::fail: ++s.fail; break;
+      case Verdict::not_claimed: ++s.not_claimed; break;
+    }
+    s.findings += static_cast<int>(r.findings.size());
+    if (r.verdict == Verdict::fail) s.failed.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+    if (std::find(s.dtypes.begin(), s.dtypes.end(), r.dtype) == s.dtypes.end()) s.dtypes.push_back(r.dtype);
+    if (std::find(s.ids.begin(), s.ids.end(), r.id) == s.ids.end()) s.ids.push_back(r.id);
+  }
+  // A FAIL without a finding should not happen, but it must still count as a finding.
+  s.findings = std::max(s.findings, s.fail);
+  s.certified = s.fail == 0 && s.pass > 0;
+  s.partial = s.ids.size() < conformance::requirements().size();
+  return s;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+std::vector<std::string> names(const std::vector<DType>& ds) {
+  std::vector<std::string> out;
+  for (DType d : ds) out.emplace_back(dtype_name(d));
+  return out;
+}
+
+}  // namespace
+
+std::string verdict_line(const Certificate& c) {
+  const Summary s = summarize(c);
+  std::ostringstream o;
+  const std::string run = std::string(conformance::tier_name(c.report.tier)) + " tier, seed " +
+                          std::to_string(c.report.seed) + (s.partial ? ", partial run: " + join(s.ids, " ") : "");
+  if (s.certified) {
+    o << "CERTIFIED: " << s.pass << (s.pass == 1 ? " requirement passes" : " requirements pass") << " on "
+      << join(names(s.dtypes), ", ");
+    if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
+    o << " (" << run << ")";
+  } else if (s.fail > 0) {
+    o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ")
+      << " (" << run << ")";
+  } else {
+    o << "NOT CERTIFIED: nothing was checked (" << s.not_claimed << " not claimed, " << run << ")";
+  }
+  return o.str();
+}
+
+std::string shell_quote(const std::string& w) {
+  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("-_./:=,+@%").find(ch) != std::string_view::npos;
+  });
+  if (plain) return w;
+  std::string out = "'";
+  for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string reproduce_command(const Certificate& c, const RequirementResult& r) {
+  return "attnv certify --kernel " + shell_quote(c.kernel.spec) + " --tier " +
+         std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
+         " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
+}
+
+std::string format_ratio(double r) {
+  if (std::isnan(r)) return "nan";
+  if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
+  if (r < 0) return "-";
+  if (r == 0) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, r >= 1e-3 && r < 1e4 ? "%.3g" : "%.2e", r);
+  return buf;
+}
+
+namespace {
+
+const CaseRecord* record_of(const RequirementResult& r, const std::string& case_id) {
+  for (const CaseRecord& k : r.cases)
+    if (k.case_id == case_id) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<Worst> worst_for(const Certificate& c, DType d) {
+  std::optional<Worst> best;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.dtype != d || !(r.worst_ratio >= 0)) continue;
+    if (!best || r.worst_ratio > best->ratio) best = Worst{r.worst_ratio, &r, record_of(r, r.worst_case)};
+  }
+  return best;
+}
+
+std::vector<Worst> worst_cases(const Certificate& c, std::size_t n) {
+  std::vector<Worst> all;
+  for (const RequirementResult& r : c.report.results)
+    for (const CaseRecord& k : r.cases)
+      if (k.judged && k.worst_ratio >= 0) all.push_back({k.worst_ratio, &r, &k});
+  // stable: equal ratios keep report order, so the list is the same on every run.
+  std::stable_sort(all.begin(), all.end(), [](const Worst& a, const Worst& b) { return a.ratio > b.ratio; });
+  if (all.size() > n) all.resize(n);
+  return all;
+}
+
+std::string statement_of(const std::string& id) {
+  for (const conformance::Requirement& q : conformance::requirements())
+    if (q.id == id) return q.statement;
+  return "";
+}
+
+}  // namespace attnv::report

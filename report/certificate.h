@@ -1,0 +1,77 @@
+#pragma once
+// The certificate `attnv certify` emits: a conformance report plus what it is about (which
+// kernel, which attnv, the command that reproduces the run). The renderers (terminal, JSON,
+// JUnit, HTML) each take a Certificate and return text; they never write files, so the caller
+// decides where output goes and writes it atomically. Every renderer is a pure function of the
+// Certificate except for wall times (RequirementResult::seconds), which only JUnit shows.
+//
+// The helpers here are shared by the renderers so the four outputs agree on the verdict, the
+// reproduce commands and the worst cases.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "problem/kernel.h"
+#include "problem/precision.h"
+#include "properties/conformance/conformance.h"
+
+namespace attnv::report {
+
+struct KernelInfo {
+  std::string spec;     // how --kernel named it: "builtin:core", "plugin:/path/x.so"
+  std::string name;     // Kernel::name()
+  std::string version;  // the kernel's own version string ("" when it has none)
+  Capabilities caps;
+  std::vector<std::pair<DType, PrecisionModel>> precision;  // the declared model per dtype
+  std::vector<std::string> notes;  // "decode declared but not yet checked", ...
+};
+
+struct Certificate {
+  std::string attnv_version;  // "0.1.0"
+  std::string command;        // the command line that reproduces the whole run
+  KernelInfo kernel;
+  conformance::ConformanceReport report;
+};
+
+// The run at a glance, as every renderer states it.
+struct Summary {
+  int pass = 0, fail = 0, not_claimed = 0;
+  int findings = 0;
+  bool certified = false;              // no FAIL and at least one PASS
+  std::vector<DType> dtypes;           // the dtypes of the results, in report order
+  std::vector<std::string> ids;        // the requirement ids of the results, in report order
+  std::vector<std::string> failed;     // "R5/f32", in report order
+  bool partial = false;                // not every requirement of the suite was run
+};
+Summary summarize(const Certificate& c);
+
+// "CERTIFIED: 20 requirements pass on f32, bf16 (quick tier, seed 20261121)" or
+// "NOT CERTIFIED: 2 findings in R5/f32, R9/f32".
+std::string verdict_line(const Certificate& c);
+
+// The command that reruns one requirement on one dtype:
+// "attnv certify --kernel builtin:core --tier quick --dtype f32 --seed 20261121 --only R5".
+std::string reproduce_command(const Certificate& c, const conformance::RequirementResult& r);
+
+// Quotes a word for a POSIX shell only when it needs it ("plugin:/a b.so" -> 'plugin:/a b.so').
+std::string shell_quote(const std::string& word);
+
+// A ratio for people: "0.031", "2.4e-05", "inf", "nan", "-" for "no ratio" (negative).
+std::string format_ratio(double r);
+
+// The worst case of each dtype over all results with a ratio (nullopt when none has one).
+struct Worst {
+  double ratio = -1;
+  const conformance::RequirementResult* result = nullptr;
+  const conformance::CaseRecord* record = nullptr;  // null when the result kept no case records
+};
+std::optional<Worst> worst_for(const Certificate& c, DType d);
+
+// The n case records with the largest ratios over every result, largest first (ties: report order).
+std::vector<Worst> worst_cases(const Certificate& c, std::size_t n);
+
+// The requirement's statement from the suite's table ("" for an id the suite does not know).
+std::string statement_of(const std::string& id);
+
+}  // namespace attnv::report

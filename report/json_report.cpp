@@ -1,0 +1,188 @@
+#include "report/json_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace attnv::report {
+
+using conformance::CaseRecord;
+using conformance::RequirementResult;
+using Json = nlohmann::ordered_json;  // keys in the order written: the document reads top-down
+
+namespace {
+
+Json real(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return x;
+}
+
+// -1 is how the conformance report says "this check measures no ratio".
+Json ratio(double x) { return !std::isnan(x) && x < 0 ? Json(nullptr) : real(x); }
+
+std::string dt(DType d) { return std::string(dtype_name(d)); }
+
+Json capabilities(const Capabilities& c) {
+  Json dtypes = Json::array();
+  for (DType d : c.dtypes) dtypes.push_back(dt(d));
+  return Json{{"dtypes", dtypes},
+              {"gqa", c.gqa},
+              {"causal_top_left", c.causal_top_left},
+              {"causal_bottom_right", c.causal_bottom_right},
+              {"window", c.window},
+              {"mask", c.mask},
+              {"bias", c.bias},
+              {"kv_len", c.kv_len},
+              {"softcap", c.softcap},
+              {"custom_scale", c.custom_scale},
+              {"lse", c.lse},
+              {"backward", c.backward},
+              {"strided", c.strided}};
+}
+
+Json kernel(const KernelInfo& k) {
+  Json precision = Json::array();
+  for (const auto& [d, m] : k.precision)
+    precision.push_back(Json{{"dtype", dt(d)},
+                             {"storage", dt(m.storage)},
+                             {"accum", dt(m.accum)},
+                             {"p_dtype", dt(m.p_dtype)},
+                             {"out", dt(m.out)},
+                             {"block", m.block},
+                             {"exp_ulps", real(m.exp_ulps)},
+                             {"description", describe(m)}});
+  return Json{{"spec", k.spec},
+              {"name", k.name},
+              {"version", k.version},
+              {"capabilities", capabilities(k.caps)},
+              {"precision", precision},
+              {"notes", k.notes}};
+}
+
+Json histogram(const bound::RatioHistogram& h) {
+  if (h.total() == 0) return nullptr;
+  Json lower = Json::array(), upper = Json::array(), count = Json::array();
+  for (int i = 0; i < bound::RatioHistogram::kBins; ++i) {
+    lower.push_back(real(bound::RatioHistogram::lower_edge(i)));
+    upper.push_back(real(bound::RatioHistogram::upper_edge(i)));
+    count.push_back(h.count[static_cast<std::size_t>(i)]);
+  }
+  return Json{{"lower", lower}, {"upper", upper}, {"count", count}, {"total", h.total()}};
+}
+
+// Column arrays rather than one object per case: a third of the size, and what plotting tools
+// (pandas.DataFrame, d3) take directly.
+Json cases(const std::vector<CaseRecord>& cs) {
+  Json index = Json::array(), id = Json::array(), B = Json::array(), Hq = Json::array(), Hkv = Json::array(),
+       Tq = Json::array(), Tk = Json::array(), Dk = Json::array(), Dv = Json::array(), r = Json::array(),
+       ok = Json::array(), judged = Json::array();
+  for (const CaseRecord& k : cs) {
+    index.push_back(k.index);
+    id.push_back(k.case_id);
+    B.push_back(k.problem.shape.B);
+    Hq.push_back(k.problem.shape.Hq);
+    Hkv.push_back(k.problem.shape.Hkv);
+    Tq.push_back(k.problem.shape.Tq);
+    Tk.push_back(k.problem.shape.Tk);
+    Dk.push_back(k.problem.shape.Dk);
+    Dv.push_back(k.problem.shape.Dv);
+    r.push_back(ratio(k.worst_ratio));
+    ok.push_back(k.ok);
+    judged.push_back(k.judged);
+  }
+  return Json{{"index", index}, {"case_id", id}, {"B", B},   {"Hq", Hq},       {"Hkv", Hkv},      {"Tq", Tq},
+              {"Tk", Tk},       {"Dk", Dk},      {"Dv", Dv}, {"ratio", r},     {"ok", ok},        {"judged", judged}};
+}
+
+Json result(const Certificate& c, const RequirementResult& r) {
+  Json findings = Json::array();
+  for (const conformance::Finding& f : r.findings)
+    findings.push_back(Json{{"case_index", f.case_index},
+                            {"case_id", f.case_id},
+                            {"message", f.message},
+                            {"worst", f.worst},
+                            {"reproduce", f.reproduce},
+                            {"saved_case", f.saved_case}});
+  return Json{{"id", r.id},
+              {"property", r.property},
+              {"statement", statement_of(r.id)},
+              {"dtype", dt(r.dtype)},
+              {"verdict", std::string(conformance::verdict_name(r.verdict))},
+              {"cases_run", r.cases_run},
+              {"cases_checked", r.cases_checked},
+              {"worst_ratio", ratio(r.worst_ratio)},
+              {"worst_case", r.worst_case},
+              {"note", r.note},
+              {"reproduce_command", reproduce_command(c, r)},
+              {"findings", findings},
+              {"histogram", histogram(r.hist)},
+              {"cases", cases(r.cases)}};
+}
+
+// Pretty-printed like dump(2), except that an array of scalars stays on one line: a case column
+// of 15,000 numbers is one line, not 15,000, and the document still diffs well.
+void write(std::string& out, const Json& j, int depth) {
+  const auto scalar = [](const Json& x) { return !x.is_structured(); };
+  const std::string pad(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+  const std::string close(static_cast<std::size_t>(2 * depth), ' ');
+  if (j.is_object() && !j.empty()) {
+    out += "{\n";
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) out += ",\n";
+      first = false;
+      out += pad + Json(key).dump(-1, ' ', false, Json::error_handler_t::replace) + ": ";
+      write(out, value, depth + 1);
+    }
+    out += "\n" + close + "}";
+  } else if (j.is_array() && !j.empty() && !std::all_of(j.begin(), j.end(), scalar)) {
+    out += "[\n";
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (i) out += ",\n";
+      out += pad;
+      write(out, j[i], depth + 1);
+    }
+    out += "\n" + close + "]";
+  } else {
+    // Replace, not throw, on invalid UTF-8 in a message: a certificate must always be written.
+    out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+}
+
+}  // namespace
+
+std::string to_json(const Certificate& c) {
+  const Summary s = summarize(c);
+  Json failed = s.failed;
+  Json worst = Json::array();
+  for (DType d : s.dtypes)
+    if (const std::optional<Worst> w = worst_for(c, d))
+      worst.push_back(Json{{"dtype", dt(d)}, {"ratio", real(w->ratio)}, {"requirement", w->result->id},
+                           {"case_id", w->result->worst_case}});
+  Json results = Json::array();
+  for (const RequirementResult& r : c.report.results) results.push_back(result(c, r));
+  const Json doc{{"format", "attnv-certificate"},
+                 {"version", 1},
+                 {"attnv_version", c.attnv_version},
+                 {"command", c.command},
+                 {"kernel", kernel(c.kernel)},
+                 {"tier", std::string(conformance::tier_name(c.report.tier))},
+                 {"seed", c.report.seed},
+                 {"verdict", Json{{"certified", s.certified},
+                                  {"line", verdict_line(c)},
+                                  {"pass", s.pass},
+                                  {"fail", s.fail},
+                                  {"not_claimed", s.not_claimed},
+                                  {"findings", s.findings},
+                                  {"failed", failed},
+                                  {"partial", s.partial}}},
+                 {"worst", worst},
+                 {"results", results}};
+  std::string out;
+  write(out, doc, 0);
+  return out + "\n";
+}
+
+}  // namespace attnv::report

@@ -1,0 +1,121 @@
+#include "report/terminal_report.h"
+
+#include <sstream>
+
+namespace attnv::report {
+
+using conformance::RequirementResult;
+using conformance::Verdict;
+
+namespace {
+
+constexpr std::size_t kWidth = 100;
+constexpr std::size_t kCell = 12;  // one dtype column: "not claimed" and a space
+
+struct Paint {
+  bool on;
+  std::string operator()(const std::string& s, const char* code) const {
+    return on ? "\x1b[" + std::string(code) + "m" + s + "\x1b[0m" : s;
+  }
+};
+
+// Continuation lines of a multi-line message line up under its first line.
+std::string indent(const std::string& s, std::size_t n) {
+  std::string out;
+  for (char ch : s) {
+    out += ch;
+    if (ch == '\n') out += std::string(n, ' ');
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+std::string rtrim(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string pad(std::string s, std::size_t w) {
+  if (s.size() > w) s = s.substr(0, w > 3 ? w - 3 : 0) + "...";
+  s.resize(w, ' ');
+  return s;
+}
+
+const RequirementResult* find(const Certificate& c, const std::string& id, DType d) {
+  for (const RequirementResult& r : c.report.results)
+    if (r.id == id && r.dtype == d) return &r;
+  return nullptr;
+}
+
+// The cell is padded before it is colored so escape codes do not break the columns.
+std::string cell(const RequirementResult* r, const Paint& paint) {
+  if (!r) return pad("-", kCell);
+  const std::string text = pad(std::string(conformance::verdict_name(r->verdict)), kCell);
+  switch (r->verdict) {
+    case Verdict::pass: return paint(text, "32");
+    case Verdict::fail: return paint(text, "1;31");
+    case Verdict::not_claimed: return paint(text, "2");
+  }
+  return text;
+}
+
+void table(std::ostringstream& o, const Certificate& c, const Summary& s, const Paint& paint) {
+  const std::size_t used = 5 + kCell * s.dtypes.size();
+  const std::size_t stmt = used + 20 < kWidth ? kWidth - used : 20;  // wider than 100 only past 6 dtypes
+  std::string head = pad("req", 5) + pad("requirement", stmt);
+  for (DType d : s.dtypes) head += pad(std::string(dtype_name(d)), kCell);
+  o << paint(rtrim(head), "1") << "\n";
+  for (const std::string& id : s.ids) {
+    std::string line = pad(id, 5) + pad(statement_of(id), stmt);
+    for (DType d : s.dtypes) line += cell(find(c, id, d), paint);
+    o << rtrim(line) << "\n";
+  }
+}
+
+void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
+  for (const RequirementResult& r : c.report.results) {
+    if (r.verdict != Verdict::fail) continue;
+    o << "\n" << paint("FAIL", "1;31") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": "
+      << statement_of(r.id) << "\n";
+    for (const conformance::Finding& f : r.findings) {
+      o << "  finding:   " << indent(f.message, 13) << "\n";
+      if (!f.worst.empty()) o << "  worst:     " << indent(f.worst, 13) << "\n";
+      o << "  case:      " << f.case_id << " (case " << f.case_index << " of the stream)\n";
+      if (!f.saved_case.empty()) o << "  saved:     " << f.saved_case << "\n";
+      o << "  case line: " << f.reproduce << "\n";
+    }
+    if (r.findings.empty()) o << "  (no finding recorded)\n";
+    o << "  reproduce: " << paint(reproduce_command(c, r), "1") << "\n";
+  }
+}
+
+}  // namespace
+
+std::string terminal_summary(const Certificate& c, bool color) {
+  const Paint paint{color};
+  const Summary s = summarize(c);
+  std::ostringstream o;
+  o << paint("attnv " + c.attnv_version + " certificate", "1") << ": " << c.kernel.name;
+  if (!c.kernel.version.empty()) o << " " << c.kernel.version;
+  o << " (" << c.kernel.spec << ")\n";
+  for (const auto& [d, m] : c.kernel.precision) o << "  precision " << pad(std::string(dtype_name(d)), 5) << describe(m) << "\n";
+  for (const std::string& n : c.kernel.notes) o << "  note: " << n << "\n";
+  o << "\n";
+  table(o, c, s, paint);
+  findings(o, c, paint);
+  o << "\nworst error/bound ratio (1 = the bound)\n";
+  bool any = false;
+  for (DType d : s.dtypes) {
+    const std::optional<Worst> w = worst_for(c, d);
+    if (!w) continue;
+    any = true;
+    o << "  " << pad(std::string(dtype_name(d)), 5) << pad(format_ratio(w->ratio), 10) << w->result->id << "  "
+      << w->result->worst_case << "\n";
+  }
+  if (!any) o << "  (no requirement measured a ratio)\n";
+  o << "\n" << paint(verdict_line(c), s.certified ? "1;32" : "1;31") << "\n";
+  o << "rerun: " << c.command << "\n";
+  return o.str();
+}
+
+}  // namespace attnv::report

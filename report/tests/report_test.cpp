@@ -1,0 +1,338 @@
+// The four renderings of a certificate built from real conformance runs: the naive kernel with
+// narrowed claims (PASS and "not claimed") and the causal_off_by_one mutant (FAIL). Every check
+// is also shown to catch a planted defect (a broken document, a hostile string).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/html_report.h"
+#include "report/json_report.h"
+#include "report/junit_report.h"
+#include "report/terminal_report.h"
+#include "report/tests/sample_certificate.h"
+
+namespace attnv::report {
+namespace {
+
+constexpr std::uint64_t kSeedA = 20261121, kSeedB = 7;
+
+// Each run costs a second or two: run each once per binary.
+const Certificate& cert(const std::string& which) {
+  static std::map<std::string, Certificate> cache;
+  auto it = cache.find(which);
+  if (it != cache.end()) return it->second;
+  Certificate c = which == "naive"      ? testing::naive_certificate(kSeedA)
+                  : which == "mutant"   ? testing::mutant_certificate(kSeedA)
+                  : which == "mutant2"  ? testing::mutant_certificate(kSeedA)
+                                        : testing::mutant_certificate(kSeedB);
+  return cache.emplace(which, std::move(c)).first->second;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::filesystem::path temp_file(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("attnv_report_test_" + name);
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+struct Proc {
+  int status;
+  std::string out;
+};
+
+Proc run_command(const std::string& command) {
+  Proc r{-1, ""};
+  FILE* f = popen((command + " 2>&1").c_str(), "r");
+  if (!f) return r;
+  std::array<char, 4096> buf{};
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), f)) > 0;) r.out.append(buf.data(), n);
+  const int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+conformance::RequirementResult* find(Certificate& c, const std::string& id) {
+  for (auto& r : c.report.results)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+// ---- the runs themselves are what the tests below assume --------------------------------------
+
+TEST(ReportSample, RunsGiveThePassFailAndNotClaimedTheTestsNeed) {
+  const Summary n = summarize(cert("naive"));
+  EXPECT_TRUE(n.certified);
+  EXPECT_GT(n.pass, 0);
+  EXPECT_GT(n.not_claimed, 0);  // R2, R19 and all of bf16
+  const Summary m = summarize(cert("mutant"));
+  EXPECT_FALSE(m.certified);
+  EXPECT_NE(std::find(m.failed.begin(), m.failed.end(), "R5/f32"), m.failed.end());
+}
+
+// ---- terminal ---------------------------------------------------------------------------------
+
+TEST(TerminalReport, CertifiedRunHasTableVerdictAndNoColorUnlessAsked) {
+  const std::string plain = terminal_summary(cert("naive"), false);
+  std::cout << plain;
+  EXPECT_TRUE(contains(plain, "CERTIFIED: "));
+  EXPECT_FALSE(contains(plain, "NOT CERTIFIED"));
+  EXPECT_TRUE(contains(plain, "not claimed"));
+  EXPECT_TRUE(contains(plain, "R5   hidden K, V, bias do not change any output"));
+  EXPECT_FALSE(contains(plain, "\x1b["));
+  EXPECT_TRUE(contains(terminal_summary(cert("naive"), true), "\x1b[32mPASS"));
+  // The table stays inside 100 columns.
+  std::istringstream in(plain);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > 1 && line[0] == 'R' && std::isdigit(static_cast<unsigned char>(line[1]))) {
+      EXPECT_LE(line.size(), 100u) << line;
+    }
+  }
+}
+
+TEST(TerminalReport, FailingRunNamesTheFindingAndTheCommandThatReproducesIt) {
+  const Certificate& c = cert("mutant");
+  const std::string t = terminal_summary(c, false);
+  std::cout << t;
+  EXPECT_TRUE(contains(t, "NOT CERTIFIED: "));
+  EXPECT_TRUE(contains(t, "FAIL R5 no_leakage on f32"));
+  // The hostile spec is quoted for the shell so the command can be pasted as is.
+  EXPECT_TRUE(contains(t, "attnv certify --kernel 'plugin:/tmp/mutant'\\''s <causal> & co.so' --tier quick --dtype f32 "
+                          "--seed 20261121 --only R5"));
+  for (const auto& r : c.report.results)
+    for (const auto& f : r.findings) {
+      EXPECT_TRUE(contains(t, f.message.substr(0, f.message.find('\n')))) << f.message;
+      EXPECT_TRUE(contains(t, f.reproduce)) << f.reproduce;
+    }
+}
+
+TEST(TerminalReport, ShellQuoteLeavesPlainWordsAlone) {
+  EXPECT_EQ(shell_quote("builtin:core"), "builtin:core");
+  EXPECT_EQ(shell_quote("plugin:/a b.so"), "'plugin:/a b.so'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+}
+
+// ---- JSON -------------------------------------------------------------------------------------
+
+TEST(JsonReport, SameSeedSameBytesOtherSeedOtherBytes) {
+  const std::string a = to_json(cert("mutant")), again = to_json(cert("mutant2")), b = to_json(cert("mutant_b"));
+  EXPECT_EQ(a, again);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(contains(b, "\"seed\": 7,\n"));
+}
+
+TEST(JsonReport, WallTimesAreNotPartOfTheDocument) {
+  Certificate c = cert("naive");
+  const std::string before = to_json(c);
+  for (auto& r : c.report.results) r.seconds += 123.5;
+  EXPECT_EQ(to_json(c), before);
+  EXPECT_FALSE(contains(before, "seconds"));
+}
+
+TEST(JsonReport, StructureAndValues) {
+  const Certificate& c = cert("mutant");
+  const nlohmann::json j = nlohmann::json::parse(to_json(c));
+  EXPECT_EQ(j["format"], "attnv-certificate");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["seed"], kSeedA);
+  EXPECT_EQ(j["kernel"]["spec"], c.kernel.spec);
+  EXPECT_EQ(j["verdict"]["certified"], false);
+  ASSERT_EQ(j["results"].size(), c.report.results.size());
+  for (std::size_t i = 0; i < c.report.results.size(); ++i) {
+    const auto& r = c.report.results[i];
+    const auto& jr = j["results"][i];
+    EXPECT_EQ(jr["id"], r.id);
+    EXPECT_EQ(jr["verdict"], std::string(conformance::verdict_name(r.verdict)));
+    EXPECT_EQ(jr["cases"]["Tq"].size(), r.cases.size());
+    if (std::isinf(r.worst_ratio)) {
+      EXPECT_EQ(jr["worst_ratio"], "inf");
+    } else if (r.worst_ratio >= 0) {
+      EXPECT_EQ(jr["worst_ratio"].get<double>(), r.worst_ratio);  // round trip, bit for bit
+    } else {
+      EXPECT_TRUE(jr["worst_ratio"].is_null());
+    }
+    EXPECT_EQ(jr["histogram"].is_null(), r.hist.total() == 0) << r.id;
+  }
+}
+
+TEST(JsonReport, NonFiniteDoublesBecomeStrings) {
+  Certificate c = cert("naive");
+  conformance::RequirementResult* r1 = find(c, "R1");
+  ASSERT_NE(r1, nullptr);
+  ASSERT_GE(r1->cases.size(), 2u);
+  r1->worst_ratio = HUGE_VAL;
+  r1->cases[0].worst_ratio = std::nan("");
+  const std::string s = to_json(c);
+  const nlohmann::json j = nlohmann::json::parse(s);  // would throw on a bare inf or NaN
+  EXPECT_EQ(j["results"][0]["worst_ratio"], "inf");
+  EXPECT_EQ(j["results"][0]["cases"]["ratio"][0], "nan");
+}
+
+// The real validator (python3-jsonschema) on the real schema; it must also reject a broken one.
+void expect_schema(const std::string& name, const std::string& json, bool valid) {
+  const auto file = temp_file(name + ".json", json);
+  const Proc r = run_command(std::string(ATTNV_PYTHON3) + " " + ATTNV_VALIDATE + " " + ATTNV_SCHEMA + " " + file.string());
+  std::filesystem::remove(file);
+  if (r.status == 77) GTEST_SKIP() << r.out;
+  if (valid) {
+    EXPECT_EQ(r.status, 0) << name << ":\n" << r.out;
+  } else {
+    EXPECT_EQ(r.status, 1) << name << " should be rejected:\n" << r.out;
+  }
+}
+
+TEST(JsonReport, ValidAgainstTheSchema) {
+  expect_schema("naive", to_json(cert("naive")), true);
+  expect_schema("mutant", to_json(cert("mutant")), true);
+  Certificate c = cert("naive");
+  find(c, "R1")->worst_ratio = HUGE_VAL;
+  expect_schema("inf", to_json(c), true);
+}
+
+TEST(JsonReport, SchemaRejectsBrokenDocuments) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(to_json(cert("mutant")));
+  auto bad = j;
+  bad["results"][0]["verdict"] = "MAYBE";
+  expect_schema("bad_verdict", bad.dump(), false);
+  bad = j;
+  bad.erase("seed");
+  expect_schema("no_seed", bad.dump(), false);
+  bad = j;
+  bad["results"][0]["worst_ratio"] = "Infinity";
+  expect_schema("bad_inf", bad.dump(), false);
+  bad = j;
+  bad["results"][0]["seconds"] = 1.5;  // wall times are not allowed in
+  expect_schema("seconds", bad.dump(), false);
+}
+
+// ---- JUnit ------------------------------------------------------------------------------------
+
+// Parses the XML with python3's xml.etree and prints: suites, tests, failures, skipped, then the
+// first failure's message attribute.
+Proc parse_junit(const std::string& xml) {
+  const auto file = temp_file("junit.xml", xml);
+  const std::string py =
+      "import sys, xml.etree.ElementTree as E\n"
+      "t = E.parse(sys.argv[1]).getroot()\n"
+      "f = t.findall('.//failure')\n"
+      "print(len(t.findall('testsuite')), len(t.findall('.//testcase')), len(f), len(t.findall('.//skipped')))\n"
+      "print(f[0].get('message') if f else '')\n";
+  const auto script = temp_file("junit.py", py);
+  Proc r = run_command(std::string(ATTNV_PYTHON3) + " " + script.string() + " " + file.string());
+  std::filesystem::remove(file);
+  std::filesystem::remove(script);
+  return r;
+}
+
+TEST(JunitReport, WellFormedWithFailuresAndSkips) {
+  const Proc m = parse_junit(to_junit(cert("mutant")));
+  ASSERT_EQ(m.status, 0) << m.out;
+  const Summary sm = summarize(cert("mutant"));
+  EXPECT_TRUE(contains(m.out, "1 " + std::to_string(cert("mutant").report.results.size()) + " " +
+                                  std::to_string(sm.fail) + " 0\n"))
+      << m.out;
+  const Proc n = parse_junit(to_junit(cert("naive")));
+  ASSERT_EQ(n.status, 0) << n.out;
+  const Summary sn = summarize(cert("naive"));
+  EXPECT_TRUE(contains(n.out, "2 " + std::to_string(cert("naive").report.results.size()) + " 0 " +
+                                  std::to_string(sn.not_claimed) + "\n"))
+      << n.out;
+  const std::string x = to_junit(cert("mutant"));
+  EXPECT_TRUE(contains(x, "reproduce: attnv certify --kernel"));
+}
+
+TEST(JunitReport, HostileTextIsEscapedAndRoundTrips) {
+  Certificate c = cert("mutant");
+  const std::string hostile = "x < y && \"q\" 'a' ]]> </failure> \x01 \xff \xc3\xa9";
+  for (auto& r : c.report.results)
+    for (auto& f : r.findings) f.message = hostile;
+  const std::string xml = to_junit(c);
+  EXPECT_FALSE(contains(xml, "</failure> "));
+  const Proc p = parse_junit(xml);
+  ASSERT_EQ(p.status, 0) << p.out;
+  // \x01 cannot be in XML 1.0 and \xff is not UTF-8; the e-acute is.
+  EXPECT_TRUE(contains(p.out, "x < y && \"q\" 'a' ]]> </failure> ? ? \xc3\xa9\n")) << p.out;
+  // The parser is able to say no: unescaped, the same text is not XML.
+  const Proc broken = parse_junit("<testsuites><testsuite><testcase><failure message=\"" + hostile + "\"/></testcase>"
+                                 "</testsuite></testsuites>");
+  EXPECT_NE(broken.status, 0);
+}
+
+// ---- HTML -------------------------------------------------------------------------------------
+
+TEST(HtmlReport, SelfContainedWithTheCharts) {
+  for (const char* which : {"naive", "mutant"}) {
+    const Certificate& c = cert(which);
+    const std::string h = to_html(c);
+    EXPECT_FALSE(contains(h, "http")) << which;  // no network resource of any kind
+    EXPECT_FALSE(contains(h, "src=")) << which;
+    EXPECT_FALSE(contains(h, "href=")) << which;
+    EXPECT_FALSE(contains(h, "url(")) << which;
+    EXPECT_FALSE(contains(h, "@import")) << which;
+    const Summary s = summarize(c);
+    std::size_t hists = 0, scatters = 0;
+    for (std::size_t p = 0; (p = h.find("<svg class=\"chart hist\"", p)) != std::string::npos; ++p) ++hists;
+    for (std::size_t p = 0; (p = h.find("<svg class=\"chart scatter\"", p)) != std::string::npos; ++p) ++scatters;
+    std::size_t with_ratios = 0;  // a dtype gets a histogram when R1 or R2 compared elements on it
+    for (DType d : s.dtypes) {
+      bool any = false;
+      for (const auto& r : c.report.results) any = any || (r.dtype == d && r.hist.total() > 0);
+      with_ratios += any;
+    }
+    EXPECT_EQ(hists, with_ratios) << which;
+    EXPECT_GE(hists, 1u) << which;
+    std::size_t judged = 0;  // a dtype gets a scatter when some case on it was judged
+    for (DType d : s.dtypes) {
+      bool any = false;
+      for (const auto& r : c.report.results)
+        for (const auto& k : r.cases) any = any || (r.dtype == d && k.judged);
+      judged += any;
+    }
+    EXPECT_EQ(scatters, judged) << which;
+    EXPECT_GE(scatters, 1u) << which;
+    EXPECT_TRUE(contains(h, "class=\"bound\"")) << which;  // the ratio-1 line of a non-empty histogram
+    EXPECT_TRUE(contains(h, "body.dataset.ready = \"1\""));
+    EXPECT_TRUE(contains(h, s.certified ? "CERTIFIED" : "NOT CERTIFIED"));
+  }
+  const std::string m = to_html(cert("mutant"));
+  EXPECT_TRUE(contains(m, "<div class=\"finding\">"));
+  EXPECT_TRUE(contains(m, "--only R5"));
+  EXPECT_TRUE(contains(m, "class=\"failpt\""));
+}
+
+TEST(HtmlReport, HostileTextIsEscaped) {
+  Certificate c = cert("mutant");
+  const std::string hostile = "<script>alert('x')</script>\"&";
+  conformance::RequirementResult* r5 = find(c, "R5");
+  ASSERT_NE(r5, nullptr);
+  ASSERT_FALSE(r5->findings.empty());
+  r5->findings[0].case_id = hostile;
+  r5->findings[0].message = hostile;
+  for (auto& k : r5->cases) k.case_id = hostile;
+  r5->worst_case = hostile;
+  c.kernel.name = hostile;
+  c.kernel.notes.push_back(hostile);
+  const std::string h = to_html(c);
+  EXPECT_FALSE(contains(h, "<script>alert"));
+  EXPECT_FALSE(contains(h, "\"&\""));
+  EXPECT_TRUE(contains(h, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&amp;"));
+  // Exactly one script element: ours.
+  std::size_t scripts = 0;
+  for (std::size_t p = 0; (p = h.find("<script", p)) != std::string::npos; ++p) ++scripts;
+  EXPECT_EQ(scripts, 1u);
+}
+
+}  // namespace
+}  // namespace attnv::report

@@ -1,0 +1,69 @@
+#include "report/tests/sample_certificate.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include "properties/kernels/mutants.h"
+#include "properties/kernels/naive_kernel.h"
+
+namespace attnv::report::testing {
+namespace {
+
+// Claims less than the naive kernel can do, so the certificate has "not claimed" cells.
+class NarrowKernel : public Kernel {
+ public:
+  std::string name() const override { return "naive-narrow"; }
+  Capabilities capabilities() const override {
+    Capabilities c = inner_.capabilities();
+    c.dtypes = {DType::f32};
+    c.backward = false;
+    c.custom_scale = false;
+    return c;
+  }
+  PrecisionModel precision(DType d) const override { return inner_.precision(d); }
+  void forward(const Problem& p, const KernelViews& v) override { inner_.forward(p, v); }
+
+ private:
+  props::NaiveKernel inner_;
+};
+
+KernelInfo info(const Kernel& k, std::string spec, const std::vector<DType>& dtypes) {
+  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}};
+  for (DType d : dtypes) i.precision.emplace_back(d, k.precision(d));
+  return i;
+}
+
+Certificate certify(const conformance::KernelFactory& make, const std::string& spec, conformance::ConformanceOptions opt) {
+  opt.tier = conformance::Tier::quick;
+  opt.threads = 2;
+  const std::unique_ptr<Kernel> k = make();
+  Certificate c{"0.1.0", "", info(*k, spec, k->capabilities().dtypes), conformance::run_conformance(make, opt)};
+  c.command = "attnv certify --kernel " + shell_quote(spec) + " --tier quick --seed " + std::to_string(opt.seed);
+  return c;
+}
+
+}  // namespace
+
+Certificate naive_certificate(std::uint64_t seed) {
+  conformance::ConformanceOptions opt;
+  opt.seed = seed;
+  opt.dtypes = {DType::f32, DType::bf16};
+  opt.only = {"R1", "R2", "R3", "R5", "R13", "R19"};
+  Certificate c = certify([] { return std::make_unique<NarrowKernel>(); }, "builtin:naive-narrow", opt);
+  c.kernel.notes.push_back("decode declared but not yet checked");
+  return c;
+}
+
+Certificate mutant_certificate(std::uint64_t seed) {
+  for (const props::Mutant& m : props::mutant_zoo()) {
+    if (m.name != "causal_off_by_one") continue;
+    conformance::ConformanceOptions opt;
+    opt.seed = seed;
+    opt.dtypes = {DType::f32};
+    opt.only = {"R1", "R5", "R13"};
+    return certify(m.make, "plugin:/tmp/mutant's <causal> & co.so", opt);
+  }
+  throw std::logic_error("causal_off_by_one is not in the mutant zoo");
+}
+
+}  // namespace attnv::report::testing
