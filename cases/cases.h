@@ -34,6 +34,13 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
 // Reruns the suite recorded in dir/attnv-export.json against the answers in `dir`. Missing or
 // malformed answers are findings of the requirement that needed them; a missing or invalid
 // attnv-export.json or manifest.json is an InputError.
-conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress = {});
+// `only` and `dtypes`, when not empty, narrow the rerun to part of the export (InputError for a
+// dtype or requirement the export does not hold).
+struct CheckFilter {
+  std::vector<DType> dtypes;
+  std::vector<std::string> only;
+};
+conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress = {},
+                                     const CheckFilter& filter = {});
 
 }  // namespace attnv::cases

@@ -1,4 +1,5 @@
 // attnv cases export: record the calls the conformance suite makes.
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -41,10 +42,23 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
   return sum;
 }
 
-conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress) {
+conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress,
+                                     const CheckFilter& filter) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw InputError(dir.string() + ": the folder does not exist");
-  const Suite suite = read_suite(dir / kExportFile);
+  Suite suite = read_suite(dir / kExportFile);
+  for (DType d : filter.dtypes)
+    if (std::find(suite.dtypes.begin(), suite.dtypes.end(), d) == suite.dtypes.end())
+      throw InputError(dir.string() + ": the export holds no " + std::string(dtype_name(d)) + " cases");
+  if (!filter.dtypes.empty()) suite.dtypes = filter.dtypes;
+  for (const std::string& id : filter.only) {
+    const conformance::Requirement& r = conformance::requirement(id);
+    const bool exported = suite.only.empty() || std::any_of(suite.only.begin(), suite.only.end(), [&](const std::string& o) {
+                            return o == r.id || o == r.property;
+                          });
+    if (!exported) throw InputError(dir.string() + ": the export does not hold requirement " + r.id);
+  }
+  if (!filter.only.empty()) suite.only = filter.only;
   ReplayKernel replay(dir, suite.claims);
   return run_suite(replay, suite, conformance::ConformanceOptions{}.max_findings,
                    [&](const std::string& id, DType d) { replay.start(id, d); }, progress);

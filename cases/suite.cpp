@@ -28,10 +28,6 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
       continue;
     for (DType d : s.dtypes) {
       if (on_start) on_start(r.id, d);
-      conformance::RequirementResult res;
-      res.id = r.id;
-      res.property = r.property;
-      res.dtype = d;
       conformance::RequirementResult res = conformance::run_requirement(k, r.id, d, opt);
       if (on_done) on_done(res);
       rep.results.push_back(std::move(res));

@@ -5,11 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "cases/cases.h"
+#include "cli/certificate_output.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/dtype_option.h"
 #include "problem/error.h"
 
@@ -23,7 +24,9 @@ struct ExportArgs {
 };
 
 struct CheckArgs {
-  std::string dir, json;
+  std::string dir;
+  std::vector<std::string> dtypes, only;
+  OutputOptions out;
 };
 
 cases::Progress progress_line() {
@@ -55,38 +58,31 @@ void run_export(const ExportArgs& a) {
   }
 }
 
-nlohmann::json report_json(const conformance::ConformanceReport& rep) {
-  nlohmann::json j = {{"format", "attnv-cases-check"}, {"version", 1}, {"kernel", rep.kernel},
-                      {"tier", conformance::tier_name(rep.tier)}, {"seed", rep.seed}, {"ok", rep.ok()},
-                      {"results", nlohmann::json::array()}};
-  for (const conformance::RequirementResult& r : rep.results) {
-    nlohmann::json f = nlohmann::json::array();
-    for (const conformance::Finding& x : r.findings)
-      f.push_back({{"case", x.case_id}, {"message", x.message}, {"worst", x.worst}, {"reproduce", x.reproduce}});
-    j["results"].push_back({{"id", r.id}, {"property", r.property}, {"dtype", dtype_name(r.dtype)},
-                            {"verdict", conformance::verdict_name(r.verdict)}, {"cases_run", r.cases_run},
-                            {"cases_checked", r.cases_checked}, {"worst_ratio", r.worst_ratio},
-                            {"note", r.note}, {"findings", f}});
-  }
-  return j;
+report::KernelInfo files_kernel(const std::string& dir, const cases::Suite& suite) {
+  report::KernelInfo k;
+  k.spec = "files:" + dir;
+  k.name = "files";
+  k.caps = suite.claims.caps;
+  for (DType d : suite.claims.caps.dtypes) k.precision.emplace_back(d, suite.claims.model(d));
+  k.notes.push_back("answers read from the case folders of " + dir + " (attnv cases export, " +
+                    std::string(conformance::tier_name(suite.tier)) + " suite)");
+  return k;
 }
 
 int run_check(const CheckArgs& a) {
-  const conformance::ConformanceReport rep = cases::check(a.dir, progress_line());
-  if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
-  std::cout << rep.table();
-  if (!a.json.empty()) {
-    const std::filesystem::path file = a.json;
-    const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f << report_json(rep).dump(2) << '\n';
-      if (!f) throw InputError("--json " + a.json + ": cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, file);
-  }
-  std::cout << (rep.ok() ? "attnv cases check: no findings\n" : "attnv cases check: FINDINGS (see FAIL above)\n");
-  return rep.ok() ? 0 : 1;
+  prepare_outputs(a.out);
+  cases::CheckFilter filter;
+  for (const std::string& d : a.dtypes) filter.dtypes.push_back(*parse_dtype(d));
+  filter.only = a.only;
+  const cases::Suite suite = cases::read_suite(std::filesystem::path(a.dir) / cases::kExportFile);
+  Progress progress(isatty(STDERR_FILENO) != 0);
+  std::size_t done = 0;
+  report::Certificate cert;
+  cert.report = cases::check(a.dir, [&](const conformance::RequirementResult& r) { progress.update(r, ++done, 0); }, filter);
+  progress.finish();
+  cert.kernel = files_kernel(a.dir, suite);
+  cert.command = "attnv cases check " + report::shell_quote(a.dir);
+  return emit_certificate(cert, a.out);
 }
 
 }  // namespace
@@ -129,7 +125,10 @@ void add_cases_command(CLI::App& app, int& exit_code) {
       "malformed answer is a finding naming the case and the file. Exit 0: no findings, 1: findings,\n"
       "2: usage or input error.");
   ck->add_option("DIR", c->dir, "folder written by attnv cases export")->required();
-  ck->add_option("--json", c->json, "also write the results as JSON to this file");
+  ck->add_option("--dtype", c->dtypes, "only these dtypes of the export (comma separated)")
+      ->delimiter(',')->check(dtype_validator());
+  ck->add_option("--only", c->only, "only these requirements of the export (R1,R5 or names)")->delimiter(',');
+  add_output_options(*ck, c->out);
   ck->callback([c, &exit_code] { exit_code = run_check(*c); });
 }
 

@@ -13,7 +13,11 @@ void Progress::update(const conformance::RequirementResult& r, std::size_t done,
   const std::string what = r.id + " " + r.property + " [" + std::string(dtype_name(r.dtype)) + "] " +
                            std::string(conformance::verdict_name(r.verdict));
   char line[256];
-  if (terminal_) {
+  if (total == 0) {  // the total is not known in advance: count only
+    std::snprintf(line, sizeof line, terminal_ ? "\r\033[K[%zu] %5.0f s  %s" : "[%zu] %.0f s %s", done, elapsed, what.c_str());
+    std::cerr << line << (terminal_ ? "" : "\n") << std::flush;
+    drawn_ = terminal_;
+  } else if (terminal_) {
     constexpr int kWidth = 30;
     const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
     std::snprintf(line, sizeof line, "\r\033[K[%s%s] %zu/%zu %5.0f s  %s", std::string(static_cast<std::size_t>(filled), '#').c_str(),

@@ -51,7 +51,7 @@ Summary summarize(const Certificate& c);
 std::string verdict_line(const Certificate& c);
 
 // The command that reruns one requirement on one dtype:
-// "attnv certify --kernel builtin:core --tier quick --dtype f32 --seed 20261121 --only R5".
+// "attnv certify --kernel builtin:core --suite quick --dtype f32 --seed 20261121 --only R5".
 std::string reproduce_command(const Certificate& c, const conformance::RequirementResult& r);
 
 // Quotes a word for a POSIX shell only when it needs it ("plugin:/a b.so" -> 'plugin:/a b.so').

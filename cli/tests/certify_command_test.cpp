@@ -16,11 +16,11 @@ using testing::read_text;
 using testing::run_attnv;
 
 // A handful of requirements, one dtype: seconds, not minutes.
-const std::string kFew = " --only R1,R3,R5,R9 --dtype f32 --jobs 2";
+const std::string kFew = " --only R1,R3,R5,R9 --dtype f32";
 
 TEST(CertifyCommand, NaiveKernelIsCertifiedAndTheJsonIsByteIdenticalPerSeed) {
   const fs::path dir = fresh_dir("certify_naive");
-  const auto a = run_attnv("certify --kernel builtin:naive" + kFew + " --json " + (dir / "a.json").string(), dir);
+  const auto a = run_attnv("certify --kernel builtin:naive" + kFew + " --jobs 2 --json " + (dir / "a.json").string(), dir);
   ASSERT_EQ(a.status, 0) << a.output;
   EXPECT_NE(a.output.find("CERTIFIED"), std::string::npos) << a.output;
   const auto b = run_attnv("certify --kernel builtin:naive" + kFew + " --jobs 1 --json " + (dir / "b.json").string(), dir);

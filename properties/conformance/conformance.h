@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,7 +156,9 @@ ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt = {})
 // Same, requirement x dtype jobs spread over opt.threads threads, each on its own kernel.
 ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOptions& opt = {});
 
-// The case a reproduce line names: the case_index-th case of that requirement's stream.
-props::PropertyCase reproduce_case(const std::string& id_or_property, DType dtype, std::uint64_t seed, int case_index);
+// The case a reproduce line names: the case_index-th case of that requirement's stream, drawn for
+// a kernel with these claims (the kernel's capabilities(); unset: every feature).
+props::PropertyCase reproduce_case(const std::string& id_or_property, DType dtype, std::uint64_t seed, int case_index,
+                                   const std::optional<Capabilities>& claims = std::nullopt);
 
 }  // namespace attnv::conformance

@@ -73,12 +73,13 @@ std::string_view family_name(ValueFamily f) {
 
 rc::Gen<Problem> gen_problem(const GenOptions& opt) {
   return rc::gen::exec([opt] {
+    const auto claims = [&opt](bool Capabilities::*f) { return !opt.claims || (*opt.claims).*f; };
     Problem p;
     Shape& s = p.shape;
     p.dtype = *rc::gen::elementOf(opt.dtypes);
     s.B = *rc::gen::weightedElement<I>({{6, 1}, {3, 2}, {1, 3}});
     s.Hkv = *rc::gen::inRange<I>(1, 4);
-    s.Hq = s.Hkv * *rc::gen::inRange<I>(opt.grouped ? 2 : 1, 4);
+    s.Hq = s.Hkv * (claims(&Capabilities::gqa) ? *rc::gen::inRange<I>(opt.grouped ? 2 : 1, 4) : 1);
     s.Tq = *gen_length();
     s.Tk = *gen_length();
     s.Dk = *gen_head_dim();
@@ -87,17 +88,25 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
     if (opt.options) {
       if (opt.positional) {
         p.causal = *sometimes<bool>(3, false, true);
-        if (*sometimes<bool>(2, false, true)) {
+        if (claims(&Capabilities::window) && *sometimes<bool>(2, false, true)) {
           p.window.left = *rc::gen::inRange<I>(-1, s.Tk + 1);
           p.window.right = *rc::gen::inRange<I>(-1, s.Tk + 1);
         }
         p.alignment = *sometimes(4, Alignment::top_left, Alignment::bottom_right);
+        // Unclaimed alignments: the other one if it is claimed, else no causal rule and no window.
+        const bool tl = claims(&Capabilities::causal_top_left), br = claims(&Capabilities::causal_bottom_right);
+        if (p.alignment == Alignment::bottom_right && !br) p.alignment = Alignment::top_left;
+        if (p.alignment == Alignment::top_left && !tl && br) p.alignment = Alignment::bottom_right;
+        if (!tl && !br) p.causal = false;
+        if (p.causal && p.alignment == Alignment::top_left && !tl) p.causal = false;
+        if (p.alignment == Alignment::bottom_right && !br) p.window = {};
       }
-      p.has_mask = *sometimes<bool>(opt.masked_rows ? 4 : 2, false, true);
-      p.has_bias = *sometimes<bool>(2, false, true);
-      p.has_kv_len = opt.kv_len && *sometimes<bool>(opt.masked_rows ? 5 : 3, false, true);
-      if (*sometimes<bool>(2, false, true)) p.softcap = *rc::gen::element(1.0, 5.0, 30.0);
-      if (*sometimes<bool>(2, false, true)) p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
+      p.has_mask = claims(&Capabilities::mask) && *sometimes<bool>(opt.masked_rows ? 4 : 2, false, true);
+      p.has_bias = claims(&Capabilities::bias) && *sometimes<bool>(2, false, true);
+      p.has_kv_len = opt.kv_len && claims(&Capabilities::kv_len) && *sometimes<bool>(opt.masked_rows ? 5 : 3, false, true);
+      if (claims(&Capabilities::softcap) && *sometimes<bool>(2, false, true)) p.softcap = *rc::gen::element(1.0, 5.0, 30.0);
+      if (claims(&Capabilities::custom_scale) && *sometimes<bool>(2, false, true))
+        p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
     }
     return p;
   });
@@ -190,7 +199,7 @@ rc::Gen<PropertyCase> gen_property_case(const GenOptions& opt) {
     PropertyCase pc;
     const Problem p = *gen_problem(opt);
     pc.family = *rc::gen::elementOf(opt.families);
-    pc.layout = opt.layouts ? *rc::gen::element(Layout::bhtd, Layout::bthd, Layout::gapped) : Layout::bhtd;
+    pc.layout = opt.layouts && (!opt.claims || opt.claims->strided) ? *rc::gen::element(Layout::bhtd, Layout::bthd, Layout::gapped) : Layout::bhtd;
     pc.seed = *rc::gen::inRange<std::uint64_t>(0, 1000000);
     pc.c = make_values(p, pc.family, pc.seed, opt.with_dout, opt.masked_rows);
     pc.c.id = case_label(pc);

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 #include <rapidcheck.h>
 
 #include "problem/buffers.h"
 #include "problem/case.h"
+#include "problem/kernel.h"
 
 namespace attnv::props {
 
@@ -45,6 +47,10 @@ struct GenOptions {
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
   std::int64_t max_tk = 1000;
   std::int64_t max_dv = 256;
+  // Set: draw only problems the kernel claims (no GQA, alignment, window, mask, bias, kv_len,
+  // softcap, custom scale or strided layout it does not claim), so a kernel that claims little
+  // still gets every case judged. When a feature is claimed the draws are the same as unset.
+  std::optional<Capabilities> claims;
 };
 
 struct PropertyCase {

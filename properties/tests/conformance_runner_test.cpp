@@ -25,6 +25,46 @@ std::set<std::string> words(const std::string& s) {
   return w;
 }
 
+// A kernel that claims little: f32 only, MHA, no options, dense BHTD views only. It refuses
+// anything else, so a case drawn outside its claims would be a finding; instead every drawn case
+// is within them and judged, and the requirements it cannot be judged on are "not claimed".
+class NarrowKernel : public Kernel {
+ public:
+  std::string name() const override { return "narrow"; }
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.dtypes = {DType::f32};
+    c.lse = true;
+    return c;
+  }
+  PrecisionModel precision(DType storage) const override { return inner_.precision(storage); }
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (!capabilities().unsupported(p).empty()) throw InputError("narrow: " + capabilities().unsupported(p));
+    if (v.q.stride != dense_strides(v.q.shape, 4)) throw InputError("narrow: q is not dense BHTD");
+    inner_.forward(p, v);
+  }
+
+ private:
+  props::NaiveKernel inner_;
+};
+
+TEST(ConformanceRunner, CasesAreDrawnWithinTheKernelsClaims) {
+  NarrowKernel k;
+  ConformanceOptions opt;
+  opt.only = {"R1", "R2", "R3", "R8", "R10", "R11", "R19"};
+  const ConformanceReport rep = run_conformance(k, opt);
+  ASSERT_TRUE(rep.ok()) << rep.table();
+  for (const RequirementResult& r : rep.results) {
+    if (r.id == "R2" || r.id == "R10" || r.id == "R11" || r.id == "R19") {
+      EXPECT_EQ(r.verdict, Verdict::not_claimed) << describe(r);
+      EXPECT_EQ(r.cases_run, 0) << describe(r);
+    } else {
+      EXPECT_EQ(r.verdict, Verdict::pass) << describe(r);
+      EXPECT_EQ(r.cases_checked, r.cases_run) << describe(r);
+    }
+  }
+}
+
 TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
   std::set<std::string> listed;
   for (const Requirement& r : requirements()) {
@@ -62,7 +102,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
     EXPECT_NE(f.reproduce.find("seed=" + std::to_string(opt.seed)), std::string::npos) << f.reproduce;
     if (req.property == "unbiased_rounding") continue;  // a campaign: no single case
     // The reproduce line's case is the failing case, and it was saved in the exchange layout.
-    const props::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index);
+    const props::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index, m.make()->capabilities());
     EXPECT_NE(f.case_id.find("seed=" + std::to_string(again.seed)), std::string::npos) << f.case_id;
     if (f.case_id.rfind(again.c.id, 0) != 0) continue;  // R18-R20 build their own case from the seed
     ASSERT_FALSE(f.saved_case.empty());

@@ -108,7 +108,7 @@ TEST(TerminalReport, FailingRunNamesTheFindingAndTheCommandThatReproducesIt) {
   EXPECT_TRUE(contains(t, "NOT CERTIFIED: "));
   EXPECT_TRUE(contains(t, "FAIL R5 no_leakage on f32"));
   // The hostile spec is quoted for the shell so the command can be pasted as is.
-  EXPECT_TRUE(contains(t, "attnv certify --kernel 'plugin:/tmp/mutant'\\''s <causal> & co.so' --tier quick --dtype f32 "
+  EXPECT_TRUE(contains(t, "attnv certify --kernel 'plugin:/tmp/mutant'\\''s <causal> & co.so' --suite quick --dtype f32 "
                           "--seed 20261121 --only R5"));
   for (const auto& r : c.report.results)
     for (const auto& f : r.findings) {

@@ -38,7 +38,7 @@ Certificate certify(const conformance::KernelFactory& make, const std::string& s
   opt.threads = 2;
   const std::unique_ptr<Kernel> k = make();
   Certificate c{"0.1.0", "", info(*k, spec, k->capabilities().dtypes), conformance::run_conformance(make, opt)};
-  c.command = "attnv certify --kernel " + shell_quote(spec) + " --tier quick --seed " + std::to_string(opt.seed);
+  c.command = "attnv certify --kernel " + shell_quote(spec) + " --suite quick --seed " + std::to_string(opt.seed);
   return c;
 }
 

@@ -1,31 +1,21 @@
-/* example_minimal.c: the smallest correct attnv plugin. Plain attention (no mask, causal,
- * bias or GQA) with its log-sum-exp, in f32 and f64, any strides, accumulated in double.
- *
- *   cc -std=c99 -shared -fPIC -I attnv/plugin/include example_minimal.c -o libexample.so -lm
- *   attnv certify --kernel plugin:./libexample.so
- */
+/* example_minimal.c: the smallest correct attnv plugin, shown whole in README.md (a test keeps
+ * the two identical). Plain attention (no mask, causal, bias or GQA) with its log-sum-exp, in f32
+ * and f64, any strides, accumulated in double.
+ *   cc -std=c99 -O2 -shared -fPIC -I plugin/include example_minimal.c -o libexample.so -lm */
 #include <math.h>
 #include <stdlib.h>
-
 #include "attnv_plugin.h"
 
-/* Element [a,b,c,d] of a strided f32 or f64 tensor (rank 3: [b,c,d], a = 0). */
-static int64_t index(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  if (t->rank == 3) return b * t->stride[0] + c * t->stride[1] + d * t->stride[2];
+static int64_t at(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
+  if (t->rank == 3) return b * t->stride[0] + c * t->stride[1] + d * t->stride[2];  /* lse [B,Hq,Tq] */
   return a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3];
 }
-static double* ptr64(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  return (double*)t->data + index(t, a, b, c, d);
-}
-static float* ptr32(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  return (float*)t->data + index(t, a, b, c, d);
-}
 static double get(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  return t->dtype == ATTNV_F64 ? *ptr64(t, a, b, c, d) : (double)*ptr32(t, a, b, c, d);
+  return t->dtype == ATTNV_F64 ? ((double*)t->data)[at(t, a, b, c, d)] : ((float*)t->data)[at(t, a, b, c, d)];
 }
 static void put(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d, double x) {
-  if (t->dtype == ATTNV_F64) *ptr64(t, a, b, c, d) = x;
-  else *ptr32(t, a, b, c, d) = (float)x;
+  if (t->dtype == ATTNV_F64) ((double*)t->data)[at(t, a, b, c, d)] = x;
+  else ((float*)t->data)[at(t, a, b, c, d)] = (float)x;
 }
 
 static int forward(const attnv_problem* p, const attnv_views* v) {
@@ -35,7 +25,7 @@ static int forward(const attnv_problem* p, const attnv_views* v) {
     for (int64_t h = 0; h < p->Hq; ++h)
       for (int64_t i = 0; i < p->Tq; ++i) {
         double m = -INFINITY, l = 0;
-        for (int64_t j = 0; j < p->Tk; ++j) { /* scores and their max */
+        for (int64_t j = 0; j < p->Tk; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < p->Dk; ++d) dot += get(&v->q, b, h, i, d) * get(&v->k, b, h, j, d);
           s[j] = dot * p->scale;
@@ -47,22 +37,17 @@ static int forward(const attnv_problem* p, const attnv_views* v) {
           for (int64_t j = 0; j < p->Tk; ++j) o += s[j] * get(&v->v, b, h, j, d);
           put(&v->out, b, h, i, d, o / l);
         }
-        if (v->lse.data) put(&v->lse, 0, b, h, i, m + log(l)); /* rank 3: [B,Hq,Tq] */
+        if (v->lse.data) put(&v->lse, 0, b, h, i, m + log(l));
       }
   free(s);
   return 0;
 }
 
 static const attnv_kernel kernel = {
-    ATTNV_ABI_VERSION, sizeof(attnv_kernel),
-    "example_minimal", "1.0",
-    ATTNV_DTYPE_BIT(ATTNV_F32) | ATTNV_DTYPE_BIT(ATTNV_F64),
-    ATTNV_CAP_STRIDED | ATTNV_CAP_LSE,
-    NULL,    /* precision: the natural model (f32 storage accumulates in f32, we do better) */
-    forward, /* required */
-    NULL,    /* backward */
-    NULL,    /* decode */
-    NULL,    /* last_error */
-};
+    ATTNV_ABI_VERSION, sizeof(attnv_kernel), "example_minimal", "1.0",
+    ATTNV_DTYPE_BIT(ATTNV_F32) | ATTNV_DTYPE_BIT(ATTNV_F64),  /* dtypes it claims */
+    ATTNV_CAP_STRIDED | ATTNV_CAP_LSE,                        /* features it claims */
+    NULL,  /* precision model: NULL is the natural one (f32 accumulation for f32) */
+    forward, NULL /* backward */, NULL /* decode */, NULL /* last_error */};
 
 ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void) { return &kernel; }

@@ -1,0 +1,18 @@
+# The minimal plugin shown in README.md is the file the tests build and certify
+# (plugin/tests/plugins/example_minimal.c, after its header comment): fails when they drift apart.
+file(READ ${SOURCE_DIR}/README.md readme)
+file(READ ${SOURCE_DIR}/plugin/tests/plugins/example_minimal.c plugin)
+string(FIND "${readme}" "```c\n" start)
+if(start LESS 0)
+  message(FATAL_ERROR "README.md has no ```c block")
+endif()
+math(EXPR start "${start} + 5")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "```" stop)
+string(SUBSTRING "${rest}" 0 ${stop} block)
+string(FIND "${plugin}" "*/\n" body)
+math(EXPR body "${body} + 3")
+string(SUBSTRING "${plugin}" ${body} -1 code)
+if(NOT block STREQUAL code)
+  message(FATAL_ERROR "README.md's plugin differs from plugin/tests/plugins/example_minimal.c")
+endif()

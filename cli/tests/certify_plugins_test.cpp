@@ -1,0 +1,83 @@
+// End to end: `attnv certify --kernel plugin:PATH` on the example plugin, on plugins that crash,
+// hang, write out of bounds or into their inputs (each a finding, certification goes on, the exit
+// code stays right), and on plugins that cannot be loaded (exit 2).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli/tests/run_attnv.h"
+
+namespace attnv {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fresh_dir;
+using testing::run_attnv;
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(CertifyPlugins, ExamplePluginIsCertified) {
+  const fs::path dir = fresh_dir("certify_example");
+  const auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_EXAMPLE_MINIMAL + " --jobs 2", dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "CERTIFIED: ")) << r.output;
+  EXPECT_TRUE(has(r.output, "not claimed")) << "it claims no GQA, no backward: those are listed, not failed\n" << r.output;
+  fs::remove_all(dir);
+}
+
+TEST(CertifyPlugins, NothingClaimedIsAnErrorNotACertificate) {
+  const fs::path dir = fresh_dir("certify_unclaimed");
+  // The example claims f32 and f64 only.
+  const auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_EXAMPLE_MINIMAL + " --dtype f16", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "nothing was certified")) << r.output;
+  fs::remove_all(dir);
+}
+
+TEST(CertifyPlugins, MisbehavingPluginsAreFindingsAndCertificationGoesOn) {
+  const fs::path dir = fresh_dir("certify_bad");
+  struct Bad {
+    const char* path;
+    const char* requirements;  // the first one meets the bug; the run must go on to the second
+    const char* says;
+  };
+  const Bad bad[] = {
+      {PLUGIN_BAD_SEGV, "R1,R3", "crashed with SIGSEGV"},
+      {PLUGIN_BAD_ABORT, "R1,R3", "SIGABRT"},
+      {PLUGIN_BAD_HANG, "R1,R3", "no answer within 1 s"},
+      {PLUGIN_BAD_OOB_WRITE, "R1,R3", "past"},
+      {PLUGIN_BAD_CANARY, "R1,R3", "past its end"},
+      {PLUGIN_BAD_WRITES_Q, "R14,R3", "wrote into input q at element"},
+      {PLUGIN_BAD_NAN_OUT, "R1,R3", "non-finite"},
+      {PLUGIN_BAD_REFUSES, "R1,R3", "refused the call"},
+  };
+  for (const Bad& b : bad) {
+    const auto r = run_attnv(std::string("certify --kernel plugin:") + b.path + " --dtype f32 --timeout 1 --only " +
+                                 b.requirements + " --json " + (dir / "c.json").string(),
+                             dir);
+    EXPECT_EQ(r.status, 1) << b.path << "\n" << r.output;
+    EXPECT_TRUE(has(r.output, b.says)) << b.path << "\n" << r.output;
+    EXPECT_TRUE(has(r.output, "R3 ")) << "certification stopped at the first failure\n" << r.output;
+    EXPECT_TRUE(has(r.output, "NOT CERTIFIED")) << r.output;
+    EXPECT_GT(fs::file_size(dir / "c.json"), 100u) << "the report is written even when the plugin misbehaves";
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CertifyPlugins, UnloadablePluginsAreUsageErrors) {
+  const fs::path dir = fresh_dir("certify_unloadable");
+  auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_BAD_DECLARATION, dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "declares ATTNV_CAP_BACKWARD but backward is NULL")) << r.output;
+  r = run_attnv("certify --kernel plugin:/nonexistent/libk.so", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "no such file")) << r.output;
+  r = run_attnv(std::string("certify --kernel plugin:") + __FILE__, dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "invalid ELF header")) << r.output;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnv

@@ -1,0 +1,45 @@
+// Every mutant of the zoo, built as a plugin (plugin/plugins/mutant_plugin.cpp), run through
+// `attnv certify` on the whole quick suite in the dtype its kill test uses: exit 1, and the
+// certificate names the requirement the mutant is meant to break among its findings.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "attnv_mutant_plugins.h"
+#include "cli/tests/run_attnv.h"
+#include "properties/conformance/conformance.h"
+#include "properties/kernels/mutants.h"
+
+namespace attnv {
+namespace {
+
+namespace fs = std::filesystem;
+
+const props::Mutant& zoo_entry(const std::string& name) {
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == name) return m;
+  throw std::runtime_error("no mutant " + name);
+}
+
+TEST(CertifyZoo, EveryMutantPluginExitsOneNamingItsRequirement) {
+  const fs::path dir = testing::fresh_dir("certify_zoo");
+  ASSERT_EQ(std::size(kAttnvMutantPlugins), props::mutant_zoo().size());
+  for (const AttnvMutantPlugin& p : kAttnvMutantPlugins) {
+    const props::Mutant& m = zoo_entry(p.name);
+    const std::string id = conformance::requirement(m.requirement).id;
+    const std::string dtype(dtype_name(m.dtype));
+    const auto r = testing::run_attnv(std::string("certify --kernel plugin:") + p.path + " --dtype " + dtype + " --jobs 2", dir);
+    EXPECT_EQ(r.status, 1) << p.name << "\n" << r.output;
+    // The verdict line lists every failed requirement/dtype: "NOT CERTIFIED: 3 findings in R1/f32, R5/f32 (...".
+    const std::size_t verdict = r.output.find("NOT CERTIFIED:");
+    ASSERT_NE(verdict, std::string::npos) << p.name << "\n" << r.output;
+    const std::string line = r.output.substr(verdict, r.output.find('\n', verdict) - verdict);
+    EXPECT_TRUE(line.find(" " + id + "/" + dtype) != std::string::npos)
+        << p.name << " should break " << id << " (" << m.requirement << ") in " << dtype << ": " << line;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnv
