@@ -52,29 +52,23 @@ void prepare_outputs(const OutputOptions& out) {
   }
 }
 
-report::KernelInfo describe_kernel(const KernelChoice& choice) {
-  const std::unique_ptr<Kernel> k = choice.make();
-  report::KernelInfo info;
-  info.spec = choice.spec;
-  info.name = k->name();
-  info.version = choice.version;
-  info.caps = k->capabilities();
-  for (DType d : info.caps.dtypes) info.precision.emplace_back(d, k->precision(d));
-  info.notes = choice.notes;
-  return info;
-}
-
 int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
   if (cert.attnv_version.empty()) cert.attnv_version = ATTNV_VERSION;
-  const std::string json = report::to_json(cert);
-  if (!out.json.empty()) write_text(out.json, json);
-  if (!out.junit.empty()) write_text(out.junit, report::to_junit(cert));
-  if (!out.html.empty()) write_text(out.html, report::to_html(cert));
-  if (!out.report_dir.empty()) {
-    const fs::path dir(out.report_dir);
-    write_text(dir / "certificate.json", json);
-    write_text(dir / "certificate.junit.xml", report::to_junit(cert));
-    write_text(dir / "certificate.html", report::to_html(cert));
+  // Each form is rendered once, and only when some output wants it.
+  const fs::path dir(out.report_dir);
+  const bool to_dir = !out.report_dir.empty();
+  const struct {
+    const std::string& file;
+    const char* in_dir;
+    std::string (*render)(const report::Certificate&);
+  } forms[] = {{out.json, "certificate.json", report::to_json},
+               {out.junit, "certificate.junit.xml", report::to_junit},
+               {out.html, "certificate.html", report::to_html}};
+  for (const auto& f : forms) {
+    if (f.file.empty() && !to_dir) continue;
+    const std::string text = f.render(cert);
+    if (!f.file.empty()) write_text(f.file, text);
+    if (to_dir) write_text(dir / f.in_dir, text);
   }
   std::cout << report::terminal_summary(cert, isatty(STDOUT_FILENO) != 0);
   if (!out.report_dir.empty()) std::cout << "certificate written to " << out.report_dir << "/certificate.{json,junit.xml,html}\n";

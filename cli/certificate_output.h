@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "cli/kernel_spec.h"
 #include "report/certificate.h"
 
 namespace attnv::cli {
@@ -20,9 +19,6 @@ void add_output_options(CLI::App& cmd, OutputOptions& out);
 // Fails early (InputError) when an output cannot be written: a missing parent folder, a report
 // folder that is a file. Called before the run, so a long run never ends in an unwritable path.
 void prepare_outputs(const OutputOptions& out);
-
-// Name, version, claims and precision model per claimed dtype of the chosen kernel.
-report::KernelInfo describe_kernel(const KernelChoice& choice);
 
 // Writes every requested file (each atomically), prints the summary; returns the exit status:
 // 0 certified, 1 findings.

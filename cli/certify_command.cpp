@@ -30,16 +30,16 @@ struct CertifyArgs {
 };
 
 // The command line that reruns exactly this certification (the certificate prints it).
-std::string reproduce_command(const CertifyArgs& a, const std::vector<DType>& dtypes) {
+std::string reproduce_command(const CertifyArgs& a, const std::string& spec, const std::vector<DType>& dtypes) {
   std::ostringstream o;
-  o << "attnv certify --kernel " << a.kernel << " --suite " << a.suite << " --seed " << a.seed;
+  o << "attnv certify --kernel " << report::shell_quote(spec) << " --suite " << a.suite << " --seed " << a.seed;
   if (!dtypes.empty()) {
     o << " --dtype ";
     for (std::size_t i = 0; i < dtypes.size(); ++i) o << (i ? "," : "") << dtype_name(dtypes[i]);
   }
   if (!a.only.empty()) {
     o << " --only ";
-    for (std::size_t i = 0; i < a.only.size(); ++i) o << (i ? "," : "") << a.only[i];
+    for (std::size_t i = 0; i < a.only.size(); ++i) o << (i ? "," : "") << report::shell_quote(a.only[i]);
   }
   return o.str();
 }
@@ -64,8 +64,8 @@ int run_certify(const CertifyArgs& a) {
   report::Certificate cert;
   cert.report = conformance::run_conformance(choice.make, opt);
   progress.finish();
-  cert.command = reproduce_command(a, opt.dtypes);
-  cert.kernel = describe_kernel(choice);
+  cert.kernel = choice.info;
+  cert.command = reproduce_command(a, choice.info.spec, opt.dtypes);
   return emit_certificate(cert, a.out);
 }
 

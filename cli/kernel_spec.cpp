@@ -8,12 +8,28 @@
 #include "properties/kernels/naive_kernel.h"
 
 namespace attnv::cli {
+namespace {
+
+report::KernelInfo describe(const std::string& spec, const Kernel& k, std::string version) {
+  report::KernelInfo info;
+  info.spec = spec;
+  info.name = k.name();
+  info.version = std::move(version);
+  info.caps = k.capabilities();
+  for (DType d : info.caps.dtypes) info.precision.emplace_back(d, k.precision(d));
+  return info;
+}
+
+template <class K>
+KernelChoice builtin(const std::string& spec) {
+  return {[] { return std::unique_ptr<Kernel>(std::make_unique<K>()); }, describe(spec, K(), ATTNV_VERSION)};
+}
+
+}  // namespace
 
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt) {
-  if (spec == "builtin:core")
-    return {spec, [] { return std::unique_ptr<Kernel>(std::make_unique<core::CoreKernel>()); }, ATTNV_VERSION, {}};
-  if (spec == "builtin:naive")
-    return {spec, [] { return std::unique_ptr<Kernel>(std::make_unique<props::NaiveKernel>()); }, ATTNV_VERSION, {}};
+  if (spec == "builtin:core") return builtin<core::CoreKernel>(spec);
+  if (spec == "builtin:naive") return builtin<props::NaiveKernel>(spec);
   if (spec.rfind("plugin:", 0) == 0) {
     const std::string path = spec.substr(7);
     if (path.empty()) throw InputError("--kernel plugin: needs a path to a shared library (plugin:PATH)");
@@ -22,14 +38,11 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
       throw InputError("--kernel " + spec + ": no such file (build the plugin first; see plugin/README.md)");
     const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
     const plugin::PluginOptions popt{opt.timeout_seconds, ""};
-    // Load it once here: a plugin that cannot be loaded or declares nonsense is a usage error
-    // before any case runs, and its version and decode claim go into the certificate.
     const plugin::PluginKernel probe(abs, popt);
-    KernelChoice choice{"plugin:" + abs,
-                        [abs, popt] { return std::unique_ptr<Kernel>(std::make_unique<plugin::PluginKernel>(abs, popt)); },
-                        probe.version(), {}};
+    KernelChoice choice{[abs, popt] { return std::unique_ptr<Kernel>(std::make_unique<plugin::PluginKernel>(abs, popt)); },
+                        describe("plugin:" + abs, probe, probe.version())};
     if (probe.claims_decode())
-      choice.notes.push_back("claims decode with a KV cache: not yet exercised by any requirement");
+      choice.info.notes.push_back("claims decode with a KV cache: not yet exercised by any requirement");
     return choice;
   }
   throw InputError("unknown kernel '" + spec + "' (use " + kKernelSpecForms + ")");

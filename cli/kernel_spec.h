@@ -5,6 +5,7 @@
 #include <string>
 
 #include "properties/conformance/conformance.h"
+#include "report/certificate.h"
 
 namespace attnv::cli {
 
@@ -13,13 +14,14 @@ struct KernelSpecOptions {
 };
 
 struct KernelChoice {
-  std::string spec;                   // as given, normalised ("plugin:/abs/path.so")
-  conformance::KernelFactory make;    // one kernel per worker thread
-  std::string version;                // the kernel's declared version ("" when it has none)
-  std::vector<std::string> notes;     // what the certificate should say about the claims
+  conformance::KernelFactory make;  // one kernel per worker thread
+  // What the certificate says about it: the normalised spec ("plugin:/abs/path.so"), name,
+  // version, claims, precision model per claimed dtype, notes.
+  report::KernelInfo info;
 };
 
-// InputError naming the spec when it is malformed or the plugin cannot be loaded.
+// Makes one kernel to describe it, so a plugin that cannot be loaded or declares nonsense is an
+// InputError (naming the spec) before any case runs.
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt = {});
 
 // The accepted forms, for help texts and errors.

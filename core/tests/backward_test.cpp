@@ -23,6 +23,9 @@
 namespace attnv::core {
 namespace {
 
+using testing::feature_variant;
+using testing::kFeatureVariants;
+using testing::make_problem;
 using testing::random_case;
 
 Case with_dout(Case c, std::uint64_t seed) {
@@ -31,13 +34,6 @@ Case with_dout(Case c, std::uint64_t seed) {
   for (double& x : c.dout) x = rng.normal();
   round_to_storage(c);
   return c;
-}
-
-Problem make_problem(std::int64_t tq, std::int64_t tk, DType t) {
-  Problem p;
-  p.shape = Shape{1, 2, 1, tq, tk, 16, 16};
-  p.dtype = t;
-  return p;
 }
 
 ::testing::AssertionResult matches(Kernel& k, const Case& c, Layout layout) {
@@ -93,26 +89,11 @@ TEST(CoreBackward, FeatureMatrixAcrossTilesWithinBound) {
   for (bool portable : {false, true}) {
     CoreKernel core({.threads = 0, .portable_only = portable});
     for (DType t : kDtypes)
-      for (int variant = 0; variant < 9; ++variant) {
+      for (int variant = 0; variant < kFeatureVariants; ++variant) {
         if (portable && variant % 3 != 0) continue;  // the portable path: a sample
-        Problem p = make_problem(70, 130, t);  // 2 query tiles, 3 key tiles
-        p.shape.Hq = 4;
-        p.shape.Hkv = variant % 2 == 0 ? 2 : 1;  // GQA, MQA
-        p.shape.B = 2;
-        p.shape.Dk = 24;
-        p.shape.Dv = 20;
-        switch (variant) {
-          case 0: p.causal = true; break;
-          case 1: p.causal = true; p.alignment = Alignment::bottom_right; break;
-          case 2: p.window = {20, 5}; break;
-          case 3: p.window = {10, 0}; p.alignment = Alignment::bottom_right; p.has_kv_len = true; break;
-          case 4: p.has_mask = true; break;
-          case 5: p.has_bias = true; p.softcap = 3.0; break;
-          case 6: p.has_kv_len = true; p.scale = 0.7; break;
-          case 7: p.softcap = 1.5; p.causal = true; break;
-          default: p.has_mask = true; p.has_bias = true; p.causal = true; break;
-        }
-        const Case c = with_dout(random_case(p, ++seed), seed);
+        const Problem p = feature_variant(variant, 70, 130, 20, t);  // 2 query tiles, 3 key tiles
+        ++seed;
+        const Case c = with_dout(random_case(p, seed), seed);
         const Layout layout = variant % 2 == 0 ? Layout::gapped : Layout::bhtd;
         EXPECT_TRUE(matches(core, c, layout)) << "variant " << variant << (portable ? " portable" : "");
       }
@@ -128,7 +109,8 @@ TEST(CoreBackward, LengthsAroundTiles) {
       Problem p = make_problem(tq, tk, DType::f32);
       p.causal = tq % 2 == 1;
       p.alignment = tk % 2 == 0 ? Alignment::bottom_right : Alignment::top_left;
-      EXPECT_TRUE(matches(core, with_dout(random_case(p, ++seed), seed), Layout::bthd))
+      ++seed;
+      EXPECT_TRUE(matches(core, with_dout(random_case(p, seed), seed), Layout::bthd))
           << tq << " x " << tk;
     }
 }

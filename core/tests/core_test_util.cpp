@@ -39,6 +39,34 @@ namespace attnv::core::testing {
   return ::testing::AssertionSuccess();
 }
 
+Problem make_problem(std::int64_t tq, std::int64_t tk, DType t) {
+  Problem p;
+  p.shape = Shape{1, 2, 1, tq, tk, 16, 16};
+  p.dtype = t;
+  return p;
+}
+
+Problem feature_variant(int variant, std::int64_t tq, std::int64_t tk, std::int64_t dv, DType t) {
+  Problem p = make_problem(tq, tk, t);
+  p.shape.B = 2;
+  p.shape.Hq = 4;
+  p.shape.Hkv = variant % 2 == 0 ? 2 : 1;  // GQA, MQA
+  p.shape.Dk = 24;
+  p.shape.Dv = dv;
+  switch (variant) {
+    case 0: p.causal = true; break;
+    case 1: p.causal = true; p.alignment = Alignment::bottom_right; break;
+    case 2: p.window = {20, 5}; break;
+    case 3: p.window = {10, 0}; p.alignment = Alignment::bottom_right; p.has_kv_len = true; break;
+    case 4: p.has_mask = true; break;
+    case 5: p.has_bias = true; p.softcap = 3.0; break;
+    case 6: p.has_kv_len = true; p.scale = 0.7; break;
+    case 7: p.softcap = 1.5; p.causal = true; break;
+    default: p.has_mask = true; p.has_bias = true; p.causal = true; break;
+  }
+  return p;
+}
+
 Case random_case(const Problem& p, std::uint64_t seed) {
   gen::Rng rng(seed);
   Case c = make_zero_case(p, false);

@@ -18,6 +18,16 @@ namespace attnv::core::testing {
 ::testing::AssertionResult forward_within_bound(Kernel& k, const Case& c, Layout layout,
                                                 Outputs* outputs = nullptr);
 
+// A small problem: B=1, Hq=2, Hkv=1, Dk=Dv=16.
+Problem make_problem(std::int64_t tq, std::int64_t tk, DType t = DType::f32);
+
+// One of kFeatureVariants multi-head problems on the shape (tq, tk, Dk=24, dv): B=2, Hq=4, GQA
+// (even variants) or MQA (odd), and per variant one visibility rule or option: causal in both
+// alignments, windows, mask, bias with softcap, kv_len with a custom scale, softcap with causal,
+// and mask + bias + causal together.
+inline constexpr int kFeatureVariants = 9;
+Problem feature_variant(int variant, std::int64_t tq, std::int64_t tk, std::int64_t dv, DType t);
+
 // A case with normal(0, 1) values in the given problem's shape (mask: ~80% visible; bias:
 // small values, some -inf; kv_len: random in [0, Tk]), rounded to the storage dtype.
 Case random_case(const Problem& p, std::uint64_t seed);

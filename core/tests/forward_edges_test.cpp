@@ -16,13 +16,10 @@ namespace {
 using testing::bitwise_equal;
 using testing::forward_within_bound;
 using testing::random_case;
+using testing::feature_variant;
+using testing::kFeatureVariants;
+using testing::make_problem;
 
-Problem make_problem(std::int64_t tq, std::int64_t tk, DType t = DType::f32) {
-  Problem p;
-  p.shape = Shape{1, 2, 1, tq, tk, 16, 16};
-  p.dtype = t;
-  return p;
-}
 
 // Query and key lengths on both sides of the 64-row / 64-key tiles, Tq = 1 among them.
 TEST(CoreEdges, LengthsAroundTiles) {
@@ -43,23 +40,8 @@ TEST(CoreEdges, VisibilityRulesAcrossTiles) {
   CoreKernel core;
   std::uint64_t seed = 200;
   for (DType t : {DType::f32, DType::bf16})
-    for (int variant = 0; variant < 8; ++variant) {
-      Problem p = make_problem(100, 150, t);
-      p.shape.Hq = 4;
-      p.shape.Hkv = variant % 2 == 0 ? 2 : 1;  // GQA, MQA
-      p.shape.B = 2;
-      p.shape.Dk = 24;
-      p.shape.Dv = 40;
-      switch (variant) {
-        case 0: p.causal = true; break;
-        case 1: p.causal = true; p.alignment = Alignment::bottom_right; break;
-        case 2: p.window = {20, 5}; break;
-        case 3: p.window = {10, 0}; p.alignment = Alignment::bottom_right; p.has_kv_len = true; break;
-        case 4: p.has_mask = true; break;
-        case 5: p.has_bias = true; p.softcap = 3.0; break;
-        case 6: p.has_kv_len = true; p.scale = 0.7; break;
-        default: p.has_mask = true; p.has_bias = true; p.causal = true; break;
-      }
+    for (int variant = 0; variant < kFeatureVariants; ++variant) {
+      const Problem p = feature_variant(variant, 100, 150, 40, t);
       const Case c = random_case(p, ++seed);
       for (Layout layout : {Layout::bhtd, Layout::gapped})
         EXPECT_TRUE(forward_within_bound(core, c, layout)) << "variant " << variant;

@@ -37,12 +37,13 @@ props::GenOptions options_for(const Requirement& r, DType dtype, const std::opti
   return o;
 }
 
-// The capability a requirement cannot be judged without ("" when any forward kernel can be).
-std::string needed_capability(const Requirement& r, const Capabilities& c) {
-  if (r.property == "backward_matches_reference" && !c.backward) return "backward";
-  if (r.property == "gqa_repeat_interleave" && !c.gqa) return "grouped heads (GQA)";
-  if (r.property == "layout_invariance" && !c.strided) return "strided layouts";
-  if (r.property == "entropy_temperature" && !c.custom_scale) return "custom scale";
+// The capability a requirement cannot be judged without, when the kernel lacks it ("" when it
+// has it, or when the requirement needs no more than a forward). From the table's `needs`.
+std::string missing_capability(const Requirement& r, const Capabilities& c) {
+  if (r.needs == "backward" && !c.backward) return "backward";
+  if (r.needs == "gqa" && !c.gqa) return "grouped heads (GQA)";
+  if (r.needs == "strided" && !c.strided) return "strided layouts";
+  if (r.needs == "custom_scale" && !c.custom_scale) return "custom scale";
   return "";
 }
 
@@ -174,7 +175,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   }
   // Requirements that exist only for a capability (R2, R10, R11, R19) are not claimed as a whole;
   // the others draw only cases the kernel claims.
-  if (const std::string need = needed_capability(r, k.capabilities()); !need.empty()) {
+  if (const std::string need = missing_capability(r, k.capabilities()); !need.empty()) {
     res.verdict = Verdict::not_claimed;
     res.note = "not claimed: " + need;
     return res;
