@@ -12,12 +12,15 @@
 //   * a floating-point exception inside the kernel (SIGFPE, see fp_trap.h).
 // A finding prints the case and the comparison and calls __builtin_trap(), so libFuzzer saves
 // the input as crash-<sha1>; replay it with the same binary and ATTNV_FUZZ_KERNEL.
+// ATTNV_FUZZ_DTYPE=f32|f16|bf16|f64 keeps every case in one storage dtype (per-dtype campaigns).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,24 @@ using namespace attnv;
 Kernel& kernel_under_test() {
   static const std::unique_ptr<Kernel> k = fuzz::make_kernel_under_test(fuzz::kernel_under_test_name());
   return *k;
+}
+
+// The kernel's claims, narrowed to one storage dtype when ATTNV_FUZZ_DTYPE is set (a campaign
+// per dtype: every input then decodes to a case in that dtype).
+const Capabilities& fuzzed_claims() {
+  static const Capabilities caps = [] {
+    Capabilities c = kernel_under_test().capabilities();
+    if (const char* env = std::getenv("ATTNV_FUZZ_DTYPE"); env && *env) {
+      const std::optional<DType> d = parse_dtype(env);
+      if (!d || std::find(c.dtypes.begin(), c.dtypes.end(), *d) == c.dtypes.end()) {
+        std::fprintf(stderr, "fuzz_numeric: ATTNV_FUZZ_DTYPE=%s is not a dtype the kernel claims\n", env);
+        std::exit(2);
+      }
+      c.dtypes = {*d};
+    }
+    return c;
+  }();
+  return caps;
 }
 
 // The first values of a tensor, exactly ("%a" keeps every bit).
@@ -77,14 +98,16 @@ bool same_bits(const Outputs& a, const Outputs& b) { return same_bits(a.out, b.o
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  std::fprintf(stderr, "fuzz_numeric: kernel under test '%s'\n", kernel_under_test().name().c_str());
+  std::fprintf(stderr, "fuzz_numeric: kernel under test '%s', dtypes", kernel_under_test().name().c_str());
+  for (DType d : fuzzed_claims().dtypes) std::fprintf(stderr, " %s", dtype_name(d).data());
+  std::fprintf(stderr, "\n");
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Kernel& kernel = kernel_under_test();
   const fuzz::Genome g = fuzz::decode(data, size);
-  const Case c = fuzz::to_case(g, kernel.capabilities());
+  const Case c = fuzz::to_case(g, fuzzed_claims());
   if (const auto errs = check_case(c); !errs.empty()) finding(c, "the decoder made an invalid case: " + errs.front());
   static const bool print = std::getenv("ATTNV_FUZZ_PRINT") != nullptr;  // what an input decodes to
   if (print) std::fprintf(stderr, "fuzz_numeric: %s layout %s\n", describe(c.problem).c_str(), layout_name(fuzz::layout_of(g)).data());
