@@ -16,7 +16,7 @@ numeric_kernels=${NUMERIC_KERNELS:-naive}
 cd "$root"
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_npy fuzz_manifest fuzz_views fuzz_numeric
+cmake --build --preset fuzz --target fuzz_npy fuzz_manifest fuzz_views fuzz_plugin_decl fuzz_numeric
 
 bin=$root/build/fuzz/fuzz
 findings=$root/build/fuzz/findings
@@ -56,6 +56,7 @@ run() {
 run npy npy "$parser_seconds"
 run manifest manifest "$parser_seconds"
 run views views "$parser_seconds"
+run plugin_decl plugin_decl "$parser_seconds"
 for k in $numeric_kernels; do
   run "numeric_$k" numeric "$numeric_seconds" ATTNV_FUZZ_KERNEL="$k"
 done

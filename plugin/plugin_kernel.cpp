@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "abi_convert.h"
+#include "declaration.h"
 #include "fault_report.h"
 #include "problem/error.h"
 #include "shared_region.h"
@@ -53,24 +54,15 @@ void PluginKernel::start_worker() {
   }
   if (h->kind != wire::ReplyKind::ok) {
     worker_.reset();
-    throw InputError(h->text);
+    throw InputError(received_text(h->text));
   }
   if (starts_ > 1) return;  // a restart: the declaration was read the first time
-  const std::string who = "plugin " + path_;
-  name_ = h->name;
-  version_ = h->version;
-  caps_ = caps_from_abi(h->caps, h->dtypes);
-  decode_ = plugin::claims_decode(h->caps);
-  for (DType d : kAllDTypes) {
-    const int i = dtype_to_abi(d);
-    PrecisionModel& m = precision_[i];
-    m = PrecisionModel::natural(d);
-    if (!h->has_precision || !(h->dtypes & ATTNV_DTYPE_BIT(static_cast<unsigned>(i)))) continue;
-    if (h->precision_rc[i] != 0)
-      throw InputError(who + ": precision(" + std::string(dtype_name(d)) + ") returned " + std::to_string(h->precision_rc[i]) +
-                       " for a dtype it declares");
-    m = precision_from_abi(h->precision[i], d, who);
-  }
+  Declaration d = read_declaration(*h, "plugin " + path_);
+  name_ = std::move(d.name);
+  version_ = std::move(d.version);
+  caps_ = d.caps;
+  decode_ = d.decode;
+  for (std::size_t i = 0; i < d.precision.size(); ++i) precision_[i] = d.precision[i];
 }
 
 PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
@@ -117,10 +109,10 @@ void PluginKernel::call(bool backward, const Problem& p, const KernelViews& view
   }
   if (rep->kind == wire::ReplyKind::refused)
     fail(what, "refused the call (returned " + std::to_string(rep->code) + ")" +
-                   (rep->text[0] ? std::string(": ") + rep->text : std::string(" without a last_error message")));
+                   (rep->text[0] ? ": " + received_text(rep->text) : std::string(" without a last_error message")));
   if (rep->kind != wire::ReplyKind::ok) {
     worker_.reset();
-    fail(what, std::string("worker error: ") + rep->text);
+    fail(what, "worker error: " + received_text(rep->text));
   }
   if (const std::string bad = region_->check_canaries(l); !bad.empty())
     fail(what, "wrote outside its output buffers: " + bad);

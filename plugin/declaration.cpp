@@ -1,0 +1,54 @@
+#include "declaration.h"
+
+#include <cstring>
+
+#include "abi_convert.h"
+#include "problem/error.h"
+
+namespace attnv::plugin {
+
+namespace {
+
+// The text of a fixed-size char array that must hold its own terminator.
+std::string fixed_text(const char* field, std::size_t n, const char* what, const std::string& who) {
+  const void* end = std::memchr(field, '\0', n);
+  if (!end) throw InputError(who + ": the worker sent a " + what + " that is not NUL-terminated within " + std::to_string(n) + " bytes");
+  return std::string(field, static_cast<const char*>(end));
+}
+
+}  // namespace
+
+Declaration read_declaration(const wire::Hello& h, const std::string& who) {
+  if (h.magic != wire::kMagic) throw InputError(who + ": the worker's hello has a bad magic number");
+  Declaration d;
+  d.name = fixed_text(h.name, sizeof h.name, "name", who);
+  d.version = fixed_text(h.version, sizeof h.version, "version", who);
+  if (d.name.empty() || d.name.find_first_of(" \t\n\r") != std::string::npos)
+    throw InputError(who + ": name '" + d.name + "' is empty or has spaces");
+  // The same bit checks the worker made on the plugin's struct (check_kernel), made again on
+  // what actually arrived.
+  attnv_kernel k{};
+  k.abi_version = ATTNV_ABI_VERSION;
+  k.struct_size = sizeof(attnv_kernel);
+  k.name = d.name.c_str();
+  k.version = d.version.c_str();
+  k.dtypes = h.dtypes;
+  k.caps = h.caps & ~(ATTNV_CAP_BACKWARD | ATTNV_CAP_DECODE);  // no entry points travel in a Hello
+  k.forward = [](const attnv_problem*, const attnv_views*) { return 0; };
+  if (const std::vector<std::string> e = check_kernel(k, who); !e.empty()) throw InputError(e.front());
+  d.caps = caps_from_abi(h.caps, h.dtypes);
+  d.decode = claims_decode(h.caps);
+  for (DType t : kAllDTypes) {
+    const int i = dtype_to_abi(t);
+    PrecisionModel& m = d.precision[static_cast<std::size_t>(i)];
+    m = PrecisionModel::natural(t);
+    if (!h.has_precision || !(h.dtypes & ATTNV_DTYPE_BIT(static_cast<unsigned>(i)))) continue;
+    if (h.precision_rc[i] != 0)
+      throw InputError(who + ": precision(" + std::string(dtype_name(t)) + ") returned " + std::to_string(h.precision_rc[i]) +
+                       " for a dtype it declares");
+    m = precision_from_abi(h.precision[i], t, who);
+  }
+  return d;
+}
+
+}  // namespace attnv::plugin

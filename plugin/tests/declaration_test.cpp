@@ -1,0 +1,90 @@
+// read_declaration: the parent believes nothing in the worker's Hello it has not checked.
+#include "declaration.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "problem/error.h"
+
+namespace attnv::plugin {
+namespace {
+
+wire::Hello good_hello() {
+  wire::Hello h;
+  std::snprintf(h.name, sizeof h.name, "%s", "flash_cpu");
+  std::snprintf(h.version, sizeof h.version, "%s", "1.2");
+  h.dtypes = ATTNV_DTYPE_BIT(ATTNV_F32) | ATTNV_DTYPE_BIT(ATTNV_BF16);
+  h.caps = ATTNV_CAP_GQA | ATTNV_CAP_LSE | ATTNV_CAP_DECODE;
+  h.has_precision = 1;
+  h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0};
+  h.precision[ATTNV_BF16] = attnv_precision{ATTNV_F32, ATTNV_BF16, ATTNV_BF16, 0, 64, 2.0};
+  return h;
+}
+
+std::string error_of(const wire::Hello& h) {
+  try {
+    (void)read_declaration(h, "plugin /x/k.so");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Declaration, ReadsAWellFormedHello) {
+  const Declaration d = read_declaration(good_hello(), "plugin /x/k.so");
+  EXPECT_EQ(d.name, "flash_cpu");
+  EXPECT_EQ(d.version, "1.2");
+  EXPECT_TRUE(d.caps.gqa);
+  EXPECT_TRUE(d.caps.lse);
+  EXPECT_FALSE(d.caps.backward);
+  EXPECT_TRUE(d.decode);
+  EXPECT_EQ(d.caps.dtypes, (std::vector<DType>{DType::f32, DType::bf16}));
+  EXPECT_EQ(d.precision[ATTNV_BF16].p_dtype, DType::bf16);
+  EXPECT_EQ(d.precision[ATTNV_BF16].block, 64);
+  // f64 is not declared: the natural model, whatever the Hello holds for it.
+  EXPECT_EQ(d.precision[ATTNV_F64].accum, PrecisionModel::natural(DType::f64).accum);
+  EXPECT_EQ(d.precision[ATTNV_F32].accum, DType::f32);
+}
+
+TEST(Declaration, RefusesTextWithoutItsTerminator) {
+  wire::Hello h = good_hello();
+  std::memset(h.name, 'a', sizeof h.name);
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: the worker sent a name that is not NUL-terminated within 256 bytes");
+  h = good_hello();
+  std::memset(h.version, 'v', sizeof h.version);
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: the worker sent a version that is not NUL-terminated within 256 bytes");
+  std::memset(h.text, 'x', sizeof h.text);
+  EXPECT_EQ(received_text(h.text).size(), sizeof h.text);
+}
+
+TEST(Declaration, RefusesWhatTheWorkerShouldHaveRefused) {
+  wire::Hello h = good_hello();
+  h.magic = 0;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: the worker's hello has a bad magic number");
+  h = good_hello();
+  h.name[0] = '\0';
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: name '' is empty or has spaces");
+  h = good_hello();
+  h.caps |= 1u << 30;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: unknown capability bits 0x40000000");
+  h = good_hello();
+  h.dtypes = 0;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: declares no dtype");
+  h = good_hello();
+  h.dtypes |= ATTNV_DTYPE_BIT(ATTNV_U8);
+  EXPECT_NE(error_of(h).find("not storage dtypes"), std::string::npos);
+  h = good_hello();
+  h.precision_rc[ATTNV_BF16] = 3;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: precision(bf16) returned 3 for a dtype it declares");
+  h = good_hello();
+  h.precision[ATTNV_BF16].exp_ulps = -1;
+  EXPECT_NE(error_of(h), "");
+  // A broken model for a dtype the plugin does not declare is never read.
+  h = good_hello();
+  h.precision[ATTNV_F16].block = -5;
+  EXPECT_EQ(error_of(h), "");
+}
+
+}  // namespace
+}  // namespace attnv::plugin
