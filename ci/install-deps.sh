@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
   clang libclang-rt-14-dev llvm   # libFuzzer builds (fuzz preset), llvm-symbolizer
+  zip                             # fuzz/oss-fuzz/build.sh: seed corpora as OSS-Fuzz wants them
   python3-numpy                   # examples/numpy (the cases_numpy_example test)
   python3-jsonschema chromium      # report tests: the certificate schema, the HTML page rendered headless
 )

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# CI smoke fuzzing: builds the `fuzz` preset (clang, ASan+UBSan, libFuzzer) and runs every target
-# for a short fixed time, starting from its corpus and regressions. The numeric target runs on
-# the correct naive kernel and must find nothing. Exits non-zero on any finding; the inputs
-# that crashed are copied to build/fuzz/findings/<target>/ (replay: build/fuzz/fuzz/fuzz_<target>
-# <file>; once fixed, copy the file to fuzz/regressions/<target>/ so ctest replays it forever).
+# CI smoke fuzzing: builds every target the way OSS-Fuzz / ClusterFuzzLite would
+# (fuzz/oss-fuzz/check_build.sh runs fuzz/oss-fuzz/build.sh: clang, ASan+UBSan, libFuzzer through
+# $LIB_FUZZING_ENGINE) and runs each for a short fixed time, starting from its corpus and
+# regressions. The numeric target runs on correct kernels and must find nothing. Exits non-zero
+# on any finding; the inputs that crashed are copied to build/oss-fuzz/findings/<target>/ (replay:
+# build/oss-fuzz/out/fuzz_<target> <file>; once fixed, copy the file to fuzz/regressions/<target>/
+# so ctest replays it forever).
 #
 #   fuzz/run_short.sh                      # 20 s per parser target, 30 s numeric
 #   PARSER_SECONDS=600 NUMERIC_SECONDS=1800 fuzz/run_short.sh   # the long runs (README)
@@ -15,11 +17,10 @@ numeric_seconds=${NUMERIC_SECONDS:-30}
 numeric_kernels=${NUMERIC_KERNELS:-naive}
 cd "$root"
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_npy fuzz_manifest fuzz_views fuzz_plugin_decl fuzz_numeric
+bash fuzz/oss-fuzz/check_build.sh
 
-bin=$root/build/fuzz/fuzz
-findings=$root/build/fuzz/findings
+bin=$root/build/oss-fuzz/out
+findings=$root/build/oss-fuzz/findings
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
