@@ -1,12 +1,14 @@
 #include "core/backward.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/backward_tiles.h"
 #include "core/backward_workspace.h"
 #include "core/microkernels.h"
 #include "core/tensor_io.h"
+#include "problem/error.h"
 #include "util/parallel.h"
 
 namespace attnv::core {
@@ -84,7 +86,13 @@ void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions
 
 }  // namespace
 
-void backward(const ForwardParams& p, const ForwardOptions& opt) {
+void backward(const ForwardParams& params, const ForwardOptions& opt) {
+  // With dropout: the same mask as the forward (docs/dropout.md, "Backward"); the caller passes
+  // the forward's options, and the forward's O and LSE.
+  ForwardParams p = params;
+  p.dropout = opt.dropout;
+  if (p.dropout.training && !(p.dropout.p >= 0 && p.dropout.p < 1))
+    throw InputError("core backward: dropout p must lie in [0, 1), got " + std::to_string(p.dropout.p));
   if (p.dtype == DType::f64)
     run<double>(p, portable_kernels_f64(), opt);
   else

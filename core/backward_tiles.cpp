@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/block_range.h"
+#include "core/dropout.h"
 #include "core/tensor_io.h"
 #include "core/tile_ops.h"
 #include "core/visibility.h"
@@ -51,6 +52,39 @@ void transpose(const T* a, std::int64_t lda, int rows, int cols, T* t, std::int6
     for (int c = 0; c < cols; ++c) t[c * ldt + r] = a[r * lda + c];
 }
 
+// Dropout in the backward (docs/dropout.md): with m the forward's mask and r = fl(1/(1-p)),
+// dP_ij <- fl(dP_ij r) m_ij (O_i = sum_j P_ij m_ij v_j r) and, for dV, P_ij <- fl(P_ij r) m_ij;
+// dS keeps the unmasked P: dS_ij = P_ij (dP_ij - D_i), D_i = dO_i . O_i from the stored O (the
+// identity sum_j P_ij dP_ij = dO_i . O_i holds with the dropout O). P is masked only after dS
+// is formed (pass 1, dropout_weights), for dV.
+template <class T>
+void dropout_tile(const ForwardParams& p, std::int64_t b, std::int64_t h, std::int64_t i0, int rows,
+                  std::int64_t j0, int n, T* ds, std::int64_t lds) {
+  const std::uint64_t threshold = dropout_threshold(p.dropout.p);
+  const T r = static_cast<T>(1.0 / (1.0 - p.dropout.p));
+  T keep[kBwdKeys];
+  for (int row = 0; row < rows; ++row) {
+    std::fill(keep, keep + n, T(1));
+    dropout_row(p.dropout, threshold, b, h, i0 + row, j0, n, keep);
+    T* dsr = ds + row * lds;
+    // A dropped key's dP is 0 whatever dO . v held (a hidden key's V may be inf: P = 0 there).
+    for (int c = 0; c < n; ++c) dsr[c] = keep[c] != T(0) ? dsr[c] * r : T(0);
+  }
+}
+
+// P <- fl(P r) m in place, after dS was formed from the unmasked P (dV's weights).
+template <class T>
+void dropout_weights(const ForwardParams& p, std::int64_t b, std::int64_t h, std::int64_t i0, int rows,
+                     std::int64_t j0, int n, T* s, std::int64_t lds) {
+  const std::uint64_t threshold = dropout_threshold(p.dropout.p);
+  const T r = static_cast<T>(1.0 / (1.0 - p.dropout.p));
+  for (int row = 0; row < rows; ++row) {
+    T* sr = s + row * lds;
+    for (int c = 0; c < n; ++c) sr[c] *= r;
+    dropout_row(p.dropout, threshold, b, h, i0 + row, j0, n, sr);
+  }
+}
+
 // The core of both passes, for query rows [i0, i0 + rows) of head h (Q in ws.q(), dO in
 // ws.dout()) against keys [j0, j0 + n) (K^T in ws.kt(), V^T in ws.vt()):
 //   ws.s()  <- P  = fl(exp(fl(t - L)))   (0 on hidden keys and on rows with L = -inf)
@@ -59,7 +93,8 @@ void transpose(const T* a, std::int64_t lda, int rows, int cols, T* t, std::int6
 template <class T>
 void tile_gradients(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWorkspace<T>& ws,
                     const KeyRange* ranges, TileKind kind, const T* lse, const T* dd,
-                    BackwardPlant plant, std::int64_t i0, int rows, std::int64_t j0, int n) {
+                    BackwardPlant plant, std::int64_t b, std::int64_t h, std::int64_t i0, int rows,
+                    std::int64_t j0, int n) {
   using WS = BackwardWorkspace<T>;
   const T ninf = -std::numeric_limits<T>::infinity();
   T* s = ws.s();
@@ -72,6 +107,7 @@ void tile_gradients(const ForwardParams& p, const MicroKernels<T>& mk, BackwardW
   // exp(-inf - 0) = 0 instead of forming -inf - -inf (as the forward's online softmax does).
   for (int r = 0; r < rows; ++r) mk.exp_sum(s + r * WS::lds, n, lse[r] == ninf ? T(0) : lse[r]);
   mk.scores(ws.dout(), ws.dv8, rows, ws.vt(), WS::ldk, n, ws.dv8, T(1), ds, WS::lds);
+  if (p.dropout.active()) dropout_tile(p, b, h, i0, rows, j0, n, ds, WS::lds);
   const bool use_cd = cd != nullptr && plant != BackwardPlant::no_softcap_derivative;
   for (int r = 0; r < rows; ++r) {
     const T* pr = s + r * WS::lds;
@@ -146,7 +182,8 @@ void kv_tile_backward(const ForwardParams& p, const MicroKernels<T>& mk, Backwar
         loaded = true;
         load_query_tile(p, mk, ws, b, h, i0, rows, true);
         const std::int64_t at = row_index(p, b, h, i0);
-        tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, i0, rows, j0, n);
+        tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, b, h, i0, rows, j0, n);
+        if (p.dropout.active()) dropout_weights(p, b, h, i0, rows, j0, n, ws.s(), WS::lds);
         transpose(ws.s(), WS::lds, rows, n, ws.pt(), WS::ldt);
         transpose(ws.ds(), WS::lds, rows, n, ws.dst(), WS::ldt);
         // dV += P^T dO and dK += dS^T Q: the pv kernel with alpha = 1 (exact), rows = keys.
@@ -178,7 +215,7 @@ void query_tile_dq(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWo
     if (kind == TileKind::skip) continue;
     load_key_tile(p, mk, ws, b, hkv, j0, n);
     transposed_to_panels(ws.kt(), WS::ldk, ws.dk8, n, ws.dk16, WS::ldkp, ws.kp());
-    tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, i0, rows, j0, n);
+    tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, b, h, i0, rows, j0, n);
     // dQ += dS K. A hidden key's K may hold NaN/inf: on such tiles zero weights are skipped
     // (0 * inf = NaN), rounding every other term exactly like the pv kernel.
     if (kind == TileKind::partial && !all_finite(ws.kp(), n, ws.dk16, WS::ldkp))

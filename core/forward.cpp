@@ -1,10 +1,12 @@
 #include "core/forward.h"
 
 #include <cmath>
+#include <string>
 
 #include "core/microkernels.h"
 #include "core/tile_loop.h"
 #include "core/workspace.h"
+#include "problem/error.h"
 #include "util/parallel.h"
 
 namespace attnv::core {
@@ -54,7 +56,11 @@ ForwardParams make_forward_params(const Problem& p, const KernelViews& views) {
   return f;
 }
 
-void forward(const ForwardParams& p, const ForwardOptions& opt) {
+void forward(const ForwardParams& params, const ForwardOptions& opt) {
+  ForwardParams p = params;
+  p.dropout = opt.dropout;
+  if (p.dropout.training && !(p.dropout.p >= 0 && p.dropout.p < 1))
+    throw InputError("core forward: dropout p must lie in [0, 1), got " + std::to_string(p.dropout.p));
   if (p.dtype == DType::f64)
     run<double>(p, portable_kernels_f64(), opt.threads);
   else

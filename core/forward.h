@@ -13,6 +13,9 @@ struct ForwardOptions {
   int threads = 0;             // <= 0: default_threads()
   bool portable_only = false;  // skip the AVX2 micro-kernels (tests of the portable path)
   BackwardPlant plant = BackwardPlant::none;  // tests only (core/tests/backward_test.cpp)
+  // Dropout on the attention weights (training calls of the core; not part of the Kernel
+  // interface). Inactive (inference, or p = 0) leaves the forward bitwise unchanged.
+  DropoutOptions dropout{};
 };
 
 void forward(const ForwardParams& p, const ForwardOptions& opt);

@@ -4,6 +4,7 @@
 // looks at optional fields or re-derives anything per tile.
 #include <cstdint>
 
+#include "core/dropout.h"
 #include "problem/problem.h"
 #include "problem/tensor.h"
 
@@ -22,6 +23,7 @@ struct ForwardParams {
   bool has_bias = false;
   std::int64_t group = 1;   // G = Hq / Hkv: query head h reads KV head h / G
   KernelViews views;        // q, k, v, mask, bias, kv_len, out, lse
+  DropoutOptions dropout{};  // from ForwardOptions (training calls only; docs/dropout.md)
 
   std::int64_t kv_len(std::int64_t b) const {
     return views.kv_len != nullptr ? views.kv_len[b] : shape.Tk;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/block_range.h"
+#include "core/dropout.h"
 #include "core/online_softmax.h"
 #include "core/tensor_io.h"
 #include "core/tile_ops.h"
@@ -45,6 +46,8 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
 
   const T scale = static_cast<T>(p.scale);
   const bool elementwise_always = p.has_softcap || p.has_bias;
+  const bool dropping = p.dropout.active();
+  const std::uint64_t threshold = dropping ? dropout_threshold(p.dropout.p) : 0;
   for (std::int64_t j0 = hull.lo; j0 < hull.hi; j0 += kKeyBlock) {
     const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, hull.hi - j0));
     const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
@@ -55,13 +58,26 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
     if (kind == TileKind::partial || elementwise_always)
       apply_logit_rules(p, ranges, qb.i0, rows, j0, n, ws.s(), ws.lds);
     softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
-    if (kind == TileKind::partial && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
+    // Dropout after the row sums: l keeps every weight, only the P.V numerator loses the
+    // dropped ones (O = sum_j P_j m_j v_j / (1 - p), docs/dropout.md). A dropped weight is 0,
+    // so its key may hold a non-finite V only through the NaN-safe pv, as a hidden one.
+    if (dropping)
+      for (int r = 0; r < rows; ++r)
+        dropout_row(p.dropout, threshold, qb.b, qb.h, qb.i0 + r, j0, n, ws.s() + r * ws.lds);
+    if ((kind == TileKind::partial || dropping) && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
       pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad,
                          mk.pv_fused);
     else
       mk.pv(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad);
   }
   softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, p.shape.Dv, ws.lse());
+  if (dropping) {
+    // O = fl(fl(acc / l) * r), r = 1/(1 - p) rounded to T: the two roundings the dropout
+    // reference's bound counts (docs/dropout.md, properties/layer/dropout_check.cpp).
+    const T r = static_cast<T>(1.0 / (1.0 - p.dropout.p));
+    for (int row = 0; row < rows; ++row)
+      for (std::int64_t d = 0; d < p.shape.Dv; ++d) ws.o()[row * ws.dv_pad + d] *= r;
+  }
   write_rows(p, mk, qb, ws.o(), ws.dv_pad, ws.lse());
 }
 

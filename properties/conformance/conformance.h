@@ -11,7 +11,7 @@
 //  R1  Forward O and LSE match the exact reference within the per-element bound of the kernel's
 //      declared precision model.  check_matches_reference.  Broken by d_model_scale,
 //      no_max_subtraction, alignment_confused, f16_accumulation, emulated_pv_accum_f16,
-//      emulated_sloppy_exp.  Needs: the dtype (any forward).
+//      emulated_sloppy_exp, dropout_at_inference.  Needs: the dtype (any forward).
 //  R2  Backward dQ, dK, dV (and the forward) match the reference within the bound.
 //      check_backward_matches_reference.  Broken by dk_missing_scale, emulated_dk_missing_scale.
 //      Needs: backward.  (The reference's own gradients are checked against high-precision
@@ -36,7 +36,7 @@
 //  R11 BHTD, BTHD and gapped strided layouts agree.  check_layout_invariance.
 //      Broken by dense_strides_assumed.  Needs: strided.
 //  R12 Batches and KV-head groups are independent.  check_batch_head_independence.
-//      Broken by kv_len_of_batch0.  Needs: forward.
+//      Broken by kv_len_of_batch0, head_slicing.  Needs: forward.
 //  R13 Two runs give the same bits.  check_determinism.  Broken by nondeterministic.
 //  R14 Q, K, V, mask, bias, dO are never written.  check_inputs_unchanged.  Broken by writes_q.
 //  R15 Rounding is unbiased (campaign sign test).  check_unbiased_rounding.

@@ -100,6 +100,8 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("spurious_alibi", Plant::spurious_alibi, "a position bias -|i - j|/4 added to every logit", "score_rank"));
     z.push_back(planted("scale_divides", Plant::scale_divides, "the scale divides the scores (treated as a temperature)", "entropy_temperature"));
     z.push_back(planted("scale_by_dk", Plant::scale_by_dk, "default scale 1/Dk instead of 1/sqrt(Dk)", "score_variance"));
+    z.push_back(planted("dropout_at_inference", Plant::dropout_at_inference, "dropout p = 0.1 applied in the inference forward", "matches_reference"));
+    z.push_back(planted("head_slicing", Plant::head_slicing, "query head h reads Q's packed row split as [Dk, Hq] instead of [Hq, Dk]", "batch_head_independence"));
     z.push_back(view_bug("dense_strides_assumed", ViewBugKernel::Bug::dense_strides_assumed, "reads Q, K, V with dense [B,H,T,D] strides whatever the views say", "layout_invariance"));
     z.push_back(view_bug("writes_q", ViewBugKernel::Bug::writes_q, "pre-scales Q in place after the forward", "inputs_unchanged"));
     z.push_back(emulated_bug("emulated_pv_accum_f16", [](emulated::Bugs& b) { b.pv_accum_f16 = true; },

@@ -56,12 +56,29 @@ struct Engine {
       return static_cast<Acc>(1.0 / std::sqrt(static_cast<double>(s().Hq * s().Dk)));
     return static_cast<Acc>(c.problem.effective_scale());
   }
+  // Where Q element (b, h, i, d) is read. The head_slicing plant splits the packed row of
+  // Hq * Dk values as [Dk, Hq] (column f = h*Dk + d read as head f % Hq, dim f / Hq): the
+  // layer-style reshape bug, at kernel level.
+  std::size_t query_index(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
+    if (opt.plant != Plant::head_slicing) return c.qi(b, h, i, d);
+    const std::int64_t f = h * s().Dk + d;
+    return c.qi(b, f % s().Hq, i, f / s().Hq);
+  }
+  // The dropout_at_inference plant's mask: kept with probability 0.9 (a splitmix64 hash of the
+  // element; any generator would do, the bug is that inference drops at all).
+  static bool plant_kept(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+    std::uint64_t z = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(((b * 131 + h) * 8191 + i) * 65599 + j + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53 < 0.9;
+  }
   // The raw score s and the logit t = softcap(s) + bias.
   Acc score(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     Acc dot = 0;
     const std::int64_t hk = kv_head(h);
     for (std::int64_t d = 0; d < s().Dk; ++d)
-      dot += static_cast<Acc>(c.q[c.qi(b, h, i, d)]) * static_cast<Acc>(c.k[c.ki(b, hk, j, d)]);
+      dot += static_cast<Acc>(c.q[query_index(b, h, i, d)]) * static_cast<Acc>(c.k[c.ki(b, hk, j, d)]);
     if (opt.plant == Plant::key_normalized) {
       Acc norm = 0;
       for (std::int64_t d = 0; d < s().Dk; ++d) norm += static_cast<Acc>(c.k[c.ki(b, hk, j, d)] * c.k[c.ki(b, hk, j, d)]);
@@ -124,6 +141,7 @@ struct Engine {
       const std::size_t jj = reverse_pv ? keys.size() - 1 - step : step;
       Acc pj = t[jj] / l;
       if (opt.plant == Plant::mask_after_softmax && hidden[jj]) pj = 0;
+      if (opt.plant == Plant::dropout_at_inference) pj = plant_kept(b, h, i, keys[jj]) ? pj / Acc(0.9) : Acc(0);
       for (std::int64_t d = 0; d < s().Dv; ++d)
         acc[static_cast<std::size_t>(d)] =
             accumulate(acc[static_cast<std::size_t>(d)], pj * value(b, hk, keys[jj], d));

@@ -46,6 +46,8 @@ enum class Plant {
   spurious_alibi,         // a linear position bias -|i - j| / 4 added to every logit (ALiBi left on)
   scale_divides,          // the scale treated as a temperature: s = q.k / scale
   scale_by_dk,            // default scale 1/Dk instead of 1/sqrt(Dk)
+  dropout_at_inference,   // training dropout (p = 0.1, kept weights / 0.9) left on in the inference forward
+  head_slicing,           // query head h, dim d reads Q's packed column h*Dk + d as [Dk, Hq] (head-minor)
 };
 
 enum class Structure { naive, tiled };

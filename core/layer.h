@@ -1,0 +1,115 @@
+#pragma once
+// The multi-head attention layer (shared/SPEC.md "Multi-head layer") on top of the core:
+//   Q = X Wq (+ bq),  K = Xkv Wk (+ bk),  V = Xkv Wv (+ bv)       (Eigen, f32 accumulation)
+//   heads: column h*Dk + d of Q is dimension d of query head h (K, V: KV head, SPEC's split)
+//   O = attention(Q, K, V) through core::forward with any of its options (causal, mask, ...)
+//   concat [B, T, Hq*Dv] (head h at columns h*Dv ...),  Y = concat Wo (+ bo).
+// Accumulation is f32; X, weights and Y are f32, the attention's tensors f32, f16 or bf16
+// (LayerConfig::dtype). Q, K, V and O are never copied per head: the core reads and writes them
+// through strided [B, H, T, D] views of the [B, T, H*D] buffers (f16/bf16: of their bit copies).
+//
+// Verification is compositional (properties/layer/layer_check.h): an exact end-to-end Y is not
+// representable with the reference, so the layer returns its intermediates (LayerTrace: the
+// very buffers the next stage read) and each stage is checked against an exact reference on its
+// actual inputs.
+#include <cstdint>
+#include <vector>
+
+#include "core/forward.h"
+#include "problem/precision.h"
+#include "problem/problem.h"
+
+namespace attnv::core {
+
+struct LayerConfig {
+  std::int64_t d_model = 0;
+  std::int64_t Hq = 1, Hkv = 1;  // Hq % Hkv == 0 (GQA when Hkv < Hq)
+  std::int64_t Dk = 0, Dv = 0;   // per-head dims of Q/K and of V
+  bool has_bias = false;         // bq, bk, bv, bo all present (else none)
+  // Storage of the attention's tensors (Q, K, V, O, dO, dQ, dK, dV and the attention bias):
+  // f32, f16 or bf16. The projections accumulate in f32 and round once into it; X, weights, Y
+  // and the weight/input gradients stay f32.
+  DType dtype = DType::f32;
+};
+
+// Weights and biases: Wq [d_model, Hq*Dk], Wk [d_model, Hkv*Dk], Wv [d_model, Hkv*Dv],
+// Wo [Hq*Dv, d_model], row-major; biases of the output widths (ignored unless has_bias).
+struct LayerWeights {
+  const float* wq = nullptr;
+  const float* wk = nullptr;
+  const float* wv = nullptr;
+  const float* wo = nullptr;
+  const float* bq = nullptr;
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* bo = nullptr;
+};
+
+// One call's inputs. xkv == nullptr: self-attention (Xkv = X, Tkv = T).
+// `attention` carries the attention options (scale, softcap, causal, alignment, window,
+// has_mask, has_bias, has_kv_len); its shape and dtype are set by the layer. mask [T, Tkv]
+// (1 = visible), attn_bias [T, Tkv] and kv_len [B] as the problem asks.
+struct LayerInputs {
+  std::int64_t B = 1, T = 1, Tkv = 0;  // Tkv ignored for self-attention
+  const float* x = nullptr;            // [B, T, d_model]
+  const float* xkv = nullptr;          // [B, Tkv, d_model] or null
+  Problem attention;
+  const std::uint8_t* mask = nullptr;
+  const float* attn_bias = nullptr;
+  const std::int64_t* kv_len = nullptr;
+  bool self() const { return xkv == nullptr; }
+  std::int64_t keys() const { return self() ? T : Tkv; }
+};
+
+// The intermediates of a forward, in the layer's own buffers (what the core actually read and
+// wrote): q [B, T, Hq*Dk], k [B, Tkv, Hkv*Dk], v [B, Tkv, Hkv*Dv], concat = O [B, T, Hq*Dv],
+// lse [B, Hq, T], y [B, T, d_model]. The backward needs them (its activations).
+struct LayerTrace {
+  Problem problem;  // the attention problem the core ran (shape [B, Hq, Hkv, T, Tkv, Dk, Dv])
+  std::vector<float> q, k, v, concat, lse, y;
+};
+
+// Gradients of sum(dY * Y), and the backward's intermediates (checked stage by stage):
+// dconcat = dY Wo^T (the attention's dO), dq, dk, dv in the layouts of q, k, v.
+struct LayerGrads {
+  std::vector<float> dx, dxkv;  // dxkv empty for self-attention (dK, dV flow into dx)
+  std::vector<float> dwq, dwk, dwv, dwo, dbq, dbk, dbv, dbo;  // biases empty without has_bias
+  std::vector<float> dconcat, dq, dk, dv;
+};
+
+// Planted bugs, for the checker's tests only (properties/layer/tests).
+enum class LayerPlant {
+  none,
+  transposed_wo,  // Y = concat Wo^T (needs Hq*Dv == d_model)
+  head_stride,    // Q's heads split as if [B, Hq, T, Dk] were dense (the BHTD reading of BTHD)
+  missing_bias,   // bo never added
+};
+
+struct LayerOptions {
+  ForwardOptions attention;  // threads, dropout (forward only), ...
+  LayerPlant plant = LayerPlant::none;
+  // Forward projections one row at a time (vector x matrix): a row's Q, K, V, Y then depend on
+  // that row alone, whatever its position and the other rows (batch invariance; the permutation
+  // test relies on it). Off: one GEMM per projection (faster; Eigen's blocking may round a
+  // row differently depending on where it falls in a panel).
+  bool row_local = false;
+};
+
+// Throws InputError naming the problem on inconsistent configs, shapes or null pointers.
+LayerTrace layer_forward(const LayerConfig& cfg, const LayerWeights& w, const LayerInputs& in,
+                         const LayerOptions& opt = {});
+// dy [B, T, d_model]; `fwd` the trace of the forward on the same inputs.
+LayerGrads layer_backward(const LayerConfig& cfg, const LayerWeights& w, const LayerInputs& in,
+                          const LayerTrace& fwd, const float* dy, const LayerOptions& opt = {});
+
+// The precision model of the attention stage (the core's, for the attention dtype).
+PrecisionModel layer_attention_precision(DType t = DType::f32);
+
+// Weights and biases of one layer: d_model (Hq Dk + Hkv Dk + Hkv Dv) + Hq Dv d_model, plus
+// Hq Dk + Hkv Dk + Hkv Dv + d_model with biases.
+std::int64_t layer_parameter_count(const LayerConfig& cfg);
+// Bytes of one layer's KV cache: K and V, 2 B T Hkv Dh elements of the dtype.
+std::int64_t kv_cache_bytes_per_layer(std::int64_t B, std::int64_t T, std::int64_t Hkv,
+                                      std::int64_t Dh, DType dtype);
+
+}  // namespace attnv::core

@@ -1,0 +1,199 @@
+#include "properties/layer/dropout_check.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "problem/buffers.h"
+#include "reference/bound/bound.h"
+#include "reference/dropout/dropout_mask.h"
+#include "reference/fast/fast.h"
+#include "reference/visibility.h"
+
+namespace attnv::props {
+namespace {
+
+void judge(DropoutCheck& r, const char* what, std::int64_t index, double out, double exact, double b, DType dt) {
+  ++r.elements;
+  const double thr = bound::threshold(out, exact, b, dt);
+  const bool ok = bound::accept(out, exact, b, dt);
+  double ratio = 0;
+  if (!std::isfinite(exact)) ratio = ok ? 0 : std::numeric_limits<double>::infinity();
+  else if (!std::isfinite(out)) ratio = std::numeric_limits<double>::infinity();
+  else ratio = thr > 0 ? std::abs(out - exact) / thr : (out == exact ? 0 : std::numeric_limits<double>::infinity());
+  if (!ok) ++r.failures;
+  if (ratio > r.worst_ratio || (!ok && r.failures == 1)) {
+    r.worst_ratio = std::max(r.worst_ratio, ratio);
+    std::ostringstream o;
+    o << what << "[" << index << "] kernel " << out << " exact " << exact << " threshold " << thr;
+    r.worst = o.str();
+  }
+}
+
+}  // namespace
+
+DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, std::uint64_t seed,
+                                   const PrecisionModel& m) {
+  DropoutCheck r;
+  const Shape& s = c.problem.shape;
+  const DType dt = c.problem.dtype;
+  if (got.out.size() != static_cast<std::size_t>(out_elements(s)) ||
+      got.lse.size() != static_cast<std::size_t>(lse_elements(s))) {
+    r.failures = 1;
+    r.worst = "kernel outputs of the wrong size";
+    return r;
+  }
+  // LSE: the no-dropout one (the normaliser keeps every weight).
+  {
+    const Outputs exact = ref::fast_forward(c);
+    const bound::Bounds b = bound::forward_bound(c, exact, m);
+    for (std::size_t x = 0; x < exact.lse.size(); ++x)
+      judge(r, "lse", static_cast<std::int64_t>(x), got.lse[x], exact.lse[x], b.lse[x], lse_dtype(dt));
+  }
+  const double u = unit_roundoff(m.accum), u_r = u + std::ldexp(1.0, -52);
+  const double grow = (1 + u_r) * (1 + u);
+  const double inv = 1.0 / (1.0 - p);
+  // Row (b, h, i) alone: a one-query, one-head case whose visibility is row i's, spelled out as
+  // a mask (reference/visibility.h: kv_len, causal, window, mask, -inf bias; the reference and
+  // the bound treat a hidden key the same whatever hides it), with V replaced by m_i o V.
+  Problem sp = c.problem;
+  sp.shape.B = sp.shape.Hq = sp.shape.Hkv = sp.shape.Tq = 1;
+  sp.scale = c.problem.effective_scale();
+  sp.causal = false;
+  sp.window = Window{};
+  sp.alignment = Alignment::top_left;
+  sp.has_mask = true;
+  sp.has_kv_len = false;
+  Case one = make_zero_case(sp);
+  one.id = c.id + "/dropout_row";
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t i = 0; i < s.Tq; ++i) {
+      for (std::int64_t j = 0; j < s.Tk; ++j) {
+        one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
+        if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
+      }
+      for (std::int64_t h = 0; h < s.Hq; ++h) {
+        const std::int64_t hk = h / c.problem.group();
+        for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
+        for (std::int64_t j = 0; j < s.Tk; ++j) {
+          const bool kept = ref::dropout_kept(p, seed, b, h, i, j);
+          (kept ? r.kept : r.dropped) += 1;
+          for (std::int64_t d = 0; d < s.Dk; ++d) one.k[one.ki(0, 0, j, d)] = c.k[c.ki(b, hk, j, d)];
+          for (std::int64_t d = 0; d < s.Dv; ++d)
+            one.v[one.vi(0, 0, j, d)] = kept ? c.v[c.vi(b, hk, j, d)] : 0.0;
+        }
+        const Outputs exact = ref::fast_forward(one);
+        const bound::Bounds bb = bound::forward_bound(one, exact, m);
+        for (std::int64_t d = 0; d < s.Dv; ++d) {
+          const std::size_t at = one.oi(0, 0, 0, d);
+          const double o1 = exact.out[at];  // O' correctly rounded
+          const double o1_abs = std::abs(o1) * (1 + std::ldexp(1.0, -52));
+          // docs/dropout.md: the rescale's roundings, plus this double evaluation of O'/(1-p)
+          // (O' rounded, the division rounded: 3 2^-53 relative, one of them counted by accept).
+          const double bound = grow * bb.out[at] * inv + (grow - 1) * o1_abs * inv +
+                               3 * std::ldexp(1.0, -53) * o1_abs * inv;
+          const std::int64_t idx = static_cast<std::int64_t>(c.oi(b, h, i, d));
+          judge(r, "out", idx, got.out[static_cast<std::size_t>(idx)], o1 * inv, bound, dt);
+        }
+      }
+    }
+  return r;
+}
+
+DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p, std::uint64_t seed,
+                                    const PrecisionModel& m) {
+  const double rescale = 1.0 / (1.0 - p);
+  int e = 0;
+  if (!(p > 0 && p < 1) || std::frexp(rescale, &e) != 0.5)
+    throw std::invalid_argument("check_dropout_backward: 1/(1-p) must be a power of two");
+  DropoutCheck r;
+  const Shape& s = c.problem.shape;
+  const DType dt = c.problem.dtype;
+  const std::int64_t G = c.problem.group();
+  if (got.dq.size() != static_cast<std::size_t>(q_elements(s)) ||
+      got.dv.size() != static_cast<std::size_t>(v_elements(s))) {
+    r.failures = 1;
+    r.worst = "kernel gradients of the wrong size";
+    return r;
+  }
+  // dV: per (batch, KV head, key) a case of that batch and KV head with dO scaled by r m_hij.
+  {
+    Problem sp = c.problem;
+    sp.shape.B = 1;
+    sp.shape.Hq = G;
+    sp.shape.Hkv = 1;
+    Case one = make_zero_case(sp, true);
+    one.id = c.id + "/dropout_dv";
+    one.mask = c.mask;
+    one.bias = c.bias;
+    for (std::int64_t b = 0; b < s.B; ++b) {
+      if (c.problem.has_kv_len) one.kv_len = {c.kv_len[static_cast<std::size_t>(b)]};
+      for (std::int64_t g = 0; g < s.Hkv; ++g) {
+        for (std::int64_t hh = 0; hh < G; ++hh)
+          for (std::int64_t i = 0; i < s.Tq; ++i)
+            for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, hh, i, d)] = c.q[c.qi(b, g * G + hh, i, d)];
+        for (std::int64_t j = 0; j < s.Tk; ++j) {
+          for (std::int64_t d = 0; d < s.Dk; ++d) one.k[one.ki(0, 0, j, d)] = c.k[c.ki(b, g, j, d)];
+          for (std::int64_t d = 0; d < s.Dv; ++d) one.v[one.vi(0, 0, j, d)] = c.v[c.vi(b, g, j, d)];
+        }
+        for (std::int64_t j = 0; j < s.Tk; ++j) {
+          for (std::int64_t hh = 0; hh < G; ++hh)
+            for (std::int64_t i = 0; i < s.Tq; ++i) {
+              const bool kept = ref::dropout_kept(p, seed, b, g * G + hh, i, j);
+              for (std::int64_t d = 0; d < s.Dv; ++d)
+                one.dout[one.oi(0, hh, i, d)] = kept ? rescale * c.dout[c.oi(b, g * G + hh, i, d)] : 0.0;
+            }
+          const Outputs exact = ref::fast_backward(one);
+          const bound::Bounds bb = bound::backward_bound(one, exact, m);
+          for (std::int64_t d = 0; d < s.Dv; ++d) {
+            const std::size_t at = one.vi(0, 0, j, d);
+            const std::int64_t idx = static_cast<std::int64_t>(c.vi(b, g, j, d));
+            judge(r, "dv", idx, got.dv[static_cast<std::size_t>(idx)], exact.dv[at], bb.dv[at], dt);
+          }
+        }
+      }
+    }
+  }
+  // dQ: per row, the one-row case with V <- r m_i o V (visibility spelled out as a mask).
+  {
+    Problem sp = c.problem;
+    sp.shape.B = sp.shape.Hq = sp.shape.Hkv = sp.shape.Tq = 1;
+    sp.scale = c.problem.effective_scale();
+    sp.causal = false;
+    sp.window = Window{};
+    sp.alignment = Alignment::top_left;
+    sp.has_mask = true;
+    sp.has_kv_len = false;
+    Case one = make_zero_case(sp, true);
+    one.id = c.id + "/dropout_dq";
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        for (std::int64_t j = 0; j < s.Tk; ++j) {
+          one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
+          if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
+        }
+        for (std::int64_t h = 0; h < s.Hq; ++h) {
+          const std::int64_t hk = h / G;
+          for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
+          for (std::int64_t d = 0; d < s.Dv; ++d) one.dout[one.oi(0, 0, 0, d)] = c.dout[c.oi(b, h, i, d)];
+          for (std::int64_t j = 0; j < s.Tk; ++j) {
+            const bool kept = ref::dropout_kept(p, seed, b, h, i, j);
+            for (std::int64_t d = 0; d < s.Dk; ++d) one.k[one.ki(0, 0, j, d)] = c.k[c.ki(b, hk, j, d)];
+            for (std::int64_t d = 0; d < s.Dv; ++d)
+              one.v[one.vi(0, 0, j, d)] = kept ? rescale * c.v[c.vi(b, hk, j, d)] : 0.0;
+          }
+          const Outputs exact = ref::fast_backward(one);
+          const bound::Bounds bb = bound::backward_bound(one, exact, m);
+          for (std::int64_t d = 0; d < s.Dk; ++d) {
+            const std::size_t at = one.qi(0, 0, 0, d);
+            const std::int64_t idx = static_cast<std::int64_t>(c.qi(b, h, i, d));
+            judge(r, "dq", idx, got.dq[static_cast<std::size_t>(idx)], exact.dq[at], bb.dq[at], dt);
+          }
+        }
+      }
+  }
+  return r;
+}
+
+}  // namespace attnv::props
