@@ -3,20 +3,24 @@
 #   1. release build, every test;
 #   2. ASan + UBSan build, every test not labelled 'slow' or 'install' (sanitizers cost ~4x; the
 #      slow ones re-run code that faster tests cover, see their CMakeLists comments).
-#   3. the fuzz preset (clang, libFuzzer, ASan+UBSan): every fuzz target for a short fixed time
+#   3. ThreadSanitizer on the threaded tests (ci/tsan.sh: the core, the fast reference, the
+#      conformance runner's jobs);
+#   4. the fuzz preset (clang, libFuzzer, ASan+UBSan): every fuzz target for a short fixed time
 #      (fuzz/run_short.sh: 20 s per parser, 30 s numeric on the naive and core kernels).
-# Usage: ci/test.sh [--no-asan] [--no-fuzz]
+# Usage: ci/test.sh [--no-asan] [--no-tsan] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
 
 asan=1
+tsan=1
 fuzz=1
 for arg in "$@"; do
   case $arg in
     --no-asan) asan=0 ;;
+    --no-tsan) tsan=0 ;;
     --no-fuzz) fuzz=0 ;;
-    *) echo "usage: ci/test.sh [--no-asan] [--no-fuzz]" >&2; exit 2 ;;
+    *) echo "usage: ci/test.sh [--no-asan] [--no-tsan] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -33,6 +37,11 @@ run_preset() {
 run_preset release
 if [ $asan -eq 1 ]; then
   run_preset asan -LE "slow|install"
+fi
+if [ $tsan -eq 1 ]; then
+  t0=$SECONDS
+  bash ci/tsan.sh
+  echo "ci/test.sh: ThreadSanitizer took $((SECONDS - t0)) s"
 fi
 if [ $fuzz -eq 1 ]; then
   t0=$SECONDS
