@@ -13,6 +13,10 @@ struct ForwardOptions {
   int threads = 0;             // <= 0: default_threads()
   bool portable_only = false;  // skip the AVX2 micro-kernels (tests of the portable path)
   BackwardPlant plant = BackwardPlant::none;  // tests only (core/tests/backward_test.cpp)
+  // Decode only (core/decode.h): 0 chooses the split-KV chunk from the problem, < 0 never
+  // splits, > 0 splits the keys into chunks of this many (rounded up to a key tile). Tests and
+  // benchmarks use it; the result never depends on the thread count either way.
+  std::int64_t decode_split_keys = 0;
 };
 
 void forward(const ForwardParams& p, const ForwardOptions& opt);

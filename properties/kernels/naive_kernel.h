@@ -46,6 +46,8 @@ enum class Plant {
   spurious_alibi,         // a linear position bias -|i - j| / 4 added to every logit (ALiBi left on)
   scale_divides,          // the scale treated as a temperature: s = q.k / scale
   scale_by_dk,            // default scale 1/Dk instead of 1/sqrt(Dk)
+  decode_top_left,        // decode: attends with top_left alignment (query i sees keys <= i)
+  decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
 };
 
 enum class Structure { naive, tiled };
@@ -64,6 +66,10 @@ class NaiveKernel : public Kernel {
   PrecisionModel precision(DType storage) const override;
   void forward(const Problem& p, const KernelViews& views) override;
   void backward(const Problem& p, const KernelViews& views) override;
+  // Decode, in two plain steps: copy k_new, v_new into the caches element by element, then run
+  // this kernel's own forward on the caches with kv_len[b] = cache_len[b] + n (the two-pass
+  // softmax above: max and sum, then the weighted values).
+  void decode(const Problem& p, const DecodeViews& views) override;
 
  private:
   NaiveOptions opt_;
