@@ -305,6 +305,174 @@ void BM_CoreForwardMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_CoreForwardMemory)->Arg(16384)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
+// ---- memory bandwidth: stream-like kernels over arrays far larger than the L3 ----------------
+// Decode is bandwidth-bound, so it is reported as a share of what the same threads can stream
+// from memory. Arrays of 128 MiB (4x the 32 MiB L3 of the build machine), split in contiguous
+// halves over kThreads threads, best of several passes:
+//   read: sum of one array (what decode does: read K and V once) with 4 independent AVX2 sums;
+//   triad: a = b + s c (STREAM's count: 3 arrays, write-allocate not counted).
+constexpr std::int64_t kStreamFloats = std::int64_t{32} << 20;  // 128 MiB of f32
+
+__attribute__((target("avx2"))) float sum_floats(const float* x, std::int64_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+  }
+  float out[8];
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float s = 0;
+  for (float v : out) s += v;
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+void triad(float* a, const float* b, const float* c, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+}
+
+struct StreamArrays {
+  std::vector<float> a, b, c;
+  StreamArrays() : a(kStreamFloats, 1.0f), b(kStreamFloats, 2.0f), c(kStreamFloats, 0.5f) {}
+};
+StreamArrays& stream_arrays() {
+  static StreamArrays s;
+  return s;
+}
+
+// Runs body(begin, end) on kThreads contiguous parts of [0, kStreamFloats); wall seconds.
+template <class F>
+double on_threads(F body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&, t] { body(kStreamFloats * t / kThreads, kStreamFloats * (t + 1) / kThreads); });
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// GB/s per wall second and per CPU second of the threads (x kThreads), as Rate.
+Rate read_pass() {
+  StreamArrays& s = stream_arrays();
+  std::atomic<float> sink{0};
+  const double c0 = process_cpu_seconds();
+  const double sec = on_threads([&](std::int64_t b, std::int64_t e) { sink = sink + sum_floats(s.a.data() + b, e - b); });
+  const double cpu = process_cpu_seconds() - c0;
+  benchmark::DoNotOptimize(sink.load());
+  const double gb = static_cast<double>(kStreamFloats) * 4 * 1e-9;
+  return {gb / sec, gb / cpu * kThreads};
+}
+
+double triad_pass() {
+  StreamArrays& s = stream_arrays();
+  const double sec = on_threads([&](std::int64_t b, std::int64_t e) { triad(s.a.data() + b, s.b.data() + b, s.c.data() + b, e - b); });
+  benchmark::ClobberMemory();
+  return 3.0 * static_cast<double>(kStreamFloats) * 4 / sec * 1e-9;
+}
+
+// The best read bandwidth of a few passes (wall and per CPU second), measured once per process
+// after a first pass that faults the pages in (decode divides by it).
+Rate read_bandwidth() {
+  static const Rate best = [] {
+    read_pass();
+    Rate b;
+    for (int i = 0; i < 8; ++i) {
+      const Rate r = read_pass();
+      b = {std::max(b.wall, r.wall), std::max(b.cpu, r.cpu)};
+    }
+    return b;
+  }();
+  return best;
+}
+
+void BM_StreamRead(benchmark::State& state) {
+  read_bandwidth();  // pages faulted in before the timed passes
+  Rate best;
+  for (auto _ : state) {
+    const Rate r = read_pass();
+    best = {std::max(best.wall, r.wall), std::max(best.cpu, r.cpu)};
+  }
+  state.counters["GBps"] = benchmark::Counter(static_cast<double>(kStreamFloats) * 4,
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["best_GBps"] = best.wall;
+  state.counters["best_GBps_cpu"] = best.cpu;
+  state.counters["threads"] = kThreads;
+}
+BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
+
+void BM_StreamTriad(benchmark::State& state) {
+  read_bandwidth();  // pages faulted in before the timed passes
+  double best = 0;
+  for (auto _ : state) best = std::max(best, triad_pass());
+  state.counters["GBps"] = benchmark::Counter(3.0 * static_cast<double>(kStreamFloats) * 4,
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["best_GBps"] = best;
+  state.counters["threads"] = kThreads;
+}
+BENCHMARK(BM_StreamTriad)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
+
+// ---- core decode ------------------------------------------------------------------------------
+// One token (Tq = 1) against a cache of 8192 positions, B = 1, Hq = 32, Hkv = 8, D = 128, f32 or
+// f16 cache, 2 threads (split-KV chooses the chunks). Each call appends at position 8191 and
+// reads all 8192 keys and values once: bytes = 2 Hkv 8192 D sizeof(dtype) (64 MiB f32, 32 MiB
+// f16: the f16 cache would fit the 32 MiB L3, so a 128 MiB sweep evicts it before every timed
+// call; manual time excludes the sweep). Counters: GBps (K and V bytes per second),
+// bandwidth_share (over BM_StreamRead's best in this process), and the same per CPU second.
+void BM_CoreDecode(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  const std::int64_t cap = 8192, D = 128, Hq = 32, Hkv = 8;
+  Problem p;
+  p.shape = {1, Hq, Hkv, 1, cap, D, D};
+  p.dtype = dtype;
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  gen::Rng rng(20261123);
+  std::vector<unsigned char> q, kn, vn, kc, vc, out, lse;
+  DecodeViews v;
+  v.q = fill(q, dtype, {1, Hq, 1, D}, 4, &rng);
+  v.k_new = fill(kn, dtype, {1, Hkv, 1, D}, 4, &rng);
+  v.v_new = fill(vn, dtype, {1, Hkv, 1, D}, 4, &rng);
+  v.k_cache = fill(kc, dtype, {1, Hkv, cap, D}, 4, &rng);
+  v.v_cache = fill(vc, dtype, {1, Hkv, cap, D}, 4, &rng);
+  v.out = fill(out, dtype, {1, Hq, 1, D}, 4, nullptr);
+  v.lse = fill(lse, lse_dtype(dtype), {1, Hq, 1, 0}, 3, nullptr);
+  const std::int64_t cache_len = cap - 1;
+  v.cache_len = &cache_len;
+  core::CoreKernel kernel({.threads = kThreads});
+  const Rate bandwidth = read_bandwidth();
+  const double bytes = 2.0 * static_cast<double>(Hkv * cap * D * dtype_bytes(dtype));
+  double seconds = 0, cpu_seconds = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(read_pass());  // evict the cache from the L3 (not timed)
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel.decode(p, v);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_seconds += process_cpu_seconds() - c0;
+    state.SetIterationTime(s);
+    seconds += s;
+    benchmark::ClobberMemory();
+  }
+  const double gb = bytes * static_cast<double>(state.iterations()) * 1e-9;
+  state.counters["GBps"] = gb / seconds;
+  state.counters["read_GBps"] = bandwidth.wall;
+  state.counters["bandwidth_share"] = gb / seconds / bandwidth.wall;
+  // Per CPU second of the threads (x kThreads), both sides: what the shares would be with the
+  // two cores to ourselves (the build machine is shared; wall figures swing by 2x and more).
+  state.counters["cpu_GBps"] = gb / cpu_seconds * kThreads;
+  state.counters["cpu_read_GBps"] = bandwidth.cpu;
+  state.counters["cpu_bandwidth_share"] = gb / cpu_seconds * kThreads / bandwidth.cpu;
+  state.counters["cpu_utilisation"] = cpu_seconds / seconds;
+  state.SetLabel(std::string(dtype_name(dtype)) + " cache 8192 Hq=32 Hkv=8 D=128 Tq=1");
+}
+BENCHMARK(BM_CoreDecode)
+    ->Arg(static_cast<std::int64_t>(DType::f32))
+    ->Arg(static_cast<std::int64_t>(DType::f16))
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+
 }  // namespace
 
 BENCHMARK_MAIN();

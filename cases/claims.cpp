@@ -72,6 +72,13 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
       precision = &v;
       continue;
     }
+    // Capabilities::decode has no key on purpose: a case folder holds calls, not a KV cache that
+    // persists between them, so a program answering through files cannot be held to R21.
+    if (key == "decode") {
+      if (!v.is_boolean()) throw InputError(at + ": expected true or false");
+      if (v.get<bool>()) throw InputError(at + ": decode cannot be claimed through files (a case folder has no KV cache)");
+      continue;
+    }
     bool known = false;
     for (const Flag& f : kFlags)
       if (key == f.key) {

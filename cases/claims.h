@@ -28,7 +28,8 @@ Claims default_claims(const std::vector<DType>& dtypes);
 //   {"dtypes": ["f32", "bf16"], "backward": true, "softcap": false, ...,
 //    "precision": {"bf16": {"accum": "f32", "p_dtype": "bf16", "out": "bf16", "block": 64, "exp_ulps": 2}}}
 // Capability keys are the fields of attnv::Capabilities. Unknown keys, wrong types and
-// "strided": true are InputErrors naming the file and the key.
+// "strided": true or "decode": true (neither can be held to through files) are InputErrors
+// naming the file and the key.
 Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& dtypes);
 
 // attnv-export.json's "claims" object (every key written) and back. `where` names the source in

@@ -41,8 +41,7 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
     const plugin::PluginKernel probe(abs, popt);
     KernelChoice choice{[abs, popt] { return std::unique_ptr<Kernel>(std::make_unique<plugin::PluginKernel>(abs, popt)); },
                         describe("plugin:" + abs, probe, probe.version())};
-    if (probe.claims_decode())
-      choice.info.notes.push_back("claims decode with a KV cache: not yet exercised by any requirement");
+    // A plugin's decode is held to R21 (decode equals prefill) like any claimed capability.
     return choice;
   }
   throw InputError("unknown kernel '" + spec + "' (use " + kKernelSpecForms + ")");

@@ -8,7 +8,7 @@
 namespace attnv::cli {
 
 void add_requirements_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("requirements", "List the conformance requirements R1..R20");
+  auto* cmd = app.add_subcommand("requirements", "List the conformance requirements R1..R21");
   cmd->footer("Each line: id, property name, what must hold, the capability it needs, and the cases per\n"
               "tier (quick/standard/full). properties/conformance/conformance.h documents each one.");
   cmd->callback([&exit_code] {

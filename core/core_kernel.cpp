@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/backward.h"
+#include "core/decode.h"
 #include "core/workspace.h"
 #include "problem/error.h"
 #include "problem/validate.h"
@@ -15,7 +16,7 @@ Capabilities CoreKernel::capabilities() const {
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
-  c.backward = true;
+  c.backward = c.decode = true;
   return c;
 }
 
@@ -49,6 +50,20 @@ void CoreKernel::backward(const Problem& p, const KernelViews& views) {
   for (const auto& [name, t] : needed)
     if (!t->present()) throw InputError(std::string("core backward: no ") + name + " view");
   core::backward(make_forward_params(p, views), opt_);
+}
+
+}  // namespace attnv::core
+
+namespace attnv::core {
+
+void CoreKernel::decode(const Problem& p, const DecodeViews& views) {
+  const std::vector<std::string> errors = check_decode_views(p, views);
+  if (!errors.empty()) {
+    std::string msg = "core decode: invalid call:";
+    for (const auto& e : errors) msg += "\n  " + e;
+    throw InputError(msg);
+  }
+  core::decode(p, views, opt_);
 }
 
 }  // namespace attnv::core

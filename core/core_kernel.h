@@ -1,6 +1,6 @@
 #pragma once
 // The optimized attention core behind the same interface third-party kernels implement
-// (problem/kernel.h): forward and backward (decode and the multi-head layer are later steps).
+// (problem/kernel.h): forward, backward and decode with a KV cache (the multi-head layer is a later step).
 // Tiled online-softmax attention (FlashAttention-2 on the CPU), f32 accumulation
 // for f32/f16/bf16 storage and f64 for f64, AVX2 + FMA micro-kernels with a portable fallback.
 #include "core/forward.h"
@@ -24,6 +24,9 @@ class CoreKernel final : public Kernel {
   // Validates the views (InputError on bad ones or missing out/lse/dout/dq/dk/dv) and runs the
   // backward from the forward's stored O and LSE.
   void backward(const Problem& p, const KernelViews& views) override;
+  // Validates the call (check_decode_views: InputError on bad views), appends k_new and v_new to
+  // the caches, then attends (core/decode.h: grouped heads stacked, split-KV for long caches).
+  void decode(const Problem& p, const DecodeViews& views) override;
 
  private:
   ForwardOptions opt_;

@@ -16,6 +16,10 @@ struct ForwardOptions {
   // Dropout on the attention weights (training calls of the core; not part of the Kernel
   // interface). Inactive (inference, or p = 0) leaves the forward bitwise unchanged.
   DropoutOptions dropout{};
+  // Decode only (core/decode.h): 0 chooses the split-KV chunk from the problem, < 0 never
+  // splits, > 0 splits the keys into chunks of this many (rounded up to a key tile). Tests and
+  // benchmarks use it; the result never depends on the thread count either way.
+  std::int64_t decode_split_keys = 0;
 };
 
 void forward(const ForwardParams& p, const ForwardOptions& opt);

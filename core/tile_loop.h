@@ -18,4 +18,16 @@ template <class T>
 void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                          const QueryBlock& qb);
 
+// The key-tile sweep the forward and decode share: `rows` query rows already in ws.q() (zero
+// padded to ws.dk_pad), their key intervals in ws.ranges(), against the key tiles of KV head
+// (b, hkv) starting at keys.lo and ending at keys.hi, folded into the online-softmax state `st`
+// and the accumulator ws.o(). `i0` is the query index of row 0, used only for the mask and bias
+// rows (callers that stack rows of several heads or positions pass problems without either).
+// `h` is the rows' query head, read only for dropout's mask (training forward calls; decode
+// stacks heads and never drops: its params leave p.dropout inactive).
+template <class T>
+void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
+                      const SoftmaxRows<T>& st, int rows, std::int64_t i0, std::int64_t b,
+                      std::int64_t hkv, KeyRange keys, std::int64_t h = -1);
+
 }  // namespace attnv::core

@@ -115,6 +115,32 @@ attnv_views views_to_abi(const KernelViews& v) {
   return a;
 }
 
+attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
+  attnv_decode_views a{};
+  a.q = tensor_to_abi(v.q);
+  a.k_new = tensor_to_abi(v.k_new);
+  a.v_new = tensor_to_abi(v.v_new);
+  a.k_cache = tensor_to_abi(v.k_cache);
+  a.v_cache = tensor_to_abi(v.v_cache);
+  a.cache_len = v.cache_len;
+  a.out = tensor_to_abi(v.out);
+  a.lse = tensor_to_abi(v.lse);
+  return a;
+}
+
+DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
+  DecodeViews v;
+  v.q = tensor_from_abi(a.q, storage);
+  v.k_new = tensor_from_abi(a.k_new, storage);
+  v.v_new = tensor_from_abi(a.v_new, storage);
+  v.k_cache = tensor_from_abi(a.k_cache, storage);
+  v.v_cache = tensor_from_abi(a.v_cache, storage);
+  v.cache_len = a.cache_len;
+  v.out = tensor_from_abi(a.out, storage);
+  v.lse = tensor_from_abi(a.lse, storage);
+  return v;
+}
+
 KernelViews views_from_abi(const attnv_views& a, DType storage) {
   KernelViews v;
   v.q = tensor_from_abi(a.q, storage);
@@ -151,6 +177,7 @@ constexpr CapBit kCapBits[] = {
     {ATTNV_CAP_LSE, &Capabilities::lse},
     {ATTNV_CAP_BACKWARD, &Capabilities::backward},
     {ATTNV_CAP_STRIDED, &Capabilities::strided},
+    {ATTNV_CAP_DECODE, &Capabilities::decode},
 };
 constexpr std::uint32_t kAllCaps = (ATTNV_CAP_STRIDED << 1) - 1;
 constexpr std::uint32_t kAllDTypeBits = ATTNV_DTYPE_BIT(ATTNV_F64) | ATTNV_DTYPE_BIT(ATTNV_F32) |

@@ -28,9 +28,11 @@ attnv_tensor tensor_to_abi(const TensorRef& t, bool is_mask = false);
 TensorRef tensor_from_abi(const attnv_tensor& t, DType storage);
 attnv_views views_to_abi(const KernelViews& v);
 KernelViews views_from_abi(const attnv_views& v, DType storage);
+attnv_decode_views decode_views_to_abi(const DecodeViews& v);
+DecodeViews decode_views_from_abi(const attnv_decode_views& v, DType storage);
 
-// Capability bits <-> Capabilities (the dtypes travel in their own bit set). Capabilities has no
-// decode flag: ATTNV_CAP_DECODE is read with claims_decode().
+// Capability bits <-> Capabilities, ATTNV_CAP_DECODE <-> Capabilities::decode included (the
+// dtypes travel in their own bit set).
 std::uint32_t caps_to_abi(const Capabilities& c);
 std::uint32_t dtypes_to_abi(const std::vector<DType>& ds);
 Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes);

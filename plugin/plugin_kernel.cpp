@@ -67,27 +67,45 @@ void PluginKernel::start_worker() {
 
 PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
 
-void PluginKernel::forward(const Problem& p, const KernelViews& views) { call(false, p, views); }
+void PluginKernel::forward(const Problem& p, const KernelViews& views) {
+  call(static_cast<int>(wire::Op::forward), p, views_to_abi(views));
+}
 
 void PluginKernel::backward(const Problem& p, const KernelViews& views) {
   if (!caps_.backward) throw KernelFailure("plugin " + name_ + " does not claim backward");
-  call(true, p, views);
+  call(static_cast<int>(wire::Op::backward), p, views_to_abi(views));
+}
+
+void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
+  if (!caps_.decode) throw KernelFailure("plugin " + name_ + " does not claim decode");
+  // The decode buffers in the forward's slots (worker/protocol.h).
+  const attnv_decode_views d = decode_views_to_abi(views);
+  attnv_views v{};
+  v.q = d.q;
+  v.k = d.k_new;
+  v.v = d.v_new;
+  v.kv_len = d.cache_len;
+  v.dk = d.k_cache;
+  v.dv = d.v_cache;
+  v.out = d.out;
+  v.lse = d.lse;
+  call(static_cast<int>(wire::Op::decode), p, v);
 }
 
 void PluginKernel::fail(const std::string& what, const std::string& why) {
   throw KernelFailure("plugin " + name_ + " " + what + ": " + why);
 }
 
-void PluginKernel::call(bool backward, const Problem& p, const KernelViews& views) {
-  const char* what = backward ? "backward" : "forward";
+void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
+  const auto op = static_cast<wire::Op>(op_code);
+  const char* what = op == wire::Op::backward ? "backward" : op == wire::Op::decode ? "decode" : "forward";
   if (!worker_) start_worker();  // lazily, after a failure
-  const attnv_views v = views_to_abi(views);
-  const CallLayout l = plan_call(v, p.shape.B, backward);
+  const CallLayout l = plan_call(v, p.shape.B, op);
   region_->reserve(l.total);
   region_->copy_in(l);
   region_->status() = {};
   wire::Request r;
-  r.op = backward ? wire::Op::backward : wire::Op::forward;
+  r.op = op;
   r.region_bytes = region_->size();
   r.problem = problem_to_abi(p);
   for (int s = 0; s < wire::kSlots; ++s) r.t[s] = l.t[s];

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernel_failure.h"
+#include "attnv_plugin.h"
 #include "problem/kernel.h"
 
 namespace attnv::plugin {
@@ -46,13 +47,16 @@ class PluginKernel : public Kernel {
   PrecisionModel precision(DType storage) const override;
   void forward(const Problem& p, const KernelViews& views) override;
   void backward(const Problem& p, const KernelViews& views) override;
+  // Through the worker like forward: the caches are copied in, the plugin's decode appends to
+  // them in the shared region (they are its only writable inputs), and they are copied back.
+  void decode(const Problem& p, const DecodeViews& views) override;
 
   // Workers started so far (1 + restarts after failures).
   int worker_starts() const { return starts_; }
 
  private:
   void start_worker();
-  void call(bool backward, const Problem& p, const KernelViews& views);
+  void call(int op, const Problem& p, const attnv_views& v);  // op: a wire::Op
   [[noreturn]] void fail(const std::string& what, const std::string& why);
 
   std::string path_;

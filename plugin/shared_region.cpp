@@ -57,13 +57,23 @@ std::int64_t extent_bytes(const attnv_tensor& t) {
   return (last + 1) * element_bytes(t);
 }
 
-CallLayout plan_call(const attnv_views& v, std::int64_t batch, bool backward) {
+CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op) {
+  const bool backward = op == wire::Op::backward, decode = op == wire::Op::decode;
   CallLayout l;
+  for (int s = 0; s < wire::kSlots; ++s) l.names[s] = wire::kTensorNames[s];
+  if (decode) {
+    l.names[wire::k] = "k_new";
+    l.names[wire::v] = "v_new";
+    l.names[wire::kv_len] = "cache_len";
+    l.names[wire::dk] = "k_cache";
+    l.names[wire::dv] = "v_cache";
+  }
   const attnv_tensor* ts[wire::kSlots] = {&v.q, &v.k, &v.v, &v.mask, &v.bias, nullptr,
                                           &v.dout, &v.out, &v.lse, &v.dq, &v.dk, &v.dv};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
-    const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv) : (s == wire::out || s == wire::lse);
+    const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv)
+                                   : (s == wire::out || s == wire::lse || (decode && (s == wire::dk || s == wire::dv)));
     if (s == wire::kv_len) {
       if (!v.kv_len) continue;
       attnv_tensor a{};
@@ -127,7 +137,7 @@ std::string SharedRegion::check_canaries(const CallLayout& l) const {
     const unsigned char* p = base_ + t.offset;
     for (std::int64_t i = t.bytes; i < t.mapped; ++i)
       if (p[i] != wire::kCanary)
-        return std::string(wire::kTensorNames[s]) + ": first corrupted byte " + std::to_string(i - t.bytes) +
+        return std::string(l.names[s]) + ": first corrupted byte " + std::to_string(i - t.bytes) +
                " bytes past its end (byte offset " + std::to_string(i) + ", extent " + std::to_string(t.bytes) + " bytes)";
   }
   return "";

@@ -23,10 +23,14 @@ std::int64_t extent_bytes(const attnv_tensor& t);
 struct CallLayout {
   wire::Tensor t[wire::kSlots];
   const void* src[wire::kSlots] = {};  // the caller's buffer for each slot
+  // What each slot holds, for diagnoses: wire::kTensorNames, or the decode names (k_new, v_new,
+  // cache_len, k_cache, v_cache) for a decode call.
+  const char* names[wire::kSlots] = {};
   std::size_t total = 0;
 };
-// Forward: out and lse are written; backward: dq, dk, dv (out and lse are read).
-CallLayout plan_call(const attnv_views& v, std::int64_t batch, bool backward);
+// Forward: out and lse are written; backward: dq, dk, dv (out and lse are read); decode: out,
+// lse and the caches in the dk, dv slots (protocol.h).
+CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op);
 
 class SharedRegion {
  public:

@@ -254,6 +254,10 @@ void Kernel::backward(const Problem&, const KernelViews&) {
   throw InputError("kernel " + name() + " has no backward");
 }
 
+void Kernel::decode(const Problem&, const DecodeViews&) {
+  throw InputError("kernel " + name() + ": decode is not supported");
+}
+
 std::string Capabilities::unsupported(const Problem& p) const {
   bool dtype_ok = false;
   for (DType t : dtypes) dtype_ok = dtype_ok || t == p.dtype;

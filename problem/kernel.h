@@ -29,6 +29,8 @@ struct Capabilities {
   bool lse = false;                 // writes the log-sum-exp
   bool backward = false;
   bool strided = false;             // any non-negative strides (else dense [B,H,T,D] only)
+  bool decode = false;              // Kernel::decode (a KV cache); not a property of a Problem, so
+                                    // unsupported() never names it: callers of decode check it
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", ...).
@@ -49,6 +51,18 @@ class Kernel {
   // Also reads views.dout (and out and lse as the forward wrote them) and writes views.dq,
   // dk, dv. Only called when capabilities().backward.
   virtual void backward(const Problem& p, const KernelViews& views);
+  // Decode with a KV cache (the plugin ABI's attnv_decode_views contract): appends k_new, v_new
+  // to the caches at positions cache_len[b] .. cache_len[b] + n - 1 (the only writes into inputs
+  // a kernel may make), then attends q to the first cache_len[b] + n keys. The problem of a call:
+  //   Tq = n (new tokens, >= 1), Tk = capacity, causal with bottom_right alignment, so a decode
+  //   call computes exactly the forward with k = k_cache, v = v_cache (after the append) and
+  //   kv_len[b] = cache_len[b] + n: query i sits at position cache_len[b] + i.
+  //   Allowed options: a window (left/right, bottom-right aligned like the causal rule: sliding
+  //   window decoding), softcap and a custom scale, each only when claimed like a forward.
+  //   Not allowed: mask and bias ([Tq, Tk] tensors do not follow a growing cache) and has_kv_len
+  //   (cache_len plays its role). check_decode_views (problem/validate.h) enforces all this.
+  // Only called when capabilities().decode; the default throws InputError "not supported".
+  virtual void decode(const Problem& p, const DecodeViews& views);
 };
 
 }  // namespace attnv

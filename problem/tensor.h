@@ -32,4 +32,14 @@ struct KernelViews {
   TensorRef dq, dk, dv;  // backward outputs
 };
 
+// The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views).
+// n = Problem.shape.Tq new tokens, capacity = Problem.shape.Tk cache positions.
+struct DecodeViews {
+  TensorRef q;                  // [B, Hq, n, Dk]
+  TensorRef k_new, v_new;       // [B, Hkv, n, Dk] and [B, Hkv, n, Dv]: appended to the cache
+  TensorRef k_cache, v_cache;   // [B, Hkv, capacity, Dk|Dv]: written only at cache_len[b] .. + n - 1
+  const std::int64_t* cache_len = nullptr;  // int64 [B]: positions already filled
+  TensorRef out, lse;           // [B, Hq, n, Dv] and [B, Hq, n] (lse optional), as in a forward
+};
+
 }  // namespace attnv

@@ -268,6 +268,80 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   return errs;
 }
 
+std::vector<std::string> check_decode_problem(const Problem& p) {
+  std::vector<std::string> errs = check_problem(p);
+  if (!p.causal || p.alignment != Alignment::bottom_right)
+    errs.push_back("a decode call is causal with bottom_right alignment (query i sits at cache_len[b] + i)");
+  if (p.has_mask) errs.push_back("a decode call takes no mask");
+  if (p.has_bias) errs.push_back("a decode call takes no bias");
+  if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
+  return errs;
+}
+
+std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews& v) {
+  std::vector<std::string> errs = check_decode_problem(p);
+  if (!errs.empty()) return errs;
+  const Shape& s = p.shape;
+  const std::pair<const char*, const TensorRef*> required[] = {
+      {"q", &v.q}, {"k_new", &v.k_new}, {"v_new", &v.v_new}, {"k_cache", &v.k_cache}, {"v_cache", &v.v_cache},
+      {"out", &v.out}};
+  for (auto [name, t] : required)
+    if (!t->present()) errs.push_back(std::string("decode: ") + name + " is required");
+  if (v.cache_len == nullptr) errs.push_back("decode: cache_len is required");
+  if (!errs.empty()) return errs;
+  std::vector<Extent> inputs = {view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
+                                view_extent("k_new", v.k_new, {s.B, s.Hkv, s.Tq, s.Dk}, 4, errs),
+                                view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs)};
+  const auto cl = reinterpret_cast<std::uintptr_t>(v.cache_len);
+  inputs.push_back({"cache_len", cl, cl + static_cast<std::uintptr_t>(s.B) * 8});
+  // The caches are read and written: like outputs, no element may alias another.
+  const std::pair<const char*, const TensorRef*> written[] = {
+      {"k_cache", &v.k_cache}, {"v_cache", &v.v_cache}, {"out", &v.out}, {"lse", &v.lse}};
+  const std::array<std::int64_t, 4> written_shapes[] = {
+      {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv}, {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}};
+  std::vector<Extent> outputs;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const TensorRef& t = *written[i].second;
+    Extent e = view_extent(written[i].first, t, written_shapes[i], i == 3 ? 3 : 4, errs);
+    if (e.end == 0) continue;
+    if (self_overlapping(t)) errs.push_back(std::string(e.name) + ": its strides make elements share memory");
+    outputs.push_back(e);
+  }
+  const std::pair<const char*, const TensorRef*> typed[] = {{"q", &v.q},           {"k_new", &v.k_new},
+                                                            {"v_new", &v.v_new},   {"k_cache", &v.k_cache},
+                                                            {"v_cache", &v.v_cache}, {"out", &v.out}};
+  for (auto [name, t] : typed)
+    if (t->dtype != p.dtype)
+      errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) + ", expected the problem's " +
+                     std::string(dtype_name(p.dtype)));
+  const DType lse_want = p.dtype == DType::f64 ? DType::f64 : DType::f32;
+  if (v.lse.present() && v.lse.dtype != lse_want)
+    errs.push_back("lse: dtype " + std::string(dtype_name(v.lse.dtype)) + ", expected " +
+                   std::string(dtype_name(lse_want)));
+  for (std::int64_t b = 0; b < s.B; ++b) {
+    const std::int64_t c = v.cache_len[b];
+    if (c < 0) {
+      errs.push_back("cache_len[" + std::to_string(b) + "] = " + std::to_string(c) + " is negative");
+      break;
+    }
+    if (c > s.Tk - s.Tq) {
+      errs.push_back("cache_len[" + std::to_string(b) + "] = " + std::to_string(c) + " plus n = " + std::to_string(s.Tq) +
+                     " new tokens exceeds the cache capacity Tk = " + std::to_string(s.Tk));
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Extent& o = outputs[i];
+    for (const Extent& in : inputs)
+      if (in.end != 0 && o.begin < in.end && in.begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps input " + in.name);
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (o.begin < outputs[j].end && outputs[j].begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps " + outputs[j].name);
+  }
+  return errs;
+}
+
 void require_valid(const Problem& p) {
   if (auto e = check_problem(p); !e.empty()) throw InputError("invalid problem: " + join(e));
 }

@@ -23,6 +23,13 @@ std::vector<std::string> check_case(const Case& c);
 // overflow, each output is free of self-overlap and overlaps no input and no other output.
 std::vector<std::string> check_views(const Problem& p, const KernelViews& views);
 
+// A decode call (problem/kernel.h, Kernel::decode): check_problem, plus causal bottom_right, no
+// mask, bias or kv_len. Then the views: q [B,Hq,n,Dk], k_new/v_new [B,Hkv,n,D], k_cache/v_cache
+// [B,Hkv,Tk,D], out, optional lse, cache_len present with 0 <= cache_len[b] <= Tk - n, dtypes as
+// in a forward, the caches and outputs free of self-overlap and overlapping nothing else.
+std::vector<std::string> check_decode_problem(const Problem& p);
+std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews& views);
+
 void require_valid(const Problem& p);
 void require_valid(const Case& c);
 

@@ -223,7 +223,8 @@ void kernel(std::ostringstream& o, const Certificate& c) {
       {"GQA", k.gqa},       {"causal top-left", k.causal_top_left}, {"causal bottom-right", k.causal_bottom_right},
       {"window", k.window}, {"mask", k.mask},                       {"bias", k.bias},
       {"kv_len", k.kv_len}, {"softcap", k.softcap},                 {"custom scale", k.custom_scale},
-      {"LSE", k.lse},       {"backward", k.backward},               {"strided", k.strided}};
+      {"LSE", k.lse},       {"backward", k.backward},               {"strided", k.strided},
+      {"decode", k.decode}};
   for (const auto& [name, on] : claims) o << "<span" << (on ? "" : " class=\"no\"") << ">" << name << "</span>";
   o << "</div>";
   if (!c.kernel.precision.empty()) {

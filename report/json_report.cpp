@@ -39,7 +39,8 @@ Json capabilities(const Capabilities& c) {
               {"custom_scale", c.custom_scale},
               {"lse", c.lse},
               {"backward", c.backward},
-              {"strided", c.strided}};
+              {"strided", c.strided},
+              {"decode", c.decode}};
 }
 
 Json kernel(const KernelInfo& k) {

@@ -87,6 +87,8 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
     EXPECT_NE(std::string(e.what()).find("\"casual\": unknown key"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_claims(write(R"({"strided": true})"), {DType::f32}), InputError);
+  EXPECT_THROW(read_claims(write(R"({"decode": true})"), {DType::f32}), InputError);
+  EXPECT_FALSE(read_claims(write(R"({"decode": false})"), {DType::f32}).caps.decode);
   EXPECT_THROW(read_claims(write(R"({"precision": {"f32": {"accum": "f8"}}})"), {DType::f32}), InputError);
   fs::remove_all(d);
 }

@@ -67,6 +67,13 @@ int backward(const attnv_problem* p, const attnv_views* v) {
   });
 }
 
+int decode(const attnv_problem* p, const attnv_decode_views* v) {
+  return guarded([&] {
+    const Problem prob = problem_from_abi(*p);
+    state().kernel->decode(prob, decode_views_from_abi(*v, prob.dtype));
+  });
+}
+
 const char* last_error() { return state().last_error.c_str(); }
 
 template <class Factory>
@@ -87,6 +94,7 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.precision = &precision;
     s.desc.forward = &forward;
     s.desc.backward = c.backward ? &backward : nullptr;
+    s.desc.decode = c.decode ? &decode : nullptr;
     s.desc.last_error = &last_error;
     return &s.desc;
   } catch (...) {

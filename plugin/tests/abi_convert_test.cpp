@@ -30,7 +30,6 @@ TEST(AbiConvert, ProblemRoundTrips) {
 
 TEST(AbiConvert, CapabilitiesRoundTripBitByBit) {
   for (std::uint32_t bit = 1; bit <= ATTNV_CAP_STRIDED; bit <<= 1) {
-    if (bit == ATTNV_CAP_DECODE) continue;  // not a Capabilities flag
     const Capabilities c = caps_from_abi(bit, ATTNV_DTYPE_BIT(ATTNV_F16));
     EXPECT_EQ(caps_to_abi(c), bit);
     EXPECT_EQ(c.dtypes, std::vector<DType>{DType::f16});

@@ -42,6 +42,17 @@ TEST(PluginConformance, MutantWritingQFailsR14WithTheFaultNamed) {
       << r.findings[0].message;
 }
 
+// Decode through the worker (the caches copied in, appended to in the shared region, copied
+// back): the naive plugin passes R21, both decode mutants fail it.
+TEST(PluginConformance, DecodeThroughTheWorkerR21) {
+  const auto rep = certify(PLUGIN_NAIVE, {"R21"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, conformance::Verdict::pass) << describe(rep.results[0]);
+  EXPECT_GT(rep.results[0].cases_checked, 0);
+  EXPECT_EQ(certify(PLUGIN_MUTANT_DECODE_TOP_LEFT, {"R21"}).results.at(0).verdict, conformance::Verdict::fail);
+  EXPECT_EQ(certify(PLUGIN_MUTANT_DECODE_APPEND_SHIFTED, {"R21"}).results.at(0).verdict, conformance::Verdict::fail);
+}
+
 TEST(PluginConformance, NumericMutantsFailTheirRequirement) {
   EXPECT_EQ(certify(PLUGIN_MUTANT_D_MODEL_SCALE, {"R1"}).results.at(0).verdict, conformance::Verdict::fail);
   EXPECT_EQ(certify(PLUGIN_MUTANT_CAUSAL_OFF_BY_ONE, {"R5"}).results.at(0).verdict, conformance::Verdict::fail);

@@ -42,7 +42,9 @@ struct Tensor {
   std::int64_t stride[4] = {};
 };
 
-enum class Op : std::uint32_t { forward = 1, backward = 2 };
+// decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len, and the
+// caches (read and written) in dk and dv.
+enum class Op : std::uint32_t { forward = 1, backward = 2, decode = 3 };
 
 struct Request {
   std::uint32_t magic = kMagic;

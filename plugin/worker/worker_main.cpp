@@ -150,13 +150,32 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dq = tensor(r.t[wire::dq], base);
   v.dk = tensor(r.t[wire::dk], base);
   v.dv = tensor(r.t[wire::dv], base);
-  int (*fn)(const attnv_problem*, const attnv_views*) = r.op == wire::Op::backward ? k->backward : k->forward;
-  if (!fn) {
-    rep.kind = wire::ReplyKind::protocol_error;
-    copy_text(rep.text, sizeof rep.text, "the plugin has no backward");
-    return rep;
+  int rc = 0;
+  if (r.op == wire::Op::decode) {
+    if (!k->decode) {
+      rep.kind = wire::ReplyKind::protocol_error;
+      copy_text(rep.text, sizeof rep.text, "the plugin has no decode");
+      return rep;
+    }
+    attnv_decode_views d{};
+    d.q = v.q;
+    d.k_new = v.k;
+    d.v_new = v.v;
+    d.k_cache = v.dk;
+    d.v_cache = v.dv;
+    d.cache_len = v.kv_len;
+    d.out = v.out;
+    d.lse = v.lse;
+    rc = k->decode(&r.problem, &d);
+  } else {
+    int (*fn)(const attnv_problem*, const attnv_views*) = r.op == wire::Op::backward ? k->backward : k->forward;
+    if (!fn) {
+      rep.kind = wire::ReplyKind::protocol_error;
+      copy_text(rep.text, sizeof rep.text, "the plugin has no backward");
+      return rep;
+    }
+    rc = fn(&r.problem, &v);
   }
-  const int rc = fn(&r.problem, &v);
   if (rc != 0) {
     rep.kind = wire::ReplyKind::refused;
     rep.code = rc;

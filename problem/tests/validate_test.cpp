@@ -168,5 +168,57 @@ TEST(Validate, ExtentAtTheTopOfInt64IsAnErrorNotAnOverflow) {
   EXPECT_EQ(e[0], "v: the byte extent overflows 64 bits");
 }
 
+// Decode calls (problem/kernel.h, Kernel::decode): the problem's rules, then the views.
+TEST(Validate, DecodeProblemAndViews) {
+  Problem p = ok_problem();  // B=2 Hq=4 Hkv=2 n=Tq=5 capacity=Tk=7 Dk=8 Dv=6
+  EXPECT_EQ(check_decode_problem(p).size(), 1u);  // not causal
+  EXPECT_NE(check_decode_problem(p)[0].find("causal with bottom_right alignment"), std::string::npos);
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  EXPECT_TRUE(check_decode_problem(p).empty());
+  p.window = {3, 0};
+  p.softcap = 2.0;
+  EXPECT_TRUE(check_decode_problem(p).empty()) << "window and softcap are allowed";
+  Problem bad = p;
+  bad.has_bias = true;
+  bad.has_kv_len = true;
+  EXPECT_EQ(check_decode_problem(bad).size(), 2u);
+
+  const Shape& s = p.shape;
+  auto dense = [](std::vector<float>& buf, std::array<std::int64_t, 4> shape, int rank) {
+    std::int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= shape[static_cast<std::size_t>(d)];
+    buf.assign(static_cast<std::size_t>(n), 0.f);
+    return TensorRef{buf.data(), DType::f32, rank, shape, dense_strides(shape, rank)};
+  };
+  std::vector<float> q, kn, vn, kc, vc, out, lse;
+  DecodeViews v;
+  v.q = dense(q, {s.B, s.Hq, s.Tq, s.Dk}, 4);
+  v.k_new = dense(kn, {s.B, s.Hkv, s.Tq, s.Dk}, 4);
+  v.v_new = dense(vn, {s.B, s.Hkv, s.Tq, s.Dv}, 4);
+  v.k_cache = dense(kc, {s.B, s.Hkv, s.Tk, s.Dk}, 4);
+  v.v_cache = dense(vc, {s.B, s.Hkv, s.Tk, s.Dv}, 4);
+  v.out = dense(out, {s.B, s.Hq, s.Tq, s.Dv}, 4);
+  v.lse = dense(lse, {s.B, s.Hq, s.Tq, 0}, 3);
+  std::vector<std::int64_t> cache_len = {2, 0};  // 2 + 5 new = 7 = capacity: fits exactly
+  v.cache_len = cache_len.data();
+  EXPECT_TRUE(check_decode_views(p, v).empty());
+  cache_len = {3, 0};
+  ASSERT_EQ(check_decode_views(p, v).size(), 1u);
+  EXPECT_EQ(check_decode_views(p, v)[0], "cache_len[0] = 3 plus n = 5 new tokens exceeds the cache capacity Tk = 7");
+  cache_len = {0, -1};
+  EXPECT_EQ(check_decode_views(p, v)[0], "cache_len[1] = -1 is negative");
+  cache_len = {0, 0};
+  DecodeViews w = v;
+  w.v_cache.stride[2] = 0;  // every position of the cache aliases one row
+  ASSERT_EQ(check_decode_views(p, w).size(), 1u);
+  EXPECT_EQ(check_decode_views(p, w)[0], "v_cache: its strides make elements share memory");
+  w = v;
+  w.k_new = v.k_cache;
+  w.k_new.shape = v.k_new.shape;
+  ASSERT_FALSE(check_decode_views(p, w).empty());
+  EXPECT_EQ(check_decode_views(p, w)[0], "k_cache overlaps input k_new");
+}
+
 }  // namespace
 }  // namespace attnv

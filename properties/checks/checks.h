@@ -78,6 +78,12 @@ PropertyResult check_entropy_temperature(Kernel& k, DType dtype, std::uint64_t s
 // Statistical: with unit-variance Q and K, the default scale gives scores of variance ~1
 // (accepted band [0.75, 4/3]; false alarm < 0.4% by Chebyshev, ~1e-15 by the normal approximation).
 PropertyResult check_score_variance(Kernel& k, DType dtype, std::uint64_t seed, Layout layout);
+// Decode with a KV cache equals prefill (R21; properties/checks/decode_checks.cpp): the case's K,
+// V (and queries, cycled) are a prompt of T = Tk tokens decoded into a cache twice (prefill
+// T - m then m single tokens; chunked prefill of ceil(T/3)); after every call the cache holds
+// exactly the appended K/V (bitwise, the rest untouched) and O, LSE are within the bound of the
+// equivalent forward (kv_len = cache_len + n, bottom-right causal). Needs capabilities().decode.
+PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layout, std::uint64_t seed);
 // Campaign-level: the sign test of bound::sign_test over the cases' mean signed output errors
 // (truncation instead of rounding hides under the per-element bound, not under this).
 PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases, Layout layout);

@@ -44,6 +44,7 @@ std::string missing_capability(const Requirement& r, const Capabilities& c) {
   if (r.needs == "gqa" && !c.gqa) return "grouped heads (GQA)";
   if (r.needs == "strided" && !c.strided) return "strided layouts";
   if (r.needs == "custom_scale" && !c.custom_scale) return "custom scale";
+  if (r.needs == "decode" && !c.decode) return "decode";
   return "";
 }
 

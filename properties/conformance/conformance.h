@@ -52,6 +52,11 @@
 //  R20 The default scale 1/sqrt(Dk) gives unit score variance for unit-variance inputs
 //      (statistical; false alarm < 0.4% by Chebyshev).  check_score_variance.
 //      Broken by scale_by_dk.  Needs: forward.
+//  R21 Decode with a KV cache equals prefill: prefill then single tokens, and chunked prefill,
+//      give after every call the full prefill's rows within the bound, and the cache holds
+//      exactly the appended K/V (bitwise; untouched past cache_len + n).
+//      check_decode_equals_prefill.  Broken by decode_top_left, decode_append_shifted.
+//      Needs: decode.
 //
 // Deterministic: the same kernel, options and seed give the same report, whatever the thread
 // count (each requirement x dtype draws from its own stream derived from the seed).

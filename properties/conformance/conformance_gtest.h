@@ -1,5 +1,5 @@
 #pragma once
-// The conformance suite as GoogleTest tests on your own kernel: one TEST per requirement R1..R20
+// The conformance suite as GoogleTest tests on your own kernel: one TEST per requirement R1..R21
 // (conformance.h), value-parameterized on a kernel factory. In ONE source file of your test
 // binary (it defines the tests):
 //
@@ -87,6 +87,7 @@ ATTNV_CONFORMANCE_TEST_(R17, v_linearity)
 ATTNV_CONFORMANCE_TEST_(R18, score_rank)
 ATTNV_CONFORMANCE_TEST_(R19, entropy_temperature)
 ATTNV_CONFORMANCE_TEST_(R20, score_variance)
+ATTNV_CONFORMANCE_TEST_(R21, decode_equals_prefill)
 #undef ATTNV_CONFORMANCE_TEST_
 
 }  // namespace attnv::conformance

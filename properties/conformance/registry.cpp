@@ -46,6 +46,9 @@ const std::vector<PropertyEntry>& property_registry() {
                  [](Kernel& k, const PropertyCase& pc) { return check_key_translation(k, pc.c, pc.layout, pc.seed); }});
     e.push_back({"v_linearity", {},
                  [](Kernel& k, const PropertyCase& pc) { return check_v_linearity(k, pc.c, pc.layout, pc.seed); }});
+    // Prompts of up to 40 tokens (two decode runs of several calls each, a reference per call).
+    e.push_back({"decode_equals_prefill", with([](GenOptions& o) { o.kv_len = false; o.max_tk = 40; o.max_work = 60000; }),
+                 [](Kernel& k, const PropertyCase& pc) { return check_decode_equals_prefill(k, pc.c, pc.layout, pc.seed); }});
     // These build their own case from the dtype and the seed; the generated case only supplies them
     // (small, so drawing it costs nothing).
     const auto own = with([](GenOptions& o) { o.max_work = 1000; });

@@ -41,6 +41,8 @@ const std::vector<Requirement>& requirements() {
       {"R19", "entropy_temperature", "entropy of the weights does not fall as the temperature rises", "scale_divides",
        "custom_scale", {25, 200, 2000}},
       {"R20", "score_variance", "the default scale gives unit score variance", "scale_by_dk", "forward", {10, 50, 250}},
+      {"R21", "decode_equals_prefill", "decode with a KV cache equals prefill; the cache holds exactly the appended K/V",
+       "decode_top_left decode_append_shifted", "decode", {40, 300, 3000}},
   };
   return r;
 }

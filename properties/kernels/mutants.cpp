@@ -35,6 +35,7 @@ class ViewBugKernel : public Kernel {
             store(views.q, {b, h, i, d}, round_to(p.dtype, load(views.q, {b, h, i, d}) * sc));
   }
   void backward(const Problem& p, const KernelViews& views) override { inner_.backward(p, views); }
+  void decode(const Problem& p, const DecodeViews& views) override { inner_.decode(p, views); }
 
  private:
   Bug bug_;
@@ -102,6 +103,8 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("scale_by_dk", Plant::scale_by_dk, "default scale 1/Dk instead of 1/sqrt(Dk)", "score_variance"));
     z.push_back(planted("dropout_at_inference", Plant::dropout_at_inference, "dropout p = 0.1 applied in the inference forward", "matches_reference"));
     z.push_back(planted("head_slicing", Plant::head_slicing, "query head h reads Q's packed row split as [Dk, Hq] instead of [Hq, Dk]", "batch_head_independence"));
+    z.push_back(planted("decode_top_left", Plant::decode_top_left, "decode attends with top_left alignment", "decode_equals_prefill"));
+    z.push_back(planted("decode_append_shifted", Plant::decode_append_shifted, "decode appends at cache_len + 1 (a hole at cache_len)", "decode_equals_prefill"));
     z.push_back(view_bug("dense_strides_assumed", ViewBugKernel::Bug::dense_strides_assumed, "reads Q, K, V with dense [B,H,T,D] strides whatever the views say", "layout_invariance"));
     z.push_back(view_bug("writes_q", ViewBugKernel::Bug::writes_q, "pre-scales Q in place after the forward", "inputs_unchanged"));
     z.push_back(emulated_bug("emulated_pv_accum_f16", [](emulated::Bugs& b) { b.pv_accum_f16 = true; },

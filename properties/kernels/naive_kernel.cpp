@@ -9,6 +9,8 @@
 
 #include "problem/buffers.h"
 #include "problem/case.h"
+#include "problem/error.h"
+#include "problem/validate.h"
 
 namespace attnv::props {
 namespace {
@@ -281,7 +283,7 @@ Capabilities NaiveKernel::capabilities() const {
   Capabilities c;
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
-  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = true;
+  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = true;
   return c;
 }
 
@@ -313,6 +315,33 @@ void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
   const Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, false}.backward(fwd)
                                           : Engine<float>{c, opt_, false}.backward(fwd);
   write_outputs(o, p, views);
+}
+
+void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
+  if (auto e = check_decode_views(p, views); !e.empty()) throw InputError("naive decode: invalid call: " + e[0]);
+  const Shape& s = p.shape;
+  std::vector<std::int64_t> kv_len(static_cast<std::size_t>(s.B));
+  for (std::int64_t b = 0; b < s.B; ++b) {
+    std::int64_t at = views.cache_len[b];
+    if (opt_.plant == Plant::decode_append_shifted && at + s.Tq < s.Tk) ++at;
+    for (std::int64_t h = 0; h < s.Hkv; ++h)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        for (std::int64_t d = 0; d < s.Dk; ++d) store(views.k_cache, {b, h, at + i, d}, load(views.k_new, {b, h, i, d}));
+        for (std::int64_t d = 0; d < s.Dv; ++d) store(views.v_cache, {b, h, at + i, d}, load(views.v_new, {b, h, i, d}));
+      }
+    kv_len[static_cast<std::size_t>(b)] = views.cache_len[b] + s.Tq;
+  }
+  Problem fp = p;
+  fp.has_kv_len = true;
+  if (opt_.plant == Plant::decode_top_left) fp.alignment = Alignment::top_left;
+  KernelViews fv;
+  fv.q = views.q;
+  fv.k = views.k_cache;
+  fv.v = views.v_cache;
+  fv.kv_len = kv_len.data();
+  fv.out = views.out;
+  fv.lse = views.lse;
+  forward(fp, fv);
 }
 
 }  // namespace attnv::props

@@ -48,6 +48,8 @@ enum class Plant {
   scale_by_dk,            // default scale 1/Dk instead of 1/sqrt(Dk)
   dropout_at_inference,   // training dropout (p = 0.1, kept weights / 0.9) left on in the inference forward
   head_slicing,           // query head h, dim d reads Q's packed column h*Dk + d as [Dk, Hq] (head-minor)
+  decode_top_left,        // decode: attends with top_left alignment (query i sees keys <= i)
+  decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
 };
 
 enum class Structure { naive, tiled };
@@ -66,6 +68,10 @@ class NaiveKernel : public Kernel {
   PrecisionModel precision(DType storage) const override;
   void forward(const Problem& p, const KernelViews& views) override;
   void backward(const Problem& p, const KernelViews& views) override;
+  // Decode, in two plain steps: copy k_new, v_new into the caches element by element, then run
+  // this kernel's own forward on the caches with kv_len[b] = cache_len[b] + n (the two-pass
+  // softmax above: max and sum, then the weighted values).
+  void decode(const Problem& p, const DecodeViews& views) override;
 
  private:
   NaiveOptions opt_;

@@ -1,0 +1,37 @@
+#pragma once
+// Inner loops of decode's row-major key sweep (core/decode_sweep.h). A decode step has a handful
+// of query rows per KV head (G heads x n tokens), so the forward's tile layout (K transposed,
+// V copied into 16-column panels: microkernels.h) costs more in copying than its register
+// blocking saves: decode is bandwidth-bound and every K and V row is used by only those few rows.
+// These kernels read each K and V row as it lies (after the exact conversion of load_row) and
+// use it for all rows at once. Same arithmetic contract as MicroKernels::scores and ::pv (any
+// summation order, each product rounded once or fused), which the error bound covers.
+#include <cstdint>
+
+namespace attnv::core {
+
+template <class T>
+struct RowKernels {
+  const char* name;
+  // s[r * lds] = fl(fl(q_r . k) * scale) for r < rows; q rows at q + r ldq and k hold dk_pad
+  // values (a multiple of 8, zero padded).
+  void (*dots)(const T* q, std::int64_t ldq, int rows, const T* k, std::int64_t dk_pad, T scale, T* s,
+               std::int64_t lds);
+  // o_r[d] += w[r * ldw] v[d] for d < dv_pad (a multiple of 16), r < rows, one fused
+  // multiply-add per term; rows whose weight is 0 are skipped, so a hidden key's non-finite V
+  // never meets a zero weight (0 * inf = NaN).
+  void (*axpy)(const T* w, std::int64_t ldw, int rows, const T* v, std::int64_t dv_pad, T* o, std::int64_t ldo);
+  // o_r[d] += sum_{c < n} p[r ldp + c] v[c ldv + d] for d < dv_pad, r < rows: a tile of n
+  // row-major V rows at once (the accumulator held in registers across the keys), one fused
+  // multiply-add per term, c ascending. Every term enters, so the caller uses it only on tiles
+  // whose V is finite or whose keys are all visible.
+  void (*pv_rows)(const T* p, std::int64_t ldp, int rows, const T* v, std::int64_t ldv, int n, std::int64_t dv_pad,
+                  T* o, std::int64_t ldo);
+};
+
+const RowKernels<float>& row_kernels_f32(bool portable_only);
+const RowKernels<double>& row_kernels_f64();
+// Null when not compiled for x86-64 or the CPU lacks AVX2/FMA (same check as avx2_kernels_f32).
+const RowKernels<float>* avx2_row_kernels_f32();
+
+}  // namespace attnv::core

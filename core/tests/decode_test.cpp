@@ -1,0 +1,382 @@
+// The core's decode with a KV cache: the append (exactly the new K/V at cache_len, nothing else
+// written), the attention (within the error bound of the equivalent forward with
+// kv_len = cache_len + n, bottom-right causal) for every dtype, GQA/MQA/MHA, batches with
+// different cache lengths, single and multi-token steps; split-KV and whole-range sweeps each
+// bitwise independent of the thread count; bad views rejected with clear messages.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/core_kernel.h"
+#include "core/rotary.h"
+#include "core_test_util.h"
+#include "problem/error.h"
+#include "reference/bound/bound.h"
+#include "reference/fast/fast.h"
+
+namespace attnv::core {
+namespace {
+
+using I = std::int64_t;
+using Shape4 = std::array<I, 4>;
+constexpr double kFill = 7.0;  // the cache beyond cache_len: exact in every dtype, unlike the data
+
+// A decode call laid out in memory: `full` is the equivalent forward (q [B,Hq,n,Dk], k and v the
+// whole cache after the append, kv_len = cache_len + n); the cache starts with full's rows below
+// cache_len[b] and kFill beyond, the new tokens are full's rows cache_len[b] .. + n - 1.
+class DecodeCall {
+ public:
+  DecodeCall(const Case& full, Layout layout, double fill = kFill)
+      : full_(full), n_(full.problem.shape.Tq), fill_(fill), cache_case_(cache_case(full, fill)),
+        cache_(cache_case_, layout, false),
+        step_case_(step_case(full)), step_(step_case_, layout, false) {
+    for (I b = 0; b < full.problem.shape.B; ++b) cache_len_.push_back(full.kv_len[static_cast<std::size_t>(b)] - n_);
+    problem_ = full.problem;
+    problem_.has_kv_len = false;
+    views_.q = step_.views().q;
+    views_.k_new = step_.views().k;
+    views_.v_new = step_.views().v;
+    views_.k_cache = cache_.views().k;
+    views_.v_cache = cache_.views().v;
+    views_.cache_len = cache_len_.data();
+    views_.out = step_.views().out;
+    views_.lse = step_.views().lse;
+  }
+  const Problem& problem() const { return problem_; }
+  DecodeViews& views() { return views_; }
+  Outputs outputs() const { return step_.outputs(); }
+  bool inputs_unchanged() const { return step_.inputs_unchanged(); }
+
+  // "" when the cache holds full's rows below cache_len + n (cache_len before the call when
+  // `appended` is false) and kFill beyond, bit for bit.
+  std::string cache_difference(bool appended = true) const {
+    const Shape& s = full_.problem.shape;
+    for (int which = 0; which < 2; ++which) {
+      const TensorRef& t = which == 0 ? views_.k_cache : views_.v_cache;
+      const I D = which == 0 ? s.Dk : s.Dv;
+      for (I b = 0; b < s.B; ++b)
+        for (I h = 0; h < s.Hkv; ++h)
+          for (I j = 0; j < s.Tk; ++j)
+            for (I d = 0; d < D; ++d) {
+              const bool filled = j < full_.kv_len[static_cast<std::size_t>(b)] - (appended ? 0 : n_);
+              const double want = !filled ? fill_ : which == 0 ? full_.k[full_.ki(b, h, j, d)] : full_.v[full_.vi(b, h, j, d)];
+              const double got = load(t, {b, h, j, d});
+              if (std::isnan(want) ? !std::isnan(got) : std::memcmp(&got, &want, sizeof got) != 0)
+                return std::string(which == 0 ? "k" : "v") + "_cache b=" + std::to_string(b) + " h=" + std::to_string(h) +
+                       " j=" + std::to_string(j) + " d=" + std::to_string(d) + ": " + std::to_string(got) + " expected " +
+                       std::to_string(want);
+            }
+    }
+    return "";
+  }
+
+ private:
+  static Case cache_case(const Case& full, double fill) {
+    Problem p = full.problem;
+    p.shape.Tq = 1;
+    p.has_kv_len = false;
+    Case c = make_zero_case(p, false);
+    const Shape& s = p.shape;
+    for (I b = 0; b < s.B; ++b)
+      for (I h = 0; h < s.Hkv; ++h)
+        for (I j = 0; j < s.Tk; ++j) {
+          const bool old = j < full.kv_len[static_cast<std::size_t>(b)] - full.problem.shape.Tq;
+          for (I d = 0; d < s.Dk; ++d) c.k[c.ki(b, h, j, d)] = old ? full.k[full.ki(b, h, j, d)] : fill;
+          for (I d = 0; d < s.Dv; ++d) c.v[c.vi(b, h, j, d)] = old ? full.v[full.vi(b, h, j, d)] : fill;
+        }
+    return c;
+  }
+  static Case step_case(const Case& full) {
+    Problem p = full.problem;
+    const I n = p.shape.Tq;
+    p.shape.Tk = n;
+    p.has_kv_len = false;
+    Case c = make_zero_case(p, false);
+    c.q = full.q;
+    const Shape& s = p.shape;
+    for (I b = 0; b < s.B; ++b) {
+      const I c0 = full.kv_len[static_cast<std::size_t>(b)] - n;
+      for (I h = 0; h < s.Hkv; ++h)
+        for (I i = 0; i < n; ++i) {
+          for (I d = 0; d < s.Dk; ++d) c.k[c.ki(b, h, i, d)] = full.k[full.ki(b, h, c0 + i, d)];
+          for (I d = 0; d < s.Dv; ++d) c.v[c.vi(b, h, i, d)] = full.v[full.vi(b, h, c0 + i, d)];
+        }
+    }
+    return c;
+  }
+
+  const Case& full_;
+  I n_;
+  double fill_;
+  Case cache_case_;
+  CaseBuffers cache_;
+  Case step_case_;
+  CaseBuffers step_;
+  std::vector<I> cache_len_;
+  Problem problem_;
+  DecodeViews views_;
+};
+
+// The equivalent forward of a decode step: n new tokens per batch after cache_len[b] old ones.
+Case decode_case(DType t, I hq, I hkv, I n, I capacity, const std::vector<I>& cache_len, std::uint64_t seed,
+                 I dk = 24, I dv = 20) {
+  Problem p;
+  p.shape = Shape{static_cast<I>(cache_len.size()), hq, hkv, n, capacity, dk, dv};
+  p.dtype = t;
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  p.has_kv_len = true;
+  Case c = testing::random_case(p, seed);
+  for (std::size_t b = 0; b < cache_len.size(); ++b) c.kv_len[b] = cache_len[b] + n;
+  return c;
+}
+
+::testing::AssertionResult decode_within_bound(CoreKernel& k, const Case& full, Layout layout, Outputs* out = nullptr,
+                                               double fill = kFill) {
+  DecodeCall call(full, layout, fill);
+  k.decode(call.problem(), call.views());
+  if (std::string d = call.cache_difference(); !d.empty()) return ::testing::AssertionFailure() << "cache: " << d;
+  if (!call.inputs_unchanged()) return ::testing::AssertionFailure() << "q, k_new or v_new was written";
+  const Outputs got = call.outputs();
+  const Outputs exact = ref::fast_forward(full);
+  const PrecisionModel m = k.precision(full.problem.dtype);
+  const bound::Comparison cmp = bound::compare(got, exact, bound::forward_bound(full, exact, m), m.out);
+  if (!cmp.ok()) return ::testing::AssertionFailure() << describe(full.problem) << "\n" << cmp.summary();
+  if (out) *out = got;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(CoreDecode, WithinBoundEveryDtypeAndGrouping) {
+  CoreKernel core;
+  const std::pair<I, I> heads[] = {{4, 2}, {4, 1}, {3, 3}};  // GQA, MQA, MHA
+  std::uint64_t seed = 1;
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
+    for (auto [hq, hkv] : heads)
+      for (I n : {1, 3}) {
+        // Batches at different points: an empty cache, a short one, one past a key tile.
+        // Dv = 32 (a whole number of SIMD widths: f32 V rows are read in place) and 20 (padded).
+        const Case full = decode_case(t, hq, hkv, n, 90, {0, 5, 80}, seed++, 24, n == 1 ? 32 : 20);
+        EXPECT_TRUE(decode_within_bound(core, full, Layout::bhtd)) << dtype_name(t) << " Hq=" << hq << " Hkv=" << hkv << " n=" << n;
+        EXPECT_TRUE(decode_within_bound(core, full, Layout::gapped)) << dtype_name(t) << " gapped";
+      }
+}
+
+TEST(CoreDecode, WindowSoftcapScaleWithinBound) {
+  CoreKernel core;
+  Case full = decode_case(DType::f32, 4, 2, 2, 200, {150, 37}, 99);
+  full.problem.window = {40, 0};
+  full.problem.softcap = 2.5;
+  full.problem.scale = 0.3;
+  EXPECT_TRUE(decode_within_bound(core, full, Layout::bthd));
+  CoreKernel split({.threads = 2, .decode_split_keys = 64});
+  EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd));
+}
+
+// A real cache holds anything past cache_len (stale or uninitialised memory), and a key hidden
+// from one query row by the window may be visible to another row of the same step. NaN past
+// cache_len + n, and NaN K / inf V at keys the last new token's window excludes but the first
+// one's includes, must leave the last token's outputs bitwise unchanged (the first tokens' rows
+// see those keys: their outputs may change, so they are not compared).
+TEST(CoreDecode, NonFiniteHiddenKeysDoNotLeak) {
+  const I n = 3, w = 20;
+  Case full = decode_case(DType::f32, 4, 2, n, 256, {200, 70}, 51, 32, 32);
+  full.problem.window = {w, 0};
+  Case poisoned = full;
+  for (I b = 0; b < 2; ++b) {
+    const I c0 = full.kv_len[static_cast<std::size_t>(b)] - n;  // row i sees [c0 + i - w, c0 + i]
+    for (I h = 0; h < 2; ++h)
+      for (I j = c0 - w; j < c0 - w + n - 1; ++j)  // visible to row 0, hidden from row n - 1
+        for (I d = 0; d < 32; ++d) {
+          poisoned.k[poisoned.ki(b, h, j, d)] = NAN;
+          poisoned.v[poisoned.vi(b, h, j, d)] = INFINITY;
+        }
+  }
+  for (I split : {I{-1}, I{64}}) {
+    CoreKernel core({.threads = 2, .decode_split_keys = split});
+    Outputs a;
+    ASSERT_TRUE(decode_within_bound(core, full, Layout::bhtd, &a)) << "split " << split;
+    DecodeCall call(poisoned, Layout::bhtd, NAN);
+    core.decode(call.problem(), call.views());
+    EXPECT_EQ(call.cache_difference(), "");
+    const Outputs b = call.outputs();
+    for (I bb = 0; bb < 2; ++bb)
+      for (I h = 0; h < 4; ++h) {
+        for (I d = 0; d < 32; ++d) {
+          const std::size_t at = full.oi(bb, h, n - 1, d);
+          EXPECT_EQ(std::memcmp(&a.out[at], &b.out[at], sizeof(double)), 0) << "out b=" << bb << " h=" << h << " d=" << d;
+        }
+        const std::size_t l = full.li(bb, h, n - 1);
+        EXPECT_EQ(std::memcmp(&a.lse[l], &b.lse[l], sizeof(double)), 0) << "lse b=" << bb << " h=" << h;
+      }
+  }
+}
+
+// The portable row kernels (no AVX2), whole and split, on the shapes of a decode step.
+TEST(CoreDecode, PortablePathWithinBound) {
+  for (DType t : {DType::f32, DType::f16}) {
+    const Case full = decode_case(t, 8, 2, 1, 300, {299, 120}, 41, 32, 32);
+    CoreKernel whole({.threads = 2, .portable_only = true, .decode_split_keys = -1});
+    CoreKernel split({.threads = 2, .portable_only = true, .decode_split_keys = 64});
+    EXPECT_TRUE(decode_within_bound(whole, full, Layout::bhtd)) << dtype_name(t);
+    EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd)) << dtype_name(t);
+  }
+}
+
+// Split-KV (forced small chunks, and the automatic choice on a long cache) and the whole-range
+// sweep: each within the bound and bitwise the same for 1, 2 and 3 threads.
+TEST(CoreDecode, SplitKvWithinBoundAndThreadIndependent) {
+  const Case longer = decode_case(DType::f16, 8, 2, 1, 2100, {2099}, 7, 64, 64);  // auto: splits
+  const Case mixed = decode_case(DType::f32, 4, 2, 3, 700, {600, 0, 250}, 8);
+  for (const Case* full : {&longer, &mixed})
+    for (I split : {I{0}, I{-1}, I{128}}) {
+      Outputs first;
+      for (int threads : {1, 2, 3}) {
+        CoreKernel core({.threads = threads, .decode_split_keys = split});
+        Outputs got;
+        ASSERT_TRUE(decode_within_bound(core, *full, Layout::bhtd, &got)) << "split " << split << " threads " << threads;
+        if (threads == 1)
+          first = got;
+        else
+          EXPECT_TRUE(testing::bitwise_equal(first, got)) << "split " << split << " threads " << threads;
+      }
+    }
+}
+
+// Rotary rows [t0, t0 + n) of a dense [B, H, T, D] tensor of doubles at positions pos0 + i
+// (a decode step rotates its new tokens at cache_len + i: pos0 = t0), through core::apply_rotary.
+std::vector<double> rotated_rows(const std::vector<double>& x, Shape4 s, I t0, I n, DType t, I pos0) {
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(s[0] * s[1] * n * s[3] * dtype_bytes(t)));
+  const std::array<I, 4> shape{s[0], s[1], n, s[3]};
+  const TensorRef ref{bytes.data(), t, 4, shape, dense_strides(shape, 4)};
+  for (I b = 0; b < s[0]; ++b)
+    for (I h = 0; h < s[1]; ++h)
+      for (I i = 0; i < n; ++i)
+        for (I d = 0; d < s[3]; ++d) store(ref, {b, h, i, d}, x[static_cast<std::size_t>(((b * s[1] + h) * s[2] + t0 + i) * s[3] + d)]);
+  std::vector<I> pos;
+  for (I b = 0; b < s[0]; ++b)
+    for (I i = 0; i < n; ++i) pos.push_back(pos0 + i);
+  apply_rotary(ref, ref, pos.data());
+  std::vector<double> y;
+  for (I b = 0; b < s[0]; ++b)
+    for (I h = 0; h < s[1]; ++h)
+      for (I i = 0; i < n; ++i)
+        for (I d = 0; d < s[3]; ++d) y.push_back(load(ref, {b, h, i, d}));
+  return y;
+}
+
+// Prefill with rotary (Q, K rotated at positions 0..T-1, one causal forward) equals decode with
+// rotary at absolute positions: a step of n tokens after c0 cached ones rotates its q and k_new at
+// c0 + i; its outputs must be within the bound of the full prefill's reference rows c0 .. c0+n-1.
+// The classic bug, rotating the new tokens at their offset i in the step, must fail it.
+TEST(CoreDecode, RotaryAtAbsolutePositionsEqualsPrefill) {
+  const I T = 12, cap = 14, B = 2, Hq = 4, Hkv = 2, D = 16;
+  for (DType t : {DType::f32, DType::bf16}) {
+    Problem fp;
+    fp.shape = Shape{B, Hq, Hkv, T, T, D, D};
+    fp.dtype = t;
+    fp.causal = true;
+    Case raw = testing::random_case(fp, 31);
+    Case full = raw;  // the prefill: every token rotated at its position
+    full.q = rotated_rows(raw.q, {B, Hq, T, D}, 0, T, t, 0);
+    full.k = rotated_rows(raw.k, {B, Hkv, T, D}, 0, T, t, 0);
+    const Outputs exact = ref::fast_forward(full);
+    CoreKernel core;
+    const PrecisionModel m = core.precision(t);
+    const bound::Bounds bounds = bound::forward_bound(full, exact, m);
+    for (bool buggy : {false, true})
+      for (auto [c0, n] : {std::pair<I, I>{T - 1, 1}, {T - 3, 1}, {4, 3}}) {
+        // The step's equivalent forward: cache rows < c0 as prefill left them, the new tokens
+        // rotated at c0 + i (or, buggy, at i).
+        Case step = decode_case(t, Hq, Hkv, n, cap, std::vector<I>(B, c0), 1, D, D);
+        const I at = buggy ? 0 : c0;
+        const std::vector<double> q_at = rotated_rows(raw.q, {B, Hq, T, D}, c0, n, t, at);
+        const std::vector<double> k_new = rotated_rows(raw.k, {B, Hkv, T, D}, c0, n, t, at);
+        for (I b = 0; b < B; ++b) {
+          for (I h = 0; h < Hq; ++h)
+            for (I i = 0; i < n; ++i)
+              for (I d = 0; d < D; ++d)
+                step.q[step.qi(b, h, i, d)] = q_at[static_cast<std::size_t>(((b * Hq + h) * n + i) * D + d)];
+          for (I h = 0; h < Hkv; ++h)
+            for (I j = 0; j < c0 + n; ++j)
+              for (I d = 0; d < D; ++d) {
+                step.k[step.ki(b, h, j, d)] = j < c0 ? full.k[full.ki(b, h, j, d)]
+                                                     : k_new[static_cast<std::size_t>(((b * Hkv + h) * n + j - c0) * D + d)];
+                step.v[step.vi(b, h, j, d)] = raw.v[raw.vi(b, h, j, d)];
+              }
+        }
+        Outputs got;
+        ASSERT_TRUE(decode_within_bound(core, step, Layout::bhtd, &got));
+        std::string first_reject;
+        for (I b = 0; b < B && first_reject.empty(); ++b)
+          for (I h = 0; h < Hq; ++h)
+            for (I i = 0; i < n; ++i)
+              for (I d = 0; d < D; ++d) {
+                const std::size_t r = full.oi(b, h, c0 + i, d);
+                if (!bound::accept(got.out[step.oi(b, h, i, d)], exact.out[r], bounds.out[r], m.out) && first_reject.empty())
+                  first_reject = "b=" + std::to_string(b) + " h=" + std::to_string(h) + " i=" + std::to_string(c0 + i);
+              }
+        if (buggy)
+          EXPECT_NE(first_reject, "") << "rotating at the step offset went unnoticed, c0=" << c0 << " " << dtype_name(t);
+        else
+          EXPECT_EQ(first_reject, "") << "c0=" << c0 << " n=" << n << " " << dtype_name(t);
+      }
+  }
+}
+
+std::string decode_error(const Problem& p, const DecodeViews& v) {
+  CoreKernel core;
+  try {
+    core.decode(p, v);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CoreDecode, BadCallsGiveClearErrors) {
+  const Case full = decode_case(DType::f32, 4, 2, 2, 16, {3, 14}, 3);
+  DecodeCall call(full, Layout::bhtd);
+  auto expect = [&](const Problem& p, const DecodeViews& v, const std::string& text) {
+    const std::string msg = decode_error(p, v);
+    EXPECT_NE(msg.find(text), std::string::npos) << "expected '" << text << "' in: " << msg;
+  };
+  // cache_len[1] = 14 + n = 2 fits exactly; 15 does not.
+  std::vector<I> too_long = {3, 15};
+  DecodeViews v = call.views();
+  v.cache_len = too_long.data();
+  expect(call.problem(), v, "cache_len[1] = 15 plus n = 2 new tokens exceeds the cache capacity Tk = 16");
+  std::vector<I> negative = {-1, 0};
+  v.cache_len = negative.data();
+  expect(call.problem(), v, "cache_len[0] = -1 is negative");
+  v = call.views();
+  v.cache_len = nullptr;
+  expect(call.problem(), v, "cache_len is required");
+  v = call.views();
+  v.k_cache = TensorRef{};
+  expect(call.problem(), v, "k_cache is required");
+  v = call.views();
+  v.v_new.dtype = DType::f16;
+  expect(call.problem(), v, "v_new: dtype f16, expected the problem's f32");
+  v = call.views();
+  v.k_new.shape[2] = 3;
+  expect(call.problem(), v, "k_new: dimension 2 is 3, expected 2");
+  v = call.views();
+  v.out = v.k_cache;
+  v.out.shape = call.views().out.shape;
+  expect(call.problem(), v, "overlaps");
+  Problem p = call.problem();
+  p.alignment = Alignment::top_left;
+  expect(p, call.views(), "causal with bottom_right alignment");
+  p = call.problem();
+  p.has_mask = true;
+  expect(p, call.views(), "a decode call takes no mask");
+  // Nothing was appended by the rejected calls.
+  EXPECT_EQ(call.cache_difference(false), "");
+  EXPECT_NE(call.cache_difference(true), "");
+}
+
+}  // namespace
+}  // namespace attnv::core
