@@ -11,5 +11,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_certify_command(CLI::App& app, int& exit_code);
 void add_requirements_command(CLI::App& app, int& exit_code);
 void add_cases_command(CLI::App& app, int& exit_code);
+void add_fuzz_command(CLI::App& app, int& exit_code);
+void add_repro_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnv::cli

@@ -1,7 +1,5 @@
 #include "fuzz/numeric/case_genome.h"
 
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -17,11 +15,6 @@ std::uint64_t splitmix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
-}
-
-std::uint32_t seed_of(const Genome& g) {
-  return static_cast<std::uint32_t>(g.header[kSeed0]) | static_cast<std::uint32_t>(g.header[kSeed1]) << 8 |
-         static_cast<std::uint32_t>(g.header[kSeed2]) << 16 | static_cast<std::uint32_t>(g.header[kSeed3]) << 24;
 }
 
 bool flag(const Genome& g, Flag f) { return (g.header[kFlags] & f) != 0; }
@@ -61,17 +54,29 @@ double decode_value(std::uint16_t code, int tensor_exp, double cap, DType dtype,
 
 }  // namespace
 
+std::uint32_t seed_of(const Genome& g) {
+  return static_cast<std::uint32_t>(g.header[kSeed0]) | static_cast<std::uint32_t>(g.header[kSeed1]) << 8 |
+         static_cast<std::uint32_t>(g.header[kSeed2]) << 16 | static_cast<std::uint32_t>(g.header[kSeed3]) << 24;
+}
+
+// Reads exactly as FuzzedDataProvider::ConsumeIntegral did when the format was defined (from
+// the end of the data, most significant byte first, 0 once the data runs out), so every saved
+// corpus input decodes as before; written out so that the CLI (g++, no clang headers) links it.
 Genome decode(const std::uint8_t* data, std::size_t size) {
-  FuzzedDataProvider in(data, size);
+  std::size_t remaining = size;
+  const auto next = [&]() -> std::uint8_t { return remaining > 0 ? data[--remaining] : 0; };
   Genome g;
-  for (auto& b : g.header) b = in.ConsumeIntegral<std::uint8_t>();
+  for (auto& b : g.header) b = next();
   const std::size_t n = value_count(g);
-  while (in.remaining_bytes() >= 2 && g.codes.size() < n) g.codes.push_back(in.ConsumeIntegral<std::uint16_t>());
+  while (remaining >= 2 && g.codes.size() < n) {
+    const auto hi = static_cast<std::uint16_t>(next());
+    g.codes.push_back(static_cast<std::uint16_t>(hi << 8 | next()));
+  }
   return g;
 }
 
-// FuzzedDataProvider reads integers from the end of the data, most significant byte first:
-// write the bytes in reading order, then reverse.
+// decode() reads from the end, most significant byte first: write the bytes in reading order,
+// then reverse.
 std::vector<std::uint8_t> encode(const Genome& g) {
   std::vector<std::uint8_t> out(g.header.begin(), g.header.end());
   out.reserve(g.header.size() + 2 * g.codes.size());

@@ -1,8 +1,9 @@
 #pragma once
 // The numeric fuzz target's input format: a fixed header of byte codes (shape, options, tensor
-// exponents, signs, mask density, kv_len, seed) and then 16-bit value codes, read with
-// FuzzedDataProvider. Every byte string decodes to a valid Case, and encode() is the exact
-// inverse of decode(), so the custom mutator can edit the structure and write it back.
+// exponents, signs, mask density, kv_len, seed) and then 16-bit value codes, read from the end
+// of the data as FuzzedDataProvider reads integers. Every byte string decodes to a valid Case,
+// and encode() is the exact inverse of decode(), so the mutators can edit the structure and
+// write it back.
 //
 // Values: code bit 15 = sign, bits 9-14 = e6, bits 0-8 = mantissa m;
 //   value = +-(1 + m/512) * 2^(tensor_exponent + e6 - 32), 0 when e6 = 0,
@@ -59,6 +60,7 @@ Genome decode(const std::uint8_t* data, std::size_t size);
 std::vector<std::uint8_t> encode(const Genome& g);
 
 // What the header codes mean.
+std::uint32_t seed_of(const Genome& g);            // the seed of the values past the explicit codes
 DType dtype_of(const Genome& g);
 Shape shape_of(const Genome& g);
 Layout layout_of(const Genome& g);

@@ -1,11 +1,8 @@
 #pragma once
-// Floating-point exceptions trapped (SIGFPE) while a kernel runs: a hidden overflow, an invalid
-// operation (inf - inf, 0 * inf) or a division by zero becomes a crash libFuzzer reports, even
-// where the kernel scrubs the NaN away afterwards. Only around the kernel call: the reference
-// and the bound may raise flags legitimately (log(0) = -inf for a fully masked row).
-// ATTNV_FUZZ_FP_TRAP=0 turns it off (for a kernel that raises flags on purpose, e.g. in
-// masked-off SIMD lanes).
-#include <cfenv>
+// ATTNV_FUZZ_FP_TRAP=0 turns off the floating-point exception check of the libFuzzer target
+// (for a kernel that raises flags on purpose, e.g. in masked-off SIMD lanes). With it on, the
+// oracle traps overflow, invalid operation and division by zero around the kernel call only
+// (FpCheck::trap, oracle.cpp), so they show as SIGFPE with the kernel's frame on top.
 #include <cstdlib>
 
 namespace attnv::fuzz {
@@ -17,25 +14,5 @@ inline bool fp_trap_enabled() {
   }();
   return on;
 }
-
-class FpTrap {
- public:
-  FpTrap() : on_(fp_trap_enabled()) {
-    if (!on_) return;
-    std::feclearexcept(FE_ALL_EXCEPT);
-    feenableexcept(kTrapped);
-  }
-  ~FpTrap() {
-    if (!on_) return;
-    fedisableexcept(kTrapped);
-    std::feclearexcept(FE_ALL_EXCEPT);
-  }
-  FpTrap(const FpTrap&) = delete;
-  FpTrap& operator=(const FpTrap&) = delete;
-
- private:
-  static constexpr int kTrapped = FE_OVERFLOW | FE_INVALID | FE_DIVBYZERO;
-  bool on_;
-};
 
 }  // namespace attnv::fuzz

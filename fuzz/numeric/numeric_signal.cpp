@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "problem/dtype.h"
 
@@ -22,37 +22,37 @@ constexpr int kMaxLse = 0;
 constexpr int kMinLse = kMaxLse + 2 * kLseBuckets;
 constexpr int kTop = kMinLse + 2 * kLseBuckets;
 constexpr int kSub = kTop + kTopBuckets;
-constexpr int kRatio = kSub + kSubBuckets;  // out and lse blocks
-constexpr int kUsage = kRatio + 2 * kRatioBuckets;
-constexpr int kTotal = kUsage + 2 * kUsageBuckets;
+constexpr int kRatio = kSub + kSubBuckets;  // out, lse and gradient blocks
+constexpr int kUsage = kRatio + 3 * kRatioBuckets;
+constexpr int kTotal = kUsage + 3 * kUsageBuckets;
 
-__attribute__((used, section("__libfuzzer_extra_counters"))) std::uint8_t counters[kTotal];
-
-bool enabled() {
-  static const bool on = [] {
-    const char* env = std::getenv("ATTNV_FUZZ_SIGNALS");
-    return !(env && env[0] == '0');
-  }();
-  return on;
+void hit(std::vector<std::uint16_t>& out, int block, int n, int bucket) {
+  out.push_back(static_cast<std::uint16_t>(block + std::clamp(bucket, 0, n - 1)));
 }
-
-void hit(int block, int n, int bucket) { counters[block + std::clamp(bucket, 0, n - 1)] = 1; }
 
 // A signed value on a log scale: bucket 2*log2(1 + |x|), the sign selecting one of two halves.
-void hit_signed_log(int block, double x) {
+void hit_signed_log(std::vector<std::uint16_t>& out, int block, double x) {
   const int b = static_cast<int>(2 * std::log2(1 + std::fabs(x)));
-  hit(block + (x < 0 ? kLseBuckets : 0), kLseBuckets, b);
+  hit(out, block + (x < 0 ? kLseBuckets : 0), kLseBuckets, b);
 }
 
-void hit_ratio(int block, int n, double r) {
+void hit_ratio(std::vector<std::uint16_t>& out, int block, int n, double r) {
   if (!(r > 0) || !std::isfinite(r)) return;
-  hit(block, n, static_cast<int>(std::floor(4 * std::log2(r))) + n - 8);  // 2^-18 .. 2^2
+  hit(out, block, n, static_cast<int>(std::floor(4 * std::log2(r))) + n - 8);  // 2^-18 .. 2^2
+}
+
+int slot_of(const std::string& tensor) {
+  if (tensor == "out") return 0;
+  if (tensor == "lse") return 1;
+  return 2;  // dq, dk, dv
 }
 
 }  // namespace
 
-void record_signals(const Case& c, const Outputs& exact, const bound::Comparison& cmp) {
-  if (!enabled()) return;
+const int kSignalBuckets = kTotal;
+
+void signal_buckets(const Case& c, const Outputs& exact, const bound::Comparison& cmp,
+                    std::vector<std::uint16_t>& out) {
   // Headroom of the softmax: the largest and smallest finite LSE (~ the extreme row maxima).
   double max_lse = -std::numeric_limits<double>::infinity(), min_lse = std::numeric_limits<double>::infinity();
   for (double l : exact.lse)
@@ -61,26 +61,26 @@ void record_signals(const Case& c, const Outputs& exact, const bound::Comparison
       min_lse = std::min(min_lse, l);
     }
   if (std::isfinite(max_lse)) {
-    hit_signed_log(kMaxLse, max_lse);
-    hit_signed_log(kMinLse, min_lse);
+    hit_signed_log(out, kMaxLse, max_lse);
+    hit_signed_log(out, kMinLse, min_lse);
   }
   // Headroom of the output dtype: how close max |O| comes to its largest finite value.
   const DType t = c.problem.dtype;
   double max_out = 0;
   for (double o : exact.out)
     if (std::isfinite(o)) max_out = std::max(max_out, std::fabs(o));
-  if (max_out > 0) hit(kTop, kTopBuckets, kTopBuckets - 1 - (max_exponent(t) - std::ilogb(max_out)));
+  if (max_out > 0) hit(out, kTop, kTopBuckets, kTopBuckets - 1 - (max_exponent(t) - std::ilogb(max_out)));
   // Depth into the subnormals of the storage dtype: smallest nonzero |value| read.
   double min_in = std::numeric_limits<double>::infinity();
   for (const auto* v : {&c.q, &c.k, &c.v})
     for (double x : *v)
       if (x != 0 && std::isfinite(x)) min_in = std::min(min_in, std::fabs(x));
-  if (std::isfinite(min_in)) hit(kSub, kSubBuckets, kSubBuckets / 2 + (min_exponent(t) - std::ilogb(min_in)));
+  if (std::isfinite(min_in)) hit(out, kSub, kSubBuckets, kSubBuckets / 2 + (min_exponent(t) - std::ilogb(min_in)));
   // How close the kernel's error comes to what the bound allows, per tensor.
   for (const bound::TensorReport& r : cmp.tensors) {
-    const int slot = r.name == "lse" ? 1 : 0;
-    hit_ratio(kRatio + slot * kRatioBuckets, kRatioBuckets, r.worst_ratio);
-    hit_ratio(kUsage + slot * kUsageBuckets, kUsageBuckets, r.worst_bound_usage);
+    const int slot = slot_of(r.name);
+    hit_ratio(out, kRatio + slot * kRatioBuckets, kRatioBuckets, r.worst_ratio);
+    hit_ratio(out, kUsage + slot * kUsageBuckets, kUsageBuckets, r.worst_bound_usage);
   }
 }
 

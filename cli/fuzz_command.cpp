@@ -1,0 +1,172 @@
+// attnv fuzz: hunt for a case the kernel gets wrong with the numeric fuzz oracle
+// (fuzz/numeric/oracle.h) and a guided random search (cli/fuzz_search.h); shrink the first
+// finding and leave a reproducer for `attnv repro`.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/dtype_option.h"
+#include "cli/fuzz_search.h"
+#include "cli/kernel_spec.h"
+#include "cli/reproducer.h"
+#include "core/core_kernel.h"
+#include "problem/error.h"
+
+#ifndef ATTNV_SOURCE_CORPUS
+#define ATTNV_SOURCE_CORPUS ""
+#endif
+
+namespace attnv::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FuzzArgs {
+  std::string kernel;
+  std::string dtype;
+  double max_time = 60;
+  int jobs = 1;
+  std::string out = "attnv-fuzz-out";
+  std::uint64_t seed = 1;
+  double timeout = 10;
+  std::string corpus;  // empty: the repository's fuzz/corpus/numeric when present
+  bool no_corpus = false;
+  bool no_backward = false;
+  double shrink_time = 20;
+};
+
+// The seed corpus: every regular file of the folder (the inputs libFuzzer saved).
+std::vector<std::vector<std::uint8_t>> read_corpus(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file()) files.push_back(e.path());
+  if (ec) throw InputError("--corpus " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());  // the same order on every run (--seed reproduces)
+  std::vector<std::vector<std::uint8_t>> out;
+  for (const fs::path& p : files) {
+    std::ifstream f(p, std::ios::binary);
+    out.emplace_back(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+fs::path corpus_dir(const FuzzArgs& a) {
+  if (a.no_corpus) return {};
+  if (!a.corpus.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(a.corpus, ec)) throw InputError("--corpus " + a.corpus + ": not a folder");
+    return a.corpus;
+  }
+  // Default: the repository's committed corpus, when this binary runs where it was built.
+  std::error_code ec;
+  if (*ATTNV_SOURCE_CORPUS && fs::is_directory(ATTNV_SOURCE_CORPUS, ec)) return ATTNV_SOURCE_CORPUS;
+  return {};
+}
+
+std::string status_line(const SearchStatus& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped, corpus %zu, %zu signal buckets, best error/bound ratio %.3g",
+                s.seconds, static_cast<long long>(s.execs), s.seconds > 0 ? static_cast<double>(s.execs) / s.seconds : 0.0,
+                static_cast<long long>(s.skipped), s.corpus, s.buckets, s.best_ratio);
+  return buf;
+}
+
+int run_fuzz(const FuzzArgs& a) {
+  {
+    std::error_code ec;
+    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
+      throw InputError("--out " + a.out + ": exists and is not a folder");
+  }
+  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
+  const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
+  conformance::KernelFactory make = choice.make;
+  // The core on one thread: many tiny cases, and the floating-point flags are per thread.
+  if (choice.info.spec == "builtin:core")
+    make = [] { return std::unique_ptr<Kernel>(std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})); };
+
+  SearchOptions opt;
+  if (!a.dtype.empty()) opt.dtype = *parse_dtype(a.dtype);
+  opt.max_seconds = a.max_time;
+  opt.jobs = a.jobs;
+  opt.seed = a.seed;
+  // Floating-point flags are only seen in this process; a plugin runs in its worker.
+  opt.oracle.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
+  opt.oracle.backward = !a.no_backward;
+  const std::unique_ptr<Kernel> probe = make();
+  const Capabilities claims = fuzz::fuzzed_claims(*probe, opt.dtype);  // InputError: --dtype not claimed
+  if (const fs::path dir = corpus_dir(a); !dir.empty()) opt.seeds = read_corpus(dir);
+
+  std::cerr << "attnv fuzz: kernel " << choice.info.name << " (" << choice.info.spec << "), dtypes";
+  for (DType d : claims.dtypes) std::cerr << ' ' << dtype_name(d);
+  std::cerr << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << ", " << a.jobs << " searcher"
+            << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
+  const SearchResult r = run_search(make, opt, [](const SearchStatus& s) { std::cerr << "attnv fuzz: " << status_line(s) << '\n'; });
+
+  if (!r.finding) {
+    std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
+    return 0;
+  }
+  std::cerr << "attnv fuzz: found " << fuzz::finding_kind_id(r.finding->kind) << " after " << r.status.execs
+            << " execs; shrinking (up to " << a.shrink_time << " s)\n";
+  const std::string found_line = fuzz::case_line(r.finding->c, r.finding->layout);
+  const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.oracle, a.shrink_time);
+  const fuzz::Finding& f = s.finding;
+
+  std::ostringstream text;
+  text << "attnv fuzz: FOUND " << fuzz::finding_kind_id(f.kind) << " (" << fuzz::finding_kind_text(f.kind) << ") in "
+       << choice.info.name << " after " << r.status.execs << " execs in " << std::fixed;
+  text.precision(3);
+  text << r.status.seconds << " s\n";
+  text << "  what:  " << indent_lines(f.message, "         ") << '\n';
+  if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
+  text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
+  text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+  write_reproducer(a.out, f, choice.info.spec, probe->precision(f.c.problem.dtype), text.str());
+  std::cout << text.str();
+  std::cout << "  reproducer: " << a.out << "/\n";
+  std::cout << "  reproduce:  attnv repro --kernel " << report::shell_quote(choice.info.spec) << ' '
+            << report::shell_quote(a.out) << '\n';
+  return 1;
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<FuzzArgs>();
+  auto* cmd = app.add_subcommand("fuzz", "Search for a case the kernel gets wrong (numeric fuzzing, no libFuzzer needed)");
+  cmd->footer(
+      "Mutates cases (shapes around tile edges, huge and tiny values, near-ties, masks, hidden\n"
+      "NaN keys, ...) and judges each against the exact reference under the error bound of the\n"
+      "kernel's precision model: outside the bound, NaN in the output, an input written, a\n"
+      "second call differing, a crash or hang (plugins run in a worker process), a\n"
+      "floating-point exception (in-process kernels). The backward too where the kernel\n"
+      "claims it. Inputs that reach new headroom / error levels are kept, so the search climbs.\n"
+      "The first finding is shrunk and written to --out as an exchange folder; replay it with\n"
+      "`attnv repro --kernel SPEC DIR`.\n"
+      "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error.\n"
+      "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
+  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
+  cmd->add_option("--dtype", a->dtype, "storage dtype of every case (default: every dtype the kernel claims)")
+      ->check(dtype_validator());
+  cmd->add_option("--max-time", a->max_time, "seconds to search")->check(CLI::Range(0.0, 1e7))->capture_default_str();
+  cmd->add_option("--jobs", a->jobs, "independent searchers, each with its own kernel (plugin: its own worker)")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--out", a->out, "folder the reproducer of a finding is written to")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed of the search (searcher i uses seed + i)")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
+      ->check(CLI::Range(0.01, 86400.0))->capture_default_str();
+  cmd->add_option("--corpus", a->corpus, "folder of seed inputs (default: the repository's fuzz/corpus/numeric when present)");
+  cmd->add_flag("--no-corpus", a->no_corpus, "start from random inputs only")->excludes("--corpus");
+  cmd->add_flag("--no-backward", a->no_backward, "judge the forward only, even where the kernel claims the backward");
+  cmd->add_option("--shrink-time", a->shrink_time, "seconds spent shrinking a finding")->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });
+}
+
+}  // namespace attnv::cli

@@ -1,0 +1,64 @@
+#pragma once
+// The search behind `attnv fuzz`: independent searchers (one kernel each) mutate numeric-fuzz
+// genomes (fuzz/numeric/genome_mutator.h), judge each with the shared oracle
+// (fuzz/numeric/oracle.h) and keep the inputs that reach a numeric signal bucket they had not
+// reached (fuzz/numeric/numeric_signal.h: headroom and error/bound levels), so the corpus
+// climbs toward overflow and toward the bound as libFuzzer's extra counters make it climb.
+// The first finding stops every searcher; shrink() then makes its case small.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fuzz/numeric/case_genome.h"
+#include "fuzz/numeric/oracle.h"
+#include "properties/conformance/conformance.h"
+
+namespace attnv::cli {
+
+struct SearchOptions {
+  std::optional<DType> dtype;   // narrow the kernel's claims to one storage dtype
+  double max_seconds = 60;
+  int jobs = 1;                 // independent searchers, one kernel each
+  std::uint64_t seed = 1;       // searcher i draws from seed + i
+  std::vector<std::vector<std::uint8_t>> seeds;  // initial inputs (the seed corpus), split over the searchers
+  fuzz::OracleOptions oracle;
+  double status_seconds = 3;    // how often on_status is called
+};
+
+struct SearchStatus {
+  double seconds = 0;
+  std::int64_t execs = 0;       // inputs run (skipped ones included)
+  std::int64_t skipped = 0;     // declined by the reference or the kernel
+  std::size_t corpus = 0;       // inputs kept, over all searchers
+  std::size_t buckets = 0;      // signal buckets reached, union over searchers
+  double best_ratio = 0;        // highest worst error/threshold ratio of a passing input
+};
+
+struct SearchResult {
+  std::optional<fuzz::Finding> finding;
+  fuzz::Genome genome;          // the input that found it
+  SearchStatus status;          // at the end
+};
+
+// Runs until the first finding or max_seconds. The factory is called once per searcher.
+// Exceptions from the harness (not the kernel) propagate.
+SearchResult run_search(const conformance::KernelFactory& make, const SearchOptions& opt,
+                        const std::function<void(const SearchStatus&)>& on_status);
+
+struct ShrinkResult {
+  fuzz::Genome genome;
+  fuzz::Finding finding;
+  std::int64_t execs = 0;
+  int steps = 0;                // accepted simplifications
+};
+
+// Greedy genome-level shrinking: fewer batches and heads, shorter Tq, Tk, Dk, Dv, options and
+// poison off, ordinary exponents, fewer and zeroed value codes, each kept only while the same
+// finding kind persists, until nothing more helps or the time is up.
+ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
+                    const fuzz::OracleOptions& opt, double max_seconds);
+
+}  // namespace attnv::cli

@@ -1,0 +1,63 @@
+#include "cli/reproducer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "io/npy.h"
+#include "problem/error.h"
+#include "reference/bound/bound.h"
+#include "reference/fast/fast.h"
+
+namespace attnv::cli {
+
+void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
+                      const PrecisionModel& model, const std::string& report_text) {
+  io::ExchangeCase ec;
+  ec.c = f.c;
+  ec.c.id = "fuzz_" + std::string(fuzz::finding_kind_id(f.kind));
+  ec.dir = "case";
+  nlohmann::json meta;
+  meta["attnv_fuzz"] = {{"finding", fuzz::finding_kind_id(f.kind)},
+                        {"layout", layout_name(f.layout)},
+                        {"kernel", kernel_spec},
+                        {"worst", f.worst}};
+  ec.meta_json = meta.dump();
+  io::write_exchange(dir, std::vector<io::ExchangeCase>{ec});
+  const std::filesystem::path folder = io::case_dir(dir, ec);
+  const DType t = f.c.problem.dtype;
+  if (!f.got.out.empty()) io::write_outputs(folder, "", ec.c, f.got, t);
+  // The reference and the bound the kernel was judged by, in f64 (the reference's values are
+  // correctly rounded doubles). A case the reference declines has neither.
+  try {
+    const Outputs exact = f.backward ? ref::fast_backward(ec.c) : ref::fast_forward(ec.c);
+    const bound::Bounds b = f.backward ? bound::backward_bound(ec.c, exact, model) : bound::forward_bound(ec.c, exact, model);
+    io::write_outputs(folder, "ref_", ec.c, exact, DType::f64);
+    io::write_outputs(folder, "bound_", ec.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv}, DType::f64);
+  } catch (const InputError&) {
+  }
+  io::write_file_atomic(dir / "finding.txt", std::span<const unsigned char>(
+                                                 reinterpret_cast<const unsigned char*>(report_text.data()), report_text.size()));
+}
+
+std::string indent_lines(const std::string& text, const std::string& indent) {
+  std::string out;
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out += indent;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+Layout reproducer_layout(const io::ExchangeCase& c) {
+  if (c.meta_json.empty()) return Layout::bhtd;
+  const nlohmann::json meta = nlohmann::json::parse(c.meta_json, nullptr, /*allow_exceptions=*/false);
+  if (!meta.is_object() || !meta.contains("attnv_fuzz") || !meta["attnv_fuzz"].is_object() ||
+      !meta["attnv_fuzz"].contains("layout"))
+    return Layout::bhtd;
+  const nlohmann::json& l = meta["attnv_fuzz"]["layout"];
+  for (Layout x : {Layout::bhtd, Layout::bthd, Layout::gapped})
+    if (l.is_string() && l.get<std::string>() == layout_name(x)) return x;
+  throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.layout " + l.dump() + " is not a layout (bhtd, bthd, gapped)");
+}
+
+}  // namespace attnv::cli

@@ -1,0 +1,100 @@
+// End to end: `attnv fuzz` finds a planted bug in a mutant plugin, writes a reproducer that
+// `attnv repro` confirms (exit 1) and that a correct kernel passes (exit 0); runs clean on a
+// correct kernel (exit 0); turns a segfaulting plugin into a finding (exit 1, attnv survives);
+// rejects bad arguments with exit 2 and a message naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "attnv_mutant_plugins.h"
+#include "cli/tests/run_attnv.h"
+
+namespace attnv {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fresh_dir;
+using testing::run_attnv;
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::string mutant_plugin(const std::string& name) {
+  for (const AttnvMutantPlugin& p : kAttnvMutantPlugins)
+    if (p.name == name) return p.path;
+  throw std::runtime_error("no mutant plugin " + name);
+}
+
+TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
+  const fs::path dir = fresh_dir("fuzz_mutant");
+  const std::string spec = "plugin:" + mutant_plugin("no_max_subtraction");
+  const fs::path out = dir / "found";
+  const auto r = run_attnv("fuzz --kernel " + spec + " --dtype f32 --max-time 40 --seed 1 --shrink-time 5 --out " + out.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "FOUND ")) << r.output;
+  EXPECT_TRUE(has(r.output, "attnv repro --kernel ")) << r.output;
+  EXPECT_TRUE(fs::exists(out / "manifest.json"));
+  EXPECT_TRUE(fs::exists(out / "case" / "q.npy"));
+  EXPECT_TRUE(fs::exists(out / "case" / "out.npy")) << "the kernel's own outputs are kept";
+  EXPECT_TRUE(fs::exists(out / "case" / "ref_out.npy"));
+  EXPECT_TRUE(fs::exists(out / "finding.txt"));
+
+  const auto again = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
+  EXPECT_EQ(again.status, 1) << again.output;
+  EXPECT_TRUE(has(again.output, "FAIL ")) << again.output;
+  // The correct kernel passes the same case: the bug, once fixed, makes repro exit 0.
+  const auto fixed = run_attnv("repro --kernel builtin:naive " + out.string(), dir);
+  EXPECT_EQ(fixed.status, 0) << fixed.output;
+  EXPECT_TRUE(has(fixed.output, "PASS")) << fixed.output;
+  fs::remove_all(dir);
+}
+
+TEST(FuzzCommand, CorrectKernelRunsCleanUntilTheTimeIsUp) {
+  const fs::path dir = fresh_dir("fuzz_naive");
+  const auto r = run_attnv("fuzz --kernel builtin:naive --max-time 3 --jobs 2 --out " + (dir / "out").string(), dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "no finding: ")) << r.output;
+  EXPECT_TRUE(has(r.output, " execs (")) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out")) << "nothing to reproduce, nothing written";
+  fs::remove_all(dir);
+}
+
+TEST(FuzzCommand, ASegfaultingPluginIsAFindingNotACrash) {
+  const fs::path dir = fresh_dir("fuzz_segv");
+  const fs::path out = dir / "found";
+  const std::string spec = std::string("plugin:") + PLUGIN_BAD_SEGV;
+  const auto r = run_attnv("fuzz --kernel " + spec + " --max-time 20 --shrink-time 2 --out " + out.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "FOUND kernel_failure")) << r.output;
+  EXPECT_TRUE(has(r.output, "SIGSEGV") || has(r.output, "signal")) << r.output;
+  const auto again = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
+  EXPECT_EQ(again.status, 1) << again.output;
+  fs::remove_all(dir);
+}
+
+TEST(FuzzCommand, BadArgumentsExitTwoNamingWhatIsWrong) {
+  const fs::path dir = fresh_dir("fuzz_args");
+  const std::string segv = std::string("plugin:") + PLUGIN_BAD_SEGV;
+  struct Bad {
+    std::string args, message;
+  };
+  const Bad bad[] = {
+      {"fuzz --kernel builtin:nope", "unknown kernel 'builtin:nope' (use builtin:core, builtin:naive or plugin:PATH)"},
+      {"fuzz --kernel " + segv + " --dtype f16", "--dtype f16: kernel "},
+      {"fuzz --kernel " + segv + " --dtype f16", "does not claim it (it claims f32)"},
+      {"fuzz --kernel builtin:naive --dtype f8", "'f8' is not a dtype (use f64, f32, f16 or bf16)"},
+      {"fuzz --kernel builtin:naive --corpus " + (dir / "nowhere").string(), "/nowhere: not a folder"},
+      {"fuzz --dtype f32", "--kernel is required"},
+      {"fuzz --kernel builtin:naive --out " + (dir / "attnv.log").string(), "attnv.log: exists and is not a folder"},
+      {"repro --kernel builtin:naive " + (dir / "nowhere").string(), "nowhere"},
+  };
+  for (const Bad& b : bad) {
+    const auto r = run_attnv(b.args, dir);
+    EXPECT_EQ(r.status, 2) << b.args << "\n" << r.output;
+    EXPECT_TRUE(has(r.output, b.message)) << b.args << "\nexpected: " << b.message << "\ngot: " << r.output;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnv

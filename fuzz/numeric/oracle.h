@@ -1,0 +1,95 @@
+#pragma once
+// The differential numeric oracle: one case (or one genome) through any attnv::Kernel, judged
+// against the fast reference under the error bound of the kernel's own precision model. Shared
+// by the libFuzzer target (numeric_fuzzer.cpp, which traps on a finding so libFuzzer saves the
+// input), by `attnv fuzz` (cli/fuzz_search.cpp: search, shrink, write a reproducer) and by
+// `attnv repro` (one exchange case judged again).
+//
+// Findings, in the order they are looked for:
+//   kernel_failure  the kernel threw anything but InputError (a plugin's crash, hang, canary
+//                   or refusal arrives as plugin::KernelFailure);
+//   fp_exception    overflow, invalid operation or division by zero raised inside the kernel
+//                   (in-process kernels only: FpCheck::flags reads the sticky flags after the
+//                   call, FpCheck::trap turns them into SIGFPE for a stack in libFuzzer);
+//   input_written   an input buffer changed (CaseBuffers::inputs_unchanged);
+//   nondeterministic a second call on fresh buffers gave different bits;
+//   nan_output      NaN anywhere in O (or a gradient), fully masked rows included;
+//   outside_bound   an element outside its bound (bound::compare: fully masked rows must be
+//                   exactly O = 0, LSE = -inf; hidden keys' gradients exactly 0).
+// The backward (dQ, dK, dV against ref::fast_backward with bound::backward_bound) is checked
+// when the case has dout and the kernel claims the backward.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz/numeric/case_genome.h"
+#include "problem/buffers.h"
+#include "problem/case.h"
+#include "problem/kernel.h"
+#include "reference/bound/bound.h"
+
+namespace attnv::fuzz {
+
+enum class FindingKind { kernel_failure, fp_exception, input_written, nondeterministic, nan_output, outside_bound };
+// "kernel_failure", ... (the manifest's meta and the tests use these).
+std::string_view finding_kind_id(FindingKind k);
+// "the kernel failed", "floating-point exception inside the kernel", ... (for people).
+std::string_view finding_kind_text(FindingKind k);
+
+enum class FpCheck { off, flags, trap };
+
+struct OracleOptions {
+  bool twice = true;            // call twice, compare bits (determinism)
+  FpCheck fp = FpCheck::flags;  // floating-point exceptions inside the kernel
+  bool backward = true;         // judge the backward where the case has dout and the kernel claims it
+};
+
+struct Finding {
+  FindingKind kind = FindingKind::outside_bound;
+  std::string message;  // what was found, possibly over several lines (the comparison summary)
+  std::string worst;    // the worst element ("out[b=0,h=1,i=3,d=2] = ..., exact ..., bound ... (12x the allowance)"); may be empty
+  Case c;               // the case as the kernel received it (dout included when the backward ran)
+  Layout layout = Layout::bhtd;
+  Outputs got;          // what the kernel wrote (empty after a kernel failure)
+  bool backward = false;
+};
+
+struct Verdict {
+  bool judged = false;       // false: skipped (the reference or the kernel declined the case)
+  std::string skipped_why;
+  bool backward = false;     // the backward was part of the run
+  std::optional<Finding> finding;
+  Outputs exact;             // the reference's outputs (when judged)
+  bound::Comparison comparison;
+  std::vector<std::uint16_t> buckets;  // numeric_signal.h buckets reached (guidance)
+};
+
+// The kernel's claims, narrowed to one storage dtype when `dtype` is set. InputError when the
+// kernel does not claim that dtype (the message lists what it claims).
+Capabilities fuzzed_claims(const Kernel& k, std::optional<DType> dtype);
+
+// Whether the case is in the range where the backward is judged: finite inputs, |q|, |k| <= 2^10,
+// |v| <= 2^16, logits within +-32 (max |scale q.k| after softcap plus max |bias|; |bias| <= 16
+// or -inf), no nonzero |q|, |k|, |v| below 2^-30, and 32 max|v| Dv (a bound on dS) within a
+// quarter of the storage dtype's largest value. The genome's wide exponent range is for the
+// forward's overflow paths; past these limits backward_bound gave NaN bounds, or correct kernels
+// (naive and core alike) fell outside it: gaps of the bound's domain, not kernel bugs.
+bool backward_range(const Case& c);
+// The case a genome describes for these claims, with dO drawn from the genome's seed (ordinary
+// range, rounded to the storage dtype) when `backward` and backward_range(case).
+Case genome_case(const Genome& g, const Capabilities& claims, bool backward);
+// The layout the genome asks for, or BHTD for a kernel that does not claim strided views.
+Layout genome_layout(const Genome& g, const Capabilities& claims);
+
+// Judges one case in one layout. Throws std::logic_error when the harness itself is wrong (an
+// invalid case or views), never for the kernel's behaviour.
+Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions& opt);
+// genome_case + genome_layout + judge_case (backward per opt.backward and the claims).
+Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt);
+
+// One line for a case: the problem, the layout and the value ranges ("B=1 Hq=2 ... layout bthd |q|<=...").
+std::string case_line(const Case& c, Layout layout);
+
+}  // namespace attnv::fuzz
