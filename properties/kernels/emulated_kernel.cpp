@@ -38,9 +38,12 @@ void EmulatedKernel::forward(const Problem& p, const KernelViews& views) {
 }
 
 void EmulatedKernel::backward(const Problem& p, const KernelViews& views) {
-  // The emulated backward recomputes its own forward; the outputs it rewrites are the same
-  // values the forward wrote (it is deterministic).
-  write_outputs(emulated::backward(case_from_views(p, views), config(p.dtype)), p, views);
+  // The emulated backward recomputes its own forward. O and L are inputs of a backward call
+  // (the plugin worker maps them read-only): only the gradients are written back.
+  Outputs o = emulated::backward(case_from_views(p, views), config(p.dtype));
+  o.out.clear();
+  o.lse.clear();
+  write_outputs(o, p, views);
 }
 
 }  // namespace attnv::props

@@ -17,6 +17,11 @@
 int main(int argc, char** argv) {
   using namespace attnv;
   std::set<std::string> only(argv + 1, argv + argc);
+  // A '|' inside a cell would end it.
+  auto cell = [](std::string s) {
+    for (std::size_t at = s.find('|'); at != std::string::npos; at = s.find('|', at + 2)) s.replace(at, 1, "\\|");
+    return s;
+  };
   std::printf("| mutant | bug | dtype | meant for | caught there | cases to catch | seconds to catch | every requirement that fails it (quick) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   int missed = 0;
@@ -36,7 +41,7 @@ int main(int argc, char** argv) {
     std::string all;
     for (const conformance::RequirementResult& x : conformance::run_conformance(*kernel, o).results)
       if (x.verdict == conformance::Verdict::fail) all += (all.empty() ? "" : ", ") + x.id;
-    std::printf("| `%s` | %s | %s | %s %s | %s | %s | %.3f | %s |\n", m.name.c_str(), m.bug.c_str(),
+    std::printf("| `%s` | %s | %s | %s %s | %s | %s | %.3f | %s |\n", m.name.c_str(), cell(m.bug).c_str(),
                 std::string(dtype_name(m.dtype)).c_str(), meant.id.c_str(), meant.property.c_str(), caught ? "yes" : "**NO**",
                 caught ? std::to_string(r.findings.front().case_index + 1).c_str() : "-", seconds,
                 all.empty() ? "none" : all.c_str());

@@ -119,8 +119,10 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
               const double kd = std::fabs(c.k[c.ki(b, hk, j, d)]), qd = std::fabs(c.q[c.qi(b, h, i, d)]);
               out.dq[c.qi(b, h, i, d)] += wq * kd;
               out.dk[c.ki(b, hk, j, d)] += wk * qd;
-              uq[c.qi(b, h, i, d)] += s_under * scale * kd + 1;  // + the product dS k itself
-              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + 1;
+              // + the product dS k itself, whose eta / 2 the scale multiplies when it is applied
+              // last (BOUND.md 5.6; attnv fuzz found the core at 1.02x the bound with scale 14).
+              uq[c.qi(b, h, i, d)] += s_under * scale * kd + std::max(1.0, scale);
+              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + std::max(1.0, scale);
             }
             for (std::int64_t d = 0; d < s.Dv; ++d) {
               out.dv[c.vi(b, hk, j, d)] += wv * std::fabs(dO[d]);
