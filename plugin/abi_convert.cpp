@@ -242,6 +242,32 @@ PrecisionModel precision_from_abi(const attnv_precision& a, DType storage, const
   return m;
 }
 
+attnv_views decode_in_slots(const attnv_decode_views& d) {
+  attnv_views v{};
+  v.q = d.q;
+  v.k = d.k_new;
+  v.v = d.v_new;
+  v.kv_len = d.cache_len;
+  v.dk = d.k_cache;
+  v.dv = d.v_cache;
+  v.out = d.out;
+  v.lse = d.lse;
+  return v;
+}
+
+attnv_decode_views decode_from_slots(const attnv_views& v) {
+  attnv_decode_views d{};
+  d.q = v.q;
+  d.k_new = v.k;
+  d.v_new = v.v;
+  d.k_cache = v.dk;
+  d.v_cache = v.dv;
+  d.cache_len = v.kv_len;
+  d.out = v.out;
+  d.lse = v.lse;
+  return d;
+}
+
 std::vector<std::string> check_kernel(const attnv_kernel& k, const std::string& who) {
   std::vector<std::string> e;
   const std::string w = who + ": ";

@@ -31,6 +31,12 @@ KernelViews views_from_abi(const attnv_views& v, DType storage);
 attnv_decode_views decode_views_to_abi(const DecodeViews& v);
 DecodeViews decode_views_from_abi(const attnv_decode_views& v, DType storage);
 
+// A decode call travels in the forward's slots (worker/protocol.h): q, k <- k_new, v <- v_new,
+// kv_len <- cache_len, dk <- k_cache, dv <- v_cache, out, lse. Packed by PluginKernel, unpacked
+// by the worker.
+attnv_views decode_in_slots(const attnv_decode_views& d);
+attnv_decode_views decode_from_slots(const attnv_views& v);
+
 // Capability bits <-> Capabilities, ATTNV_CAP_DECODE <-> Capabilities::decode included (the
 // dtypes travel in their own bit set).
 std::uint32_t caps_to_abi(const Capabilities& c);

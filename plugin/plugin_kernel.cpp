@@ -78,18 +78,7 @@ void PluginKernel::backward(const Problem& p, const KernelViews& views) {
 
 void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
   if (!caps_.decode) throw KernelFailure("plugin " + name_ + " does not claim decode");
-  // The decode buffers in the forward's slots (worker/protocol.h).
-  const attnv_decode_views d = decode_views_to_abi(views);
-  attnv_views v{};
-  v.q = d.q;
-  v.k = d.k_new;
-  v.v = d.v_new;
-  v.kv_len = d.cache_len;
-  v.dk = d.k_cache;
-  v.dv = d.v_cache;
-  v.out = d.out;
-  v.lse = d.lse;
-  call(static_cast<int>(wire::Op::decode), p, v);
+  call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views)));
 }
 
 void PluginKernel::fail(const std::string& what, const std::string& why) {

@@ -13,9 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::fresh_dir;
+using testing::has;
 using testing::run_attnv;
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 bool has_one_of(const std::string& text, const std::string& alternatives) {
   for (std::size_t from = 0;;) {

@@ -15,9 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::fresh_dir;
+using testing::has;
 using testing::run_attnv;
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 std::string mutant_plugin(const std::string& name) {
   for (const AttnvMutantPlugin& p : kAttnvMutantPlugins)

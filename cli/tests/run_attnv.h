@@ -29,6 +29,8 @@ inline CommandResult run_attnv(const std::string& args, const std::filesystem::p
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(log)};
 }
 
+inline bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
 // An empty scratch folder unique to this process.
 inline std::filesystem::path fresh_dir(const std::string& name) {
   const auto d = std::filesystem::temp_directory_path() / ("attnv_test_" + name + "_" + std::to_string(::getpid()));

@@ -13,6 +13,7 @@
 #include <exception>
 #include <string>
 
+#include "abi_convert.h"
 #include "loader.h"
 #include "protocol.h"
 
@@ -157,15 +158,7 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
       copy_text(rep.text, sizeof rep.text, "the plugin has no decode");
       return rep;
     }
-    attnv_decode_views d{};
-    d.q = v.q;
-    d.k_new = v.k;
-    d.v_new = v.v;
-    d.k_cache = v.dk;
-    d.v_cache = v.dv;
-    d.cache_len = v.kv_len;
-    d.out = v.out;
-    d.lse = v.lse;
+    const attnv_decode_views d = decode_from_slots(v);
     rc = k->decode(&r.problem, &d);
   } else {
     int (*fn)(const attnv_problem*, const attnv_views*) = r.op == wire::Op::backward ? k->backward : k->forward;

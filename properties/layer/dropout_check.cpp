@@ -14,6 +14,21 @@
 namespace attnv::props {
 namespace {
 
+// The problem of one query row of one head alone: its visibility is spelled out as a mask
+// (reference/visibility.h: kv_len, causal, window, mask, -inf bias; the reference and the bound
+// treat a hidden key the same whatever hides it), everything else as in p.
+Problem one_row_problem(const Problem& p) {
+  Problem sp = p;
+  sp.shape.B = sp.shape.Hq = sp.shape.Hkv = sp.shape.Tq = 1;
+  sp.scale = p.effective_scale();
+  sp.causal = false;
+  sp.window = Window{};
+  sp.alignment = Alignment::top_left;
+  sp.has_mask = true;
+  sp.has_kv_len = false;
+  return sp;
+}
+
 void judge(DropoutCheck& r, const char* what, std::int64_t index, double out, double exact, double b, DType dt) {
   ++r.elements;
   const double thr = bound::threshold(out, exact, b, dt);
@@ -54,18 +69,8 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
   const double u = unit_roundoff(m.accum), u_r = u + std::ldexp(1.0, -52);
   const double grow = (1 + u_r) * (1 + u);
   const double inv = 1.0 / (1.0 - p);
-  // Row (b, h, i) alone: a one-query, one-head case whose visibility is row i's, spelled out as
-  // a mask (reference/visibility.h: kv_len, causal, window, mask, -inf bias; the reference and
-  // the bound treat a hidden key the same whatever hides it), with V replaced by m_i o V.
-  Problem sp = c.problem;
-  sp.shape.B = sp.shape.Hq = sp.shape.Hkv = sp.shape.Tq = 1;
-  sp.scale = c.problem.effective_scale();
-  sp.causal = false;
-  sp.window = Window{};
-  sp.alignment = Alignment::top_left;
-  sp.has_mask = true;
-  sp.has_kv_len = false;
-  Case one = make_zero_case(sp);
+  // Row (b, h, i) alone (one_row_problem), with V replaced by m_i o V.
+  Case one = make_zero_case(one_row_problem(c.problem));
   one.id = c.id + "/dropout_row";
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i) {
@@ -157,15 +162,7 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
   }
   // dQ: per row, the one-row case with V <- r m_i o V (visibility spelled out as a mask).
   {
-    Problem sp = c.problem;
-    sp.shape.B = sp.shape.Hq = sp.shape.Hkv = sp.shape.Tq = 1;
-    sp.scale = c.problem.effective_scale();
-    sp.causal = false;
-    sp.window = Window{};
-    sp.alignment = Alignment::top_left;
-    sp.has_mask = true;
-    sp.has_kv_len = false;
-    Case one = make_zero_case(sp, true);
+    Case one = make_zero_case(one_row_problem(c.problem), true);
     one.id = c.id + "/dropout_dq";
     for (std::int64_t b = 0; b < s.B; ++b)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
