@@ -15,17 +15,12 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
+#include "core/avx2_hsum.h"
+
 #include <limits>
 
 namespace attnv::core {
 namespace {
-
-inline float hsum(__m256 v) {
-  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
-}
 
 inline float hmax(__m256 v) {
   __m128 lo = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

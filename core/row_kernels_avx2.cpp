@@ -6,15 +6,10 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
+#include "core/avx2_hsum.h"
+
 namespace attnv::core {
 namespace {
-
-inline float hsum(__m256 v) {
-  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
-}
 
 // Four rows at a time: each 8-wide piece of the key row is loaded once for the four rows (one
 // accumulator each: four independent FMA chains), and the four horizontal sums share one hadd

@@ -142,6 +142,20 @@ struct Extent {
   std::uintptr_t begin = 0, end = 0;  // byte range [begin, end)
 };
 
+// Every written view must be disjoint from every input and from the other written views.
+void check_overlaps(const std::vector<Extent>& outputs, const std::vector<Extent>& inputs,
+                    std::vector<std::string>& errs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Extent& o = outputs[i];
+    for (const Extent& in : inputs)
+      if (in.end != 0 && o.begin < in.end && in.begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps input " + in.name);
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (o.begin < outputs[j].end && outputs[j].begin < o.end)
+        errs.push_back(std::string(o.name) + " overlaps output " + outputs[j].name);
+  }
+}
+
 // Checks one view and returns its byte extent; end == 0 when absent or invalid.
 Extent view_extent(const char* name, const TensorRef& t, std::array<std::int64_t, 4> want, int rank,
                    std::vector<std::string>& errs) {
@@ -256,15 +270,7 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
       errs.push_back(std::string(e.name) + ": its strides make elements share memory");
     outputs.push_back(e);
   }
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const Extent& o = outputs[i];
-    for (const Extent& in : inputs)
-      if (in.end != 0 && o.begin < in.end && in.begin < o.end)
-        errs.push_back(std::string(o.name) + " overlaps input " + in.name);
-    for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (o.begin < outputs[j].end && outputs[j].begin < o.end)
-        errs.push_back(std::string(o.name) + " overlaps output " + outputs[j].name);
-  }
+  check_overlaps(outputs, inputs, errs);
   return errs;
 }
 
@@ -330,15 +336,7 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
       break;
     }
   }
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const Extent& o = outputs[i];
-    for (const Extent& in : inputs)
-      if (in.end != 0 && o.begin < in.end && in.begin < o.end)
-        errs.push_back(std::string(o.name) + " overlaps input " + in.name);
-    for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (o.begin < outputs[j].end && outputs[j].begin < o.end)
-        errs.push_back(std::string(o.name) + " overlaps " + outputs[j].name);
-  }
+  check_overlaps(outputs, inputs, errs);
   return errs;
 }
 

@@ -29,6 +29,14 @@ Problem one_row_problem(const Problem& p) {
   return sp;
 }
 
+// Row i of batch b's visibility (and bias row) into the one-row case's mask (and bias).
+void spell_out_row(const Case& c, std::int64_t b, std::int64_t i, Case& one) {
+  for (std::int64_t j = 0; j < c.problem.shape.Tk; ++j) {
+    one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
+    if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
+  }
+}
+
 void judge(DropoutCheck& r, const char* what, std::int64_t index, double out, double exact, double b, DType dt) {
   ++r.elements;
   const double thr = bound::threshold(out, exact, b, dt);
@@ -74,10 +82,7 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
   one.id = c.id + "/dropout_row";
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i) {
-      for (std::int64_t j = 0; j < s.Tk; ++j) {
-        one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
-        if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
-      }
+      spell_out_row(c, b, i, one);
       for (std::int64_t h = 0; h < s.Hq; ++h) {
         const std::int64_t hk = h / c.problem.group();
         for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
@@ -166,10 +171,7 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
     one.id = c.id + "/dropout_dq";
     for (std::int64_t b = 0; b < s.B; ++b)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        for (std::int64_t j = 0; j < s.Tk; ++j) {
-          one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
-          if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
-        }
+        spell_out_row(c, b, i, one);
         for (std::int64_t h = 0; h < s.Hq; ++h) {
           const std::int64_t hk = h / G;
           for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
