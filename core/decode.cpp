@@ -1,6 +1,7 @@
 #include "core/decode.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/block_range.h"
@@ -77,14 +78,23 @@ class Decoder {
   std::int64_t g_, stacked_, blocks_per_head_ = 1;
 };
 
-// One contiguous range of items per thread: one Workspace per thread and call (parallel_for's
-// default of 8 chunks per thread maps, faults in and unmaps a few hundred KB per chunk, which
-// costs about as much as a decode step's arithmetic). Items cost the same when the batches'
-// cache lengths are close (split-KV chunks are equal by construction); very uneven batches
-// balance less well. Results never depend on the partition.
-std::int64_t per_thread(std::int64_t items, int threads) {
-  const std::int64_t t = threads > 0 ? threads : default_threads();
-  return (items + t - 1) / t;
+// Four chunks per thread, pulled as threads free up: a thread whose core is busy with other
+// work then costs the call less than a fixed split would. Each thread keeps one Workspace
+// (thread_workspace) for all its chunks, so a chunk costs no allocation or page faults; split-
+// KV chunks cost the same by construction. Results never depend on the partition.
+std::int64_t grain(std::int64_t items, int threads) {
+  const std::int64_t chunks = std::int64_t{threads > 0 ? threads : default_threads()} * 4;
+  return (items + chunks - 1) / chunks;
+}
+
+// The calling thread's scratch, kept between calls (a decode step is short: allocating and
+// faulting in a few hundred KB per call was measurable). Pool threads free theirs on exit.
+template <class T>
+Workspace<T>& thread_workspace(std::int64_t dk, std::int64_t dv) {
+  thread_local std::unique_ptr<Workspace<T>> ws;
+  if (!ws || ws->dk_pad != round_up(dk, kDkPad) || ws->dv_pad != round_up(dv, kPanel))
+    ws = std::make_unique<Workspace<T>>(dk, dv);
+  return *ws;
 }
 
 // The key sweep of a block: the row-major one for the few rows of a decode step, the forward's
@@ -105,7 +115,7 @@ void attend_whole(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
   parallel_for(
       n_items,
       [&](std::int64_t begin, std::int64_t end) {
-        Workspace<T> ws(f.shape.Dk, f.shape.Dv);
+        Workspace<T>& ws = thread_workspace<T>(f.shape.Dk, f.shape.Dv);
         for (std::int64_t it = begin; it < end; ++it) {
           const RowBlock rb = dec.block(it);
           const int rows = static_cast<int>(rb.r1 - rb.r0);
@@ -118,7 +128,7 @@ void attend_whole(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           dec.write(mk, rb, ws.o(), ws.dv_pad, ws.lse());
         }
       },
-      threads, per_thread(n_items, threads));
+      threads, grain(n_items, threads));
 }
 
 template <class T>
@@ -139,7 +149,7 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
   parallel_for(
       n_items,
       [&](std::int64_t begin, std::int64_t end) {
-        Workspace<T> ws(f.shape.Dk, f.shape.Dv);
+        Workspace<T>& ws = thread_workspace<T>(f.shape.Dk, f.shape.Dv);
         for (std::int64_t it = begin; it < end; ++it) {
           const std::int64_t item = it / splits, s = it % splits;
           const RowBlock rb = dec.block(item);
@@ -158,13 +168,13 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           }
         }
       },
-      threads, per_thread(n_items, threads));
+      threads, grain(n_items, threads));
   // Phase 2: merge each row block's partials in chunk order, finish, write.
   n_items = dec.items();
   parallel_for(
       n_items,
       [&](std::int64_t begin, std::int64_t end) {
-        Workspace<T> ws(f.shape.Dk, f.shape.Dv);
+        Workspace<T>& ws = thread_workspace<T>(f.shape.Dk, f.shape.Dv);
         std::vector<Partial<T>> parts(static_cast<std::size_t>(splits));
         AlignedArray<T> scratch(splits);
         for (std::int64_t item = begin; item < end; ++item) {
@@ -177,7 +187,7 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           dec.write(mk, rb, ws.o(), ws.dv_pad, ws.lse());
         }
       },
-      threads, per_thread(n_items, threads));
+      threads, grain(n_items, threads));
 }
 
 template <class T>

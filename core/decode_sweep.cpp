@@ -9,17 +9,27 @@
 namespace attnv::core {
 namespace {
 
-// Asks for rows [j0, j0 + n) of a [B, H, T, D] view ahead of use. The V sweep reads a tile
-// column block by column block (row_kernels.h pv_rows): a 512-byte stride that the hardware
-// prefetchers follow poorly, so without this the next tile's rows arrive one cache miss at a
-// time (measured: core_bench BM_CoreDecode). Contiguous rows only; others are left to hardware.
-void prefetch_rows(const TensorRef& t, std::int64_t b, std::int64_t h, std::int64_t j0, std::int64_t n, std::int64_t d) {
-  if (t.stride[3] != 1) return;
-  const std::int64_t eb = dtype_bytes(t.dtype), bytes = d * eb;
-  for (std::int64_t j = j0; j < j0 + n; ++j) {
-    const char* row = static_cast<const char*>(t.data) + offset_of(t, b, h, j) * eb;
-    for (std::int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(row + at);
+// How a tile's K or V rows reach the row kernels.
+enum class Direct { same, half, staged };
+
+template <class T>
+Direct direct_rows(const TensorRef& t, std::int64_t d, std::int64_t d_pad, bool half_kernels) {
+  if (t.stride[3] != 1 || d != d_pad) return Direct::staged;
+  if (t.dtype == DType::f32 && sizeof(T) == sizeof(float)) return Direct::same;
+  if ((t.dtype == DType::f16 || t.dtype == DType::bf16) && half_kernels) return Direct::half;
+  return Direct::staged;
+}
+
+// Rows j0 .. j0 + n - 1 of head (b, h) converted into buf (n x ld, zero padded past d).
+template <class T>
+const T* stage_rows(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, std::int64_t h, std::int64_t j0,
+                    int n, std::int64_t d, T* buf, std::int64_t ld) {
+  for (int c = 0; c < n; ++c) {
+    T* row = buf + c * ld;
+    load_row(mk, t, offset_of(t, b, h, j0 + c), t.stride[3], d, row);
+    std::fill(row + d, row + ld, T(0));
   }
+  return buf;
 }
 
 }  // namespace
@@ -31,54 +41,51 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
   const T scale = static_cast<T>(p.scale);
   const TensorRef& K = p.views.k;
   const TensorRef& V = p.views.v;
-  T* row = ws.row();
-  // f32 rows that are contiguous and a whole number of SIMD widths long are read in place;
-  // anything else is converted (exactly) into a row-major tile buffer first.
-  constexpr bool accum_f32 = sizeof(T) == sizeof(float);
-  const bool k_direct = accum_f32 && K.dtype == DType::f32 && K.stride[3] == 1 && p.shape.Dk == ws.dk_pad;
-  const bool v_direct = accum_f32 && V.dtype == DType::f32 && V.stride[3] == 1 && p.shape.Dv == ws.dv_pad;
+  // Rows that are contiguous and a whole number of SIMD widths long are read in place (f32, or
+  // f16 / bf16 converted as loaded when the kernel set can); anything else is converted
+  // (exactly) into row-major tile buffers first. Either way each row is read front to back, one
+  // row after the other (row_kernels_avx2.cpp says why).
+  const Direct k_direct = direct_rows<T>(K, p.shape.Dk, ws.dk_pad, rk.dots_half != nullptr);
+  const Direct v_direct = direct_rows<T>(V, p.shape.Dv, ws.dv_pad, rk.pv_rows_half != nullptr);
+  T* kt = ws.k();  // n x dk_pad, row-major (the forward's transposed K tile buffer, same size)
   T* vt = ws.v();  // n x dv_pad, row-major (the forward's panel buffer, same size)
-  std::fill(row + p.shape.Dk, row + ws.dk_pad, T(0));
   for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
     const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
     const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
     if (kind == TileKind::skip) continue;
-    if (j0 + kKeyBlock < keys.hi) {
-      const std::int64_t next = std::min<std::int64_t>(kKeyBlock, keys.hi - j0 - kKeyBlock);
-      prefetch_rows(K, b, hkv, j0 + kKeyBlock, next, p.shape.Dk);
-      prefetch_rows(V, b, hkv, j0 + kKeyBlock, next, p.shape.Dv);
-    }
-    for (int c = 0; c < n; ++c) {
-      const T* k = row;
-      if (k_direct)
-        k = static_cast<const T*>(K.data) + offset_of(K, b, hkv, j0 + c);
-      else
-        load_row(mk, K, offset_of(K, b, hkv, j0 + c), K.stride[3], p.shape.Dk, row);
-      rk.dots(ws.q(), ws.dk_pad, rows, k, ws.dk_pad, scale, ws.s() + c, ws.lds);
-    }
+    const std::int64_t k0 = offset_of(K, b, hkv, j0);
+    if (k_direct == Direct::same)
+      rk.dots(ws.q(), ws.dk_pad, rows, static_cast<const T*>(K.data) + k0, K.stride[2], n, ws.dk_pad, scale, ws.s(),
+              ws.lds);
+    else if (k_direct == Direct::half)
+      rk.dots_half(ws.q(), ws.dk_pad, rows, static_cast<const std::uint16_t*>(K.data) + k0, K.stride[2], n, ws.dk_pad,
+                   K.dtype == DType::bf16, scale, ws.s(), ws.lds);
+    else
+      rk.dots(ws.q(), ws.dk_pad, rows, stage_rows(mk, K, b, hkv, j0, n, p.shape.Dk, kt, ws.dk_pad), ws.dk_pad, n,
+              ws.dk_pad, scale, ws.s(), ws.lds);
     // Hidden keys (outside a row's interval) become -inf whatever their K held.
     if (kind == TileKind::partial || p.has_softcap || p.has_bias)
       apply_logit_rules(p, ranges, 0, rows, j0, n, ws.s(), ws.lds);
     softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
     for (int r = 0; r < rows; ++r)
       for (std::int64_t d = 0; d < ws.dv_pad; ++d) ws.o()[r * ws.dv_pad + d] *= st.alpha[r];
-    const T* v = vt;
-    std::int64_t ldv = ws.dv_pad;
-    if (v_direct) {
-      v = static_cast<const T*>(V.data) + offset_of(V, b, hkv, j0);
-      ldv = V.stride[2];
-    } else {
-      for (int c = 0; c < n; ++c) {
-        T* vr = vt + c * ws.dv_pad;
-        load_row(mk, V, offset_of(V, b, hkv, j0 + c), V.stride[3], p.shape.Dv, vr);
-        std::fill(vr + p.shape.Dv, vr + ws.dv_pad, T(0));
-      }
-    }
-    // A partial tile may hold hidden keys whose V is inf or NaN: their zero weights are skipped.
-    if (kind == TileKind::partial)
+    const std::int64_t v0 = offset_of(V, b, hkv, j0);
+    if (kind == TileKind::partial) {
+      // A partial tile may hold hidden keys whose V is inf or NaN: their zero weights are skipped.
+      const T* v = v_direct == Direct::same ? static_cast<const T*>(V.data) + v0
+                                            : stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad);
+      const std::int64_t ldv = v_direct == Direct::same ? V.stride[2] : ws.dv_pad;
       for (int c = 0; c < n; ++c) rk.axpy(ws.s() + c, ws.lds, rows, v + c * ldv, ws.dv_pad, ws.o(), ws.dv_pad);
-    else
-      rk.pv_rows(ws.s(), ws.lds, rows, v, ldv, n, ws.dv_pad, ws.o(), ws.dv_pad);
+    } else if (v_direct == Direct::same) {
+      rk.pv_rows(ws.s(), ws.lds, rows, static_cast<const T*>(V.data) + v0, V.stride[2], n, ws.dv_pad, ws.o(),
+                 ws.dv_pad);
+    } else if (v_direct == Direct::half) {
+      rk.pv_rows_half(ws.s(), ws.lds, rows, static_cast<const std::uint16_t*>(V.data) + v0, V.stride[2], n, ws.dv_pad,
+                      V.dtype == DType::bf16, ws.o(), ws.dv_pad);
+    } else {
+      rk.pv_rows(ws.s(), ws.lds, rows, stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad), ws.dv_pad, n,
+                 ws.dv_pad, ws.o(), ws.dv_pad);
+    }
   }
 }
 

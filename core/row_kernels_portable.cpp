@@ -6,12 +6,14 @@ namespace attnv::core {
 namespace {
 
 template <class T>
-void dots(const T* q, std::int64_t ldq, int rows, const T* k, std::int64_t dk_pad, T scale, T* s, std::int64_t lds) {
-  for (int r = 0; r < rows; ++r) {
-    T acc = 0;
-    for (std::int64_t d = 0; d < dk_pad; ++d) acc = std::fma(q[r * ldq + d], k[d], acc);
-    s[r * lds] = acc * scale;
-  }
+void dots(const T* q, std::int64_t ldq, int rows, const T* k, std::int64_t ldk, int n, std::int64_t dk_pad, T scale,
+          T* s, std::int64_t lds) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < n; ++c) {
+      T acc = 0;
+      for (std::int64_t d = 0; d < dk_pad; ++d) acc = std::fma(q[r * ldq + d], k[c * ldk + d], acc);
+      s[r * lds + c] = acc * scale;
+    }
 }
 
 template <class T>

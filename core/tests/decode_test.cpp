@@ -225,6 +225,27 @@ TEST(CoreDecode, PortablePathWithinBound) {
   }
 }
 
+// An f16 or bf16 cache whose rows are read in place (converted as loaded: row_kernels.h
+// dots_half, pv_rows_half) gives bitwise what the f32 kernels give on the same values stored as
+// f32: the conversion is exact and the operations are the same. Whole and split, GQA 4 rows and
+// MHA 1 row, a tail tile whose length is not a multiple of 4.
+TEST(CoreDecode, HalfCacheReadInPlaceEqualsF32OnTheSameValues) {
+  for (DType t : {DType::f16, DType::bf16})
+    for (auto [hq, hkv] : {std::pair<I, I>{8, 2}, std::pair<I, I>{2, 2}}) {
+      const Case half = decode_case(t, hq, hkv, 1, 1300, {1297, 450}, 77, 32, 48);
+      Case wide = half;
+      wide.problem.dtype = DType::f32;  // the same values, all exact in f32
+      for (I split : {I{-1}, I{256}}) {
+        CoreKernel core({.threads = 2, .decode_split_keys = split});
+        Outputs a, b;
+        ASSERT_TRUE(decode_within_bound(core, half, Layout::bhtd, &a)) << dtype_name(t);
+        ASSERT_TRUE(decode_within_bound(core, wide, Layout::bhtd, &b)) << dtype_name(t);
+        for (double& x : b.out) x = round_to(t, x);  // the one rounding of O to storage
+        EXPECT_TRUE(testing::bitwise_equal(a, b)) << dtype_name(t) << " Hq=" << hq << " split " << split;
+      }
+    }
+}
+
 // Split-KV (forced small chunks, and the automatic choice on a long cache) and the whole-range
 // sweep: each within the bound and bitwise the same for 1, 2 and 3 threads.
 TEST(CoreDecode, SplitKvWithinBoundAndThreadIndependent) {
