@@ -444,7 +444,7 @@ void BM_CoreDecode(benchmark::State& state) {
   core::CoreKernel kernel({.threads = kThreads});
   const Rate bandwidth = read_bandwidth();
   const double bytes = 2.0 * static_cast<double>(Hkv * cap * D * dtype_bytes(dtype));
-  double seconds = 0, cpu_seconds = 0;
+  double seconds = 0, cpu_seconds = 0, best = 1e300;
   for (auto _ : state) {
     benchmark::DoNotOptimize(read_pass());  // evict the cache from the L3 (not timed)
     const double c0 = process_cpu_seconds();
@@ -454,12 +454,17 @@ void BM_CoreDecode(benchmark::State& state) {
     cpu_seconds += process_cpu_seconds() - c0;
     state.SetIterationTime(s);
     seconds += s;
+    best = std::min(best, s);
     benchmark::ClobberMemory();
   }
   const double gb = bytes * static_cast<double>(state.iterations()) * 1e-9;
   state.counters["GBps"] = gb / seconds;
   state.counters["read_GBps"] = bandwidth.wall;
+  // The mean call against the best stream pass (the strict figure), and best against best
+  // (the same statistic on both sides: what the machine allows when nothing else runs).
   state.counters["bandwidth_share"] = gb / seconds / bandwidth.wall;
+  state.counters["best_GBps"] = bytes * 1e-9 / best;
+  state.counters["best_bandwidth_share"] = bytes * 1e-9 / best / bandwidth.wall;
   // Per CPU second of the threads (x kThreads), both sides: what the shares would be with the
   // two cores to ourselves (the build machine is shared; wall figures swing by 2x and more).
   state.counters["cpu_GBps"] = gb / cpu_seconds * kThreads;

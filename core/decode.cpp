@@ -169,7 +169,8 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
         }
       },
       threads, grain(n_items, threads));
-  // Phase 2: merge each row block's partials in chunk order, finish, write.
+  // Phase 2: merge each row block's partials in chunk order, finish, write. On the calling
+  // thread: the merge is at most 1/kSplitMinKeys of phase 1's work, less than starting a thread.
   n_items = dec.items();
   parallel_for(
       n_items,
@@ -187,7 +188,7 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           dec.write(mk, rb, ws.o(), ws.dv_pad, ws.lse());
         }
       },
-      threads, grain(n_items, threads));
+      1);
 }
 
 template <class T>
