@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "problem/buffers.h"
+#include "properties/layer/dk_from_rows.h"
 #include "reference/bound/bound.h"
 #include "reference/dropout/dropout_mask.h"
 #include "reference/fast/fast.h"
@@ -121,6 +122,11 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
   const Shape& s = c.problem.shape;
   const DType dt = c.problem.dtype;
   const std::int64_t G = c.problem.group();
+  if (!got.dk.empty() && got.dk.size() != static_cast<std::size_t>(k_elements(s))) {
+    r.failures = 1;
+    r.worst = "kernel dk of the wrong size";
+    return r;
+  }
   if (got.dq.size() != static_cast<std::size_t>(q_elements(s)) ||
       got.dv.size() != static_cast<std::size_t>(v_elements(s))) {
     r.failures = 1;
@@ -165,7 +171,10 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
       }
     }
   }
-  // dQ: per row, the one-row case with V <- r m_i o V (visibility spelled out as a mask).
+  // dQ: per row, the one-row case with V <- r m_i o V (visibility spelled out as a mask). The
+  // same one-row cases give each row's term of dK (dk_one_row.h); summed over a KV head's rows.
+  const bool with_dk = got.dk.size() == static_cast<std::size_t>(k_elements(s));
+  DkFromRows dk_sum(s, G, unit_roundoff(m.accum));
   {
     Case one = make_zero_case(one_row_problem(c.problem), true);
     one.id = c.id + "/dropout_dq";
@@ -189,9 +198,19 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
             const std::int64_t idx = static_cast<std::int64_t>(c.qi(b, h, i, d));
             judge(r, "dq", idx, got.dq[static_cast<std::size_t>(idx)], exact.dq[at], bb.dq[at], dt);
           }
+          if (with_dk) dk_sum.add_row(b, hk, exact.dk, bb.dk);
         }
       }
   }
+  if (with_dk)
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t g = 0; g < s.Hkv; ++g)
+        for (std::int64_t j = 0; j < s.Tk; ++j)
+          for (std::int64_t d = 0; d < s.Dk; ++d) {
+            const std::int64_t idx = static_cast<std::int64_t>(c.ki(b, g, j, d));
+            judge(r, "dk", idx, got.dk[static_cast<std::size_t>(idx)], dk_sum.exact(b, g, j, d), dk_sum.bound(b, g, j, d),
+                  dt);
+          }
   return r;
 }
 

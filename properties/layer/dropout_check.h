@@ -29,8 +29,11 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
 //   dV_j (batch b, KV head g): dv_j of the case (b; g's query heads) with dO_hi <- r m_hij dO_hi;
 //   dQ_i (b, h): dq of the one-row case of row i with V <- r m_i o V (the forward's O of that
 //   case is, bit for bit, the stored dropout O, so the bound's D from the kernel's O holds).
-// Not covered: dK (dS_ij mixes the row's D with the key's mask; no single plain case has both).
-// `got` holds out, lse, dq, dk, dv; c must have dout. Throws std::invalid_argument for other p.
+//   dK_j (b, g): no single plain case has the dropout's dS (it mixes each row's D with the key's
+//   mask), but each row's one-row case above has that row's term scale dS_ij q_i exactly; the
+//   terms are summed over g's rows and their bounds composed into one (dk_from_rows.h).
+// `got` holds out, lse, dq, dv and dk (dk may be empty: then it is not judged); c must have
+// dout. Throws std::invalid_argument for other p.
 DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p, std::uint64_t seed,
                                     const PrecisionModel& m);
 

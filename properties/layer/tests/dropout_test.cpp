@@ -169,8 +169,8 @@ TEST(Dropout, CheckCatchesWrongDropout) {
 }
 
 // The dropout backward at p = 1/2 and 3/4 (exact rescale): dV and dQ within the bound of the
-// equivalent plain cases (dropout_check.h); dK is not covered by that reduction.
-TEST(Dropout, BackwardDvDqWithinReferenceBound) {
+// equivalent plain cases, dK within the bound assembled from the one-row cases (dropout_check.h).
+TEST(Dropout, BackwardWithinReferenceBound) {
   // Every problem kind in f32 at p = 1/2; bf16 and f64 at p = 3/4 (the dV reference runs one
   // backward per key: ~0.5 s per problem).
   struct Run {
@@ -195,7 +195,7 @@ TEST(Dropout, BackwardDvDqWithinReferenceBound) {
     const Outputs got = run_backward(k, c);
     const DropoutCheck r = check_dropout_backward(c, got, run.prob, o.dropout.seed, k.precision(run.t));
     EXPECT_TRUE(r.ok()) << describe(p) << " p=" << run.prob << ": " << r.failures << " failures, " << r.worst;
-    std::printf("backward p=%.2f %-58s dq+dv worst ratio %.3g over %lld elements\n", run.prob, describe(p).c_str(),
+    std::printf("backward p=%.2f %-58s dq+dk+dv worst ratio %.3g over %lld elements\n", run.prob, describe(p).c_str(),
                 r.worst_ratio, static_cast<long long>(r.elements));
   }
 }
@@ -224,8 +224,22 @@ TEST(Dropout, BackwardCheckCatchesWrongGradients) {
   k.forward(c.problem, buf.views());
   core::CoreKernel plain;
   plain.backward(c.problem, buf.views());
-  const DropoutCheck forgot = check_dropout_backward(c, buf.outputs(), 0.5, 8, m);
+  const Outputs plain_grads = buf.outputs();
+  const DropoutCheck forgot = check_dropout_backward(c, plain_grads, 0.5, 8, m);
   EXPECT_FALSE(forgot.ok()) << "mask forgotten in the backward";
+  // dK alone wrong (the mask forgotten in dK only): caught, and on dk.
+  Outputs dk_only = good;
+  dk_only.dk = plain_grads.dk;
+  const DropoutCheck dk_wrong = check_dropout_backward(c, dk_only, 0.5, 8, m);
+  EXPECT_FALSE(dk_wrong.ok()) << "mask forgotten in dK only";
+  EXPECT_EQ(dk_wrong.worst.rfind("dk[", 0), 0u) << dk_wrong.worst;
+  // dK off by one rounding step of its own size in one element: caught.
+  Outputs nudged = good;
+  std::size_t big = 0;
+  for (std::size_t i = 0; i < nudged.dk.size(); ++i)
+    if (std::abs(nudged.dk[i]) > std::abs(nudged.dk[big])) big = i;
+  nudged.dk[big] *= 1 + 1e-3;
+  EXPECT_FALSE(check_dropout_backward(c, nudged, 0.5, 8, m).ok()) << "dK element off by 1e-3 relative";
   EXPECT_THROW(check_dropout_backward(c, good, 0.3, 8, m), std::invalid_argument);
 }
 
