@@ -414,6 +414,64 @@ void BM_StreamTriad(benchmark::State& state) {
 }
 BENCHMARK(BM_StreamTriad)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
 
+// What this machine gives a sequential sweep that also computes: the stream read's bytes taken
+// as rows of 128 f32 (a K or V row of the decode benchmark), each row summed and followed by
+// `fmas` independent AVX2 FMAs on L1-resident data. fmas = 64 is the decode's arithmetic per row
+// with 4 query rows (4 x 128 multiply-adds, 8 lanes); 112 is about what the core's sweep spends
+// per row (35 ns per key on one thread). Without overlap the time is the memory time plus the
+// arithmetic time; `bandwidth_share` shows how much of the stream survives (bench/README.md).
+__attribute__((target("avx2,fma"))) float sweep_rows(const float* x, std::int64_t n, int fmas) {
+  alignas(32) float l1[64];
+  for (int i = 0; i < 64; ++i) l1[i] = 0.5f + 0.001f * static_cast<float>(i);
+  const __m256 m = _mm256_set1_ps(0.999f);
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, c0 = s0, c1 = s0, c2 = s0, c3 = s0, c4 = s0, c5 = s0, c6 = s0, c7 = s0;
+  for (std::int64_t r = 0; r + 128 <= n; r += 128) {
+    for (int d = 0; d < 128; d += 16) {
+      s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + r + d));
+      s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + r + d + 8));
+    }
+    for (int f = 0; f + 8 <= fmas; f += 8) {
+      c0 = _mm256_fmadd_ps(_mm256_load_ps(l1), m, c0);
+      c1 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 8), m, c1);
+      c2 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 16), m, c2);
+      c3 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 24), m, c3);
+      c4 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 32), m, c4);
+      c5 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 40), m, c5);
+      c6 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 48), m, c6);
+      c7 = _mm256_fmadd_ps(_mm256_load_ps(l1 + 56), m, c7);
+    }
+  }
+  const __m256 c = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
+                                 _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));
+  float out[8];
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(s0, s1), c));
+  return out[0] + out[7];
+}
+
+void BM_StreamWithArithmetic(benchmark::State& state) {
+  const int fmas = static_cast<int>(state.range(0));
+  const Rate bandwidth = read_bandwidth();
+  StreamArrays& arrays = stream_arrays();
+  std::atomic<float> sink{0};
+  double seconds = 0, best = 1e300;
+  for (auto _ : state) {
+    const double s = on_threads([&](std::int64_t b, std::int64_t e) {
+      sink = sink + sweep_rows(arrays.a.data() + b, e - b, fmas);
+    });
+    state.SetIterationTime(s);
+    seconds += s;
+    best = std::min(best, s);
+  }
+  benchmark::DoNotOptimize(sink.load());
+  const double gb = static_cast<double>(kStreamFloats) * 4 * 1e-9;
+  state.counters["GBps"] = gb * static_cast<double>(state.iterations()) / seconds;
+  state.counters["best_GBps"] = gb / best;
+  state.counters["bandwidth_share"] = gb * static_cast<double>(state.iterations()) / seconds / bandwidth.wall;
+  state.counters["best_bandwidth_share"] = gb / best / bandwidth.wall;
+  state.counters["fmas_per_row"] = fmas;
+}
+BENCHMARK(BM_StreamWithArithmetic)->Arg(0)->Arg(64)->Arg(112)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(10);
+
 // ---- core decode ------------------------------------------------------------------------------
 // One token (Tq = 1) against a cache of 8192 positions, B = 1, Hq = 32, Hkv = 8, D = 128, f32 or
 // f16 cache, 2 threads (split-KV chooses the chunks). Each call appends at position 8191 and
