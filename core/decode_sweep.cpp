@@ -49,42 +49,58 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
   const Direct v_direct = direct_rows<T>(V, p.shape.Dv, ws.dv_pad, rk.pv_rows_half != nullptr);
   T* kt = ws.k();  // n x dk_pad, row-major (the forward's transposed K tile buffer, same size)
   T* vt = ws.v();  // n x dv_pad, row-major (the forward's panel buffer, same size)
-  for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
-    const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
-    const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
-    if (kind == TileKind::skip) continue;
-    const std::int64_t k0 = offset_of(K, b, hkv, j0);
-    if (k_direct == Direct::same)
-      rk.dots(ws.q(), ws.dk_pad, rows, static_cast<const T*>(K.data) + k0, K.stride[2], n, ws.dk_pad, scale, ws.s(),
-              ws.lds);
-    else if (k_direct == Direct::half)
-      rk.dots_half(ws.q(), ws.dk_pad, rows, static_cast<const std::uint16_t*>(K.data) + k0, K.stride[2], n, ws.dk_pad,
-                   K.dtype == DType::bf16, scale, ws.s(), ws.lds);
-    else
-      rk.dots(ws.q(), ws.dk_pad, rows, stage_rows(mk, K, b, hkv, j0, n, p.shape.Dk, kt, ws.dk_pad), ws.dk_pad, n,
-              ws.dk_pad, scale, ws.s(), ws.lds);
-    // Hidden keys (outside a row's interval) become -inf whatever their K held.
-    if (kind == TileKind::partial || p.has_softcap || p.has_bias)
-      apply_logit_rules(p, ranges, 0, rows, j0, n, ws.s(), ws.lds);
-    softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
-    for (int r = 0; r < rows; ++r)
-      for (std::int64_t d = 0; d < ws.dv_pad; ++d) ws.o()[r * ws.dv_pad + d] *= st.alpha[r];
-    const std::int64_t v0 = offset_of(V, b, hkv, j0);
-    if (kind == TileKind::partial) {
-      // A partial tile may hold hidden keys whose V is inf or NaN: their zero weights are skipped.
-      const T* v = v_direct == Direct::same ? static_cast<const T*>(V.data) + v0
-                                            : stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad);
-      const std::int64_t ldv = v_direct == Direct::same ? V.stride[2] : ws.dv_pad;
-      for (int c = 0; c < n; ++c) rk.axpy(ws.s() + c, ws.lds, rows, v + c * ldv, ws.dv_pad, ws.o(), ws.dv_pad);
-    } else if (v_direct == Direct::same) {
-      rk.pv_rows(ws.s(), ws.lds, rows, static_cast<const T*>(V.data) + v0, V.stride[2], n, ws.dv_pad, ws.o(),
-                 ws.dv_pad);
-    } else if (v_direct == Direct::half) {
-      rk.pv_rows_half(ws.s(), ws.lds, rows, static_cast<const std::uint16_t*>(V.data) + v0, V.stride[2], n, ws.dv_pad,
-                      V.dtype == DType::bf16, ws.o(), ws.dv_pad);
-    } else {
-      rk.pv_rows(ws.s(), ws.lds, rows, stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad), ws.dv_pad, n,
-                 ws.dv_pad, ws.o(), ws.dv_pad);
+  // Keys in runs of kRunKeys: the scores of a whole run first (K alone streams), then tile by
+  // tile the online softmax and P.V (V alone streams). Each tile's arithmetic is the same, in the
+  // same order, as reading K and V tile by tile, but the memory sees two long sequential streams
+  // instead of K and V alternating every 64 rows, which kept the prefetchers from running ahead
+  // (bench/README.md, decode). The run's scores sit in ws.s(): rows x kRunKeys <= its size.
+  static_assert(kRowSweepRows * kRunKeys <= kQueryBlock * kKeyBlock, "a run's scores must fit ws.s()");
+  T* const scores = ws.s();
+  for (std::int64_t r0 = keys.lo; r0 < keys.hi; r0 += kRunKeys) {
+    const std::int64_t r1 = std::min(r0 + kRunKeys, keys.hi);
+    for (std::int64_t j0 = r0; j0 < r1; j0 += kKeyBlock) {
+      const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, r1 - j0));
+      if (classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias) == TileKind::skip) continue;
+      T* s = scores + (j0 - r0);
+      const std::int64_t k0 = offset_of(K, b, hkv, j0);
+      if (k_direct == Direct::same)
+        rk.dots(ws.q(), ws.dk_pad, rows, static_cast<const T*>(K.data) + k0, K.stride[2], n, ws.dk_pad, scale, s,
+                kRunKeys);
+      else if (k_direct == Direct::half)
+        rk.dots_half(ws.q(), ws.dk_pad, rows, static_cast<const std::uint16_t*>(K.data) + k0, K.stride[2], n,
+                     ws.dk_pad, K.dtype == DType::bf16, scale, s, kRunKeys);
+      else
+        rk.dots(ws.q(), ws.dk_pad, rows, stage_rows(mk, K, b, hkv, j0, n, p.shape.Dk, kt, ws.dk_pad), ws.dk_pad, n,
+                ws.dk_pad, scale, s, kRunKeys);
+    }
+    for (std::int64_t j0 = r0; j0 < r1; j0 += kKeyBlock) {
+      const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, r1 - j0));
+      const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
+      if (kind == TileKind::skip) continue;
+      T* s = scores + (j0 - r0);
+      // Hidden keys (outside a row's interval) become -inf whatever their K held.
+      if (kind == TileKind::partial || p.has_softcap || p.has_bias)
+        apply_logit_rules(p, ranges, 0, rows, j0, n, s, kRunKeys);
+      softmax_rows_update(mk, st, s, kRunKeys, rows, n);
+      for (int r = 0; r < rows; ++r)
+        for (std::int64_t d = 0; d < ws.dv_pad; ++d) ws.o()[r * ws.dv_pad + d] *= st.alpha[r];
+      const std::int64_t v0 = offset_of(V, b, hkv, j0);
+      if (kind == TileKind::partial) {
+        // A partial tile may hold hidden keys whose V is inf or NaN: their zero weights are skipped.
+        const T* v = v_direct == Direct::same ? static_cast<const T*>(V.data) + v0
+                                              : stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad);
+        const std::int64_t ldv = v_direct == Direct::same ? V.stride[2] : ws.dv_pad;
+        for (int c = 0; c < n; ++c) rk.axpy(s + c, kRunKeys, rows, v + c * ldv, ws.dv_pad, ws.o(), ws.dv_pad);
+      } else if (v_direct == Direct::same) {
+        rk.pv_rows(s, kRunKeys, rows, static_cast<const T*>(V.data) + v0, V.stride[2], n, ws.dv_pad, ws.o(),
+                   ws.dv_pad);
+      } else if (v_direct == Direct::half) {
+        rk.pv_rows_half(s, kRunKeys, rows, static_cast<const std::uint16_t*>(V.data) + v0, V.stride[2], n, ws.dv_pad,
+                        V.dtype == DType::bf16, ws.o(), ws.dv_pad);
+      } else {
+        rk.pv_rows(s, kRunKeys, rows, stage_rows(mk, V, b, hkv, j0, n, p.shape.Dv, vt, ws.dv_pad), ws.dv_pad, n,
+                   ws.dv_pad, ws.o(), ws.dv_pad);
+      }
     }
   }
 }

@@ -18,6 +18,9 @@ namespace attnv::core {
 // Up to this many rows the row sweep reads each K and V row once for all rows; above it the
 // forward's register-blocked tiles win (measured: core_bench BM_CoreDecode, README).
 inline constexpr int kRowSweepRows = 8;
+// Keys whose scores the sweep computes before their softmax and P.V (decode_sweep.cpp says why);
+// a multiple of kKeyBlock.
+inline constexpr std::int64_t kRunKeys = 1024;
 
 // As attend_key_tiles: rows in ws.q() with their intervals in ws.ranges(), keys [keys.lo,
 // keys.hi) of KV head (b, hkv), folded into st and ws.o(). No mask or bias (decode has none).
