@@ -105,7 +105,10 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
 }
 
 RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, const ConformanceOptions& opt, int n) {
-  RequirementResult res{r.id, r.property, dtype};
+  RequirementResult res;
+  res.id = r.id;
+  res.property = r.property;
+  res.dtype = dtype;
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::vector<Case> cases;
   for (int i = 0; i < n; ++i) cases.push_back(stream.next().c);
@@ -168,7 +171,10 @@ props::PropertyCase reproduce_case(const std::string& key, DType dtype, std::uin
 
 RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype, const ConformanceOptions& opt) {
   const Requirement& r = requirement(key);
-  RequirementResult res{r.id, r.property, dtype};
+  RequirementResult res;
+  res.id = r.id;
+  res.property = r.property;
+  res.dtype = dtype;
   if (!claims_dtype(k, dtype)) {
     res.verdict = Verdict::not_claimed;
     res.note = "not claimed: dtype " + std::string(dtype_name(dtype));
