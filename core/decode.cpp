@@ -88,7 +88,8 @@ std::int64_t grain(std::int64_t items, int threads) {
 }
 
 // The calling thread's scratch, kept between calls (a decode step is short: allocating and
-// faulting in a few hundred KB per call was measurable). Pool threads free theirs on exit.
+// faulting in a few hundred KB per call was measurable). The threads parallel_for starts free
+// theirs when they exit.
 template <class T>
 Workspace<T>& thread_workspace(std::int64_t dk, std::int64_t dv) {
   thread_local std::unique_ptr<Workspace<T>> ws;
@@ -171,24 +172,18 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
       threads, grain(n_items, threads));
   // Phase 2: merge each row block's partials in chunk order, finish, write. On the calling
   // thread: the merge is at most 1/kSplitMinKeys of phase 1's work, less than starting a thread.
-  n_items = dec.items();
-  parallel_for(
-      n_items,
-      [&](std::int64_t begin, std::int64_t end) {
-        Workspace<T>& ws = thread_workspace<T>(f.shape.Dk, f.shape.Dv);
-        std::vector<Partial<T>> parts(static_cast<std::size_t>(splits));
-        AlignedArray<T> scratch(splits);
-        for (std::int64_t item = begin; item < end; ++item) {
-          const RowBlock rb = dec.block(item);
-          const int rows = static_cast<int>(rb.r1 - rb.r0);
-          for (std::int64_t s = 0; s < splits; ++s) parts[static_cast<std::size_t>(s)] = part(item, s);
-          const SoftmaxRows<T> st = ws.softmax();
-          merge_partials(mk, parts.data(), static_cast<int>(splits), rows, dv_pad, ws.dv_pad, st, ws.o(), scratch.get());
-          softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, f.shape.Dv, ws.lse());
-          dec.write(mk, rb, ws.o(), ws.dv_pad, ws.lse());
-        }
-      },
-      1);
+  Workspace<T>& ws = thread_workspace<T>(f.shape.Dk, f.shape.Dv);
+  std::vector<Partial<T>> parts(static_cast<std::size_t>(splits));
+  AlignedArray<T> scratch(splits);
+  for (std::int64_t item = 0; item < dec.items(); ++item) {
+    const RowBlock rb = dec.block(item);
+    const int rows = static_cast<int>(rb.r1 - rb.r0);
+    for (std::int64_t s = 0; s < splits; ++s) parts[static_cast<std::size_t>(s)] = part(item, s);
+    const SoftmaxRows<T> st = ws.softmax();
+    merge_partials(mk, parts.data(), static_cast<int>(splits), rows, dv_pad, ws.dv_pad, st, ws.o(), scratch.get());
+    softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, f.shape.Dv, ws.lse());
+    dec.write(mk, rb, ws.o(), ws.dv_pad, ws.lse());
+  }
 }
 
 template <class T>

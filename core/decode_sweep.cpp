@@ -55,12 +55,16 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
   // instead of K and V alternating every 64 rows, which kept the prefetchers from running ahead
   // (bench/README.md, decode). The run's scores sit in ws.s(): rows x kRunKeys <= its size.
   static_assert(kRowSweepRows * kRunKeys <= kQueryBlock * kKeyBlock, "a run's scores must fit ws.s()");
+  static_assert(kRunKeys % kKeyBlock == 0, "a run is whole tiles");
   T* const scores = ws.s();
   for (std::int64_t r0 = keys.lo; r0 < keys.hi; r0 += kRunKeys) {
     const std::int64_t r1 = std::min(r0 + kRunKeys, keys.hi);
+    TileKind kinds[kRunKeys / kKeyBlock];
     for (std::int64_t j0 = r0; j0 < r1; j0 += kKeyBlock) {
       const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, r1 - j0));
-      if (classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias) == TileKind::skip) continue;
+      TileKind& kind = kinds[(j0 - r0) / kKeyBlock];
+      kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
+      if (kind == TileKind::skip) continue;
       T* s = scores + (j0 - r0);
       const std::int64_t k0 = offset_of(K, b, hkv, j0);
       if (k_direct == Direct::same)
@@ -75,7 +79,7 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
     }
     for (std::int64_t j0 = r0; j0 < r1; j0 += kKeyBlock) {
       const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, r1 - j0));
-      const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
+      const TileKind kind = kinds[(j0 - r0) / kKeyBlock];
       if (kind == TileKind::skip) continue;
       T* s = scores + (j0 - r0);
       // Hidden keys (outside a row's interval) become -inf whatever their K held.
