@@ -6,7 +6,8 @@ namespace attnv::ref {
 
 std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
   if (c.problem.alignment == Alignment::top_left) return i;
-  return i + c.kv_len_of(b) - c.problem.shape.Tq;
+  // kv_len - (Tq - i): each step stays in [-Tq, Tk], so no sum of two sizes is ever formed.
+  return c.kv_len_of(b) - (c.problem.shape.Tq - i);
 }
 
 bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
@@ -14,8 +15,10 @@ bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
   if (j >= c.kv_len_of(b)) return false;
   const std::int64_t pos = query_position(c, b, i);
   if (p.causal && j > pos) return false;
-  if (p.window.left >= 0 && j < pos - p.window.left) return false;
-  if (p.window.right >= 0 && j > pos + p.window.right) return false;
+  // Window sides go up to 2^63 - 1 (the manifest allows it), so pos - left and pos + right can
+  // overflow; the distances pos - j and j - pos cannot (|pos|, j < 2^60 by check_problem).
+  if (p.window.left >= 0 && pos - j > p.window.left) return false;
+  if (p.window.right >= 0 && j - pos > p.window.right) return false;
   if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
   if (p.has_bias) {
     const double bias = c.bias[c.mi(i, j)];

@@ -1,6 +1,8 @@
 // Shapes around the tile sizes, every visibility rule, grouped heads, fully masked rows,
 // bitwise determinism across thread counts and runs, and the interface claims.
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -46,6 +48,32 @@ TEST(CoreEdges, VisibilityRulesAcrossTiles) {
       for (Layout layout : {Layout::bhtd, Layout::gapped})
         EXPECT_TRUE(forward_within_bound(core, c, layout)) << "variant " << variant;
     }
+}
+
+// Window sides up to 2^63 - 1 (the manifest allows them): pos + wr and pos - wl must not wrap
+// around. A side at least as long as the sequence is no limit, so the outputs equal those without
+// that side bit for bit, in both alignments, causal or not, Tq > Tk and Tq < Tk.
+TEST(CoreEdges, WindowSidesNear2To63AreNoLimit) {
+  CoreKernel core;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  std::uint64_t seed = 300;
+  for (const auto& [tq, tk] : {std::pair<std::int64_t, std::int64_t>{70, 130}, {130, 70}})
+    for (const Alignment align : {Alignment::top_left, Alignment::bottom_right})
+      for (const bool causal : {false, true})
+        for (const auto& [wl, wr] : {std::pair{std::int64_t{-1}, kMax}, {kMax, std::int64_t{-1}}, {kMax, kMax},
+                                    {kMax - 1, std::int64_t{5}}, {std::int64_t{5}, kMax - 1}}) {
+          Problem p = make_problem(tq, tk);
+          p.alignment = align;
+          p.causal = causal;
+          p.window = {wl, wr};
+          const Case c = random_case(p, ++seed);
+          Outputs huge, plain;
+          ASSERT_TRUE(forward_within_bound(core, c, Layout::bhtd, &huge)) << wl << ", " << wr;
+          Case unbounded = c;  // the same limits, written without the huge sides
+          unbounded.problem.window = {wl > tk + tq ? -1 : wl, wr > tk + tq ? -1 : wr};
+          ASSERT_TRUE(forward_within_bound(core, unbounded, Layout::bhtd, &plain));
+          EXPECT_TRUE(bitwise_equal(huge, plain)) << "window (" << wl << ", " << wr << ")";
+        }
 }
 
 // Rows with no visible key: exactly O = 0 and LSE = -inf (checked inside forward_within_bound),

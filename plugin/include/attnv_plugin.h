@@ -58,7 +58,8 @@ typedef struct attnv_problem {
   int32_t causal;                     /* 0 or 1 */
   int32_t alignment;                  /* ATTNV_ALIGN_* */
   int32_t has_mask, has_bias, has_kv_len;
-  int64_t window_left, window_right;  /* -1: unbounded on that side */
+  int64_t window_left, window_right;  /* -1: unbounded on that side; up to 2^63-1, so compare
+                                         distances (pos - j > left), never pos - left or pos + right */
   double scale;                       /* always set (1/sqrt(Dk) unless the case says otherwise) */
   double softcap;                     /* 0: none; else s <- softcap * tanh(s / softcap) before the bias */
 } attnv_problem;

@@ -30,10 +30,10 @@ struct Visibility {
     const std::int64_t n = kv_len(b);
     if (j >= n) return false;
     const bool bottom_right = p.alignment == Alignment::bottom_right && plant != Plant::alignment_confused;
-    const std::int64_t pos = bottom_right ? i + n - p.shape.Tq : i;
+    const std::int64_t pos = bottom_right ? n - (p.shape.Tq - i) : i;
     if (p.causal && j > pos + (plant == Plant::causal_off_by_one ? 1 : 0)) return false;
-    if (p.window.left >= 0 && j < pos - p.window.left) return false;
-    if (p.window.right >= 0 && j > pos + p.window.right) return false;
+    if (p.window.left >= 0 && pos - j > p.window.left) return false;  // no pos - wl: wl <= 2^63-1
+    if (p.window.right >= 0 && j - pos > p.window.right) return false;
     if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
     if (p.has_bias && c.bias[c.mi(i, j)] == -kInf) return false;
     return true;

@@ -1,9 +1,11 @@
 #pragma once
 // A vector of double-double accumulators fed by the axpy kernel, with the two double sums its
 // error radius needs: abs = sum |w| |x| and err = sum w_err |x| (the propagated errors of the
-// weights w).
+// weights w), and live = max |x| over the terms whose weight may be nonzero (a nonzero term
+// whose product underflowed leaves abs = err = 0 but live > 0).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "reference/fast/dd.h"
@@ -15,19 +17,23 @@
 namespace attnv::ref::fast_detail {
 
 struct Accumulators {
-  std::vector<double> hi, lo, abs, err;
+  std::vector<double> hi, lo, abs, live, err;
 
   void reset(std::size_t n) {
     hi.assign(n, 0.0);
     lo.assign(n, 0.0);
     abs.assign(n, 0.0);
+    live.assign(n, 0.0);
     err.assign(n, 0.0);
   }
   double* hi_at(std::size_t off) { return hi.data() + off; }
   double* lo_at(std::size_t off) { return lo.data() + off; }
   double* abs_at(std::size_t off) { return abs.data() + off; }
+  double* live_at(std::size_t off) { return live.data() + off; }
   double* err_at(std::size_t off) { return err.data() + off; }
-  bool finite(std::size_t e) const { return std::isfinite(abs[e]) && std::isfinite(err[e]); }
+  // The sum itself stayed in the double range. err may still be inf (a weight whose error the
+  // bound cannot size): that is an undecided element with an infinite radius, not an overflow.
+  bool finite(std::size_t e) const { return std::isfinite(abs[e]) && std::isfinite(hi[e]); }
 };
 
 struct Finished {
@@ -40,7 +46,9 @@ struct Finished {
 // Radius: factor * (err + acc_err_factor(n) * abs), each factor 1.01 for the rounding of the
 // double sums abs and err (relative error <= n u with n < 2^40) and for the use of |w.hi| in
 // place of |w|; + 2 u^2 |value| for the product by factor; + the underflow allowance when any
-// term was nonzero (an all-zero sum is exactly zero).
+// term may be nonzero. Only a sum whose every term is exactly zero is exactly zero: a test on abs
+// or err alone would call a sum of underflowed products (three weights 1/3 times 2^-1074) an
+// exact 0 when it is 2^-1074.
 inline Finished finish(const Accumulators& acc, std::size_t e, std::int64_t n_terms,
                        double factor) {
   dd::DD v{acc.hi[e], acc.lo[e]};
@@ -48,7 +56,8 @@ inline Finished finish(const Accumulators& acc, std::size_t e, std::int64_t n_te
   const double f = std::fabs(factor);
   double radius = f * 1.01 * (acc.err[e] + dd::acc_err_factor(n_terms) * acc.abs[e] * 1.01);
   if (factor != 1.0) radius += 2 * dd::kU2 * std::fabs(v.hi) * 1.01;
-  if (acc.abs[e] > 0 || acc.err[e] > 0) radius += f * underflow_allowance(n_terms) + underflow_allowance(1);
+  if (acc.live[e] > 0) radius += f * underflow_allowance(n_terms) + underflow_allowance(1);
+  if (std::isnan(radius)) radius = std::numeric_limits<double>::infinity();  // inf error times 0
   return {dd::to_double(v), dd::decides_rounding(v, radius), radius};
 }
 

@@ -25,12 +25,14 @@ inline double dot_err_factor(std::int64_t n) {
 }
 
 // acc[d] += w * x[d] (dd product w * x[d] with relative error <= 2 u^2, then the accurate dd
-// addition, <= 3 u^2 of the partial sum), abs[d] += |w.hi| |x[d]| in double, and, when err is
-// not null, err[d] += w_err |x[d]|.
+// addition, <= 3 u^2 of the partial sum), abs[d] += |w.hi| |x[d]| in double, live[d] =
+// max(live[d], |x[d]|), and, when err is not null, err[d] += w_err |x[d]|. A term with w = 0 and
+// w_err = 0 is exactly zero and skipped. live[d] > 0 says that some term may be nonzero even when
+// every product underflowed (abs and err then read 0): the result is not an exact zero.
 struct Kernels {
   DotResult (*dot)(const double* a, const double* b, std::int64_t n);
   void (*axpy)(DD w, double w_err, const double* x, std::int64_t n, double* acc_hi,
-               double* acc_lo, double* abs, double* err);
+               double* acc_lo, double* abs, double* live, double* err);
 };
 
 enum class Isa { portable, avx2 };

@@ -76,7 +76,8 @@ DotResult dot_avx2(const double* a, const double* b, std::int64_t n) {
 }
 
 void axpy_avx2(DD w, double w_err, const double* x, std::int64_t n, double* acc_hi,
-               double* acc_lo, double* abs, double* err) {
+               double* acc_lo, double* abs, double* live, double* err) {
+  if (w.hi == 0 && w_err == 0) return;  // an exactly zero term changes nothing
   const __m256d wh = _mm256_set1_pd(w.hi), wl = _mm256_set1_pd(w.lo);
   const __m256d wabs = _mm256_set1_pd(std::fabs(w.hi)), we = _mm256_set1_pd(w_err);
   const std::int64_t main = n - n % 4;
@@ -90,10 +91,11 @@ void axpy_avx2(DD w, double w_err, const double* x, std::int64_t n, double* acc_
     _mm256_storeu_pd(acc_lo + d, sum.lo);
     const __m256d xa = vabs(xv);
     _mm256_storeu_pd(abs + d, _mm256_fmadd_pd(wabs, xa, _mm256_loadu_pd(abs + d)));
+    _mm256_storeu_pd(live + d, _mm256_max_pd(xa, _mm256_loadu_pd(live + d)));
     if (err) _mm256_storeu_pd(err + d, _mm256_fmadd_pd(we, xa, _mm256_loadu_pd(err + d)));
   }
   for (std::int64_t d = main; d < n; ++d)
-    detail::axpy_step(w, w_err, x[d], acc_hi[d], acc_lo[d], abs[d], err ? err + d : nullptr);
+    detail::axpy_step(w, w_err, x[d], acc_hi[d], acc_lo[d], abs[d], live[d], err ? err + d : nullptr);
 }
 
 }  // namespace

@@ -17,9 +17,10 @@ DotResult dot_portable(const double* a, const double* b, std::int64_t n) {
 }
 
 void axpy_portable(DD w, double w_err, const double* x, std::int64_t n, double* acc_hi,
-                   double* acc_lo, double* abs, double* err) {
+                   double* acc_lo, double* abs, double* live, double* err) {
+  if (w.hi == 0 && w_err == 0) return;  // an exactly zero term changes nothing
   for (std::int64_t d = 0; d < n; ++d)
-    detail::axpy_step(w, w_err, x[d], acc_hi[d], acc_lo[d], abs[d], err ? err + d : nullptr);
+    detail::axpy_step(w, w_err, x[d], acc_hi[d], acc_lo[d], abs[d], live[d], err ? err + d : nullptr);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ inline DotLane reduce(const DotLane lanes[kDotLanes]) {
 }
 
 inline void axpy_step(DD w, double w_err, double x, double& hi, double& lo, double& abs,
-                      double* err) {
+                      double& live, double* err) {
   const DD c = local_two_prod(w.hi, x);
   const double cl3 = std::fma(w.lo, x, c.lo);
   const DD prod = local_fast_two_sum(c.hi, cl3);
@@ -68,6 +68,7 @@ inline void axpy_step(DD w, double w_err, double x, double& hi, double& lo, doub
   hi = sum.hi;
   lo = sum.lo;
   abs = std::fma(std::fabs(w.hi), std::fabs(x), abs);
+  live = std::fmax(live, std::fabs(x));
   if (err) *err = std::fma(w_err, std::fabs(x), *err);
 }
 

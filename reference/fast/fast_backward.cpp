@@ -37,6 +37,7 @@ struct KvHeadState {
 // sum of tiny terms, where dP_a - D would cancel to noise of the size of dP_a's error), and a
 // single visible key gives g = 0 exactly. Errors (absolute bounds on computed dd values):
 //   dP_l = dO_i . v_l (Dot2):   E_dP_l = dot_err_factor(Dv) * sum_d |dO v| * 1.01
+//       (+ dot_underflow_allowance when the products are tiny)
 //   delta_l (sub, 3 u^2):       E_delta_l = E_dP_a + E_dP_l + 3 u^2 |delta_l| * 1.01, E_delta_a = 0
 //   D' (mul 4 u^2, accurate adds): E_D' = 1.01 sum_l [p_err_l |delta_l| + P_l E_delta_l]
 //       + acc_err_factor(n) * sum_l P_l |delta_l| * 1.01 (+ underflow allowance if nonzero)
@@ -71,7 +72,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
       fd::throw_non_finite("v", c, c.v, v0, s.Dv, b, hk, w.keys[jj], "a value row visible to some query");
     }
     st.dp[jj] = dp.value;
-    st.dp_err[jj] = dot_factor * dp.abs_sum;
+    st.dp_err[jj] = dot_factor * dp.abs_sum + fd::dot_underflow_allowance(dout, c.v.data() + v0, s.Dv, dp.abs_sum);
     if (dd::less(w.p[a], w.p[jj])) a = jj;
   }
   // delta_l = dP_a - dP_l, kept in st.dp (dP itself is no longer needed), its error in st.dp_err.
@@ -127,7 +128,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
     // multiply |hi| + |lo|. (With a softcap dS_j carries sech^2_j and the identity fails.)
     if (softcap) {
       ctx.kernels->axpy(ds, err_ds, c.k.data() + k0, s.Dk, st.dq.hi.data(), st.dq.lo.data(),
-                        st.dq.abs.data(), st.dq.err.data());
+                        st.dq.abs.data(), st.dq.live.data(), st.dq.err.data());
     } else if (jj != a) {
       const double* kj_row = c.k.data() + k0;
       for (std::int64_t d = 0; d < s.Dk; ++d) {
@@ -136,16 +137,16 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
         st.kdiff_lo[static_cast<std::size_t>(d)] = diff.lo;
       }
       ctx.kernels->axpy(ds, err_ds, st.kdiff_hi.data(), s.Dk, st.dq.hi.data(), st.dq.lo.data(),
-                        st.dq.abs.data(), st.dq.err.data());
+                        st.dq.abs.data(), st.dq.live.data(), st.dq.err.data());
       ctx.kernels->axpy(ds, err_ds, st.kdiff_lo.data(), s.Dk, st.dq.hi.data(), st.dq.lo.data(),
-                        st.dq.abs.data(), st.dq.err.data());
+                        st.dq.abs.data(), st.dq.live.data(), st.dq.err.data());
     }
     const std::size_t kj = ju * static_cast<std::size_t>(s.Dk);
     const std::size_t vj = ju * static_cast<std::size_t>(s.Dv);
     ctx.kernels->axpy(ds, err_ds, q, s.Dk, st.dk.hi_at(kj), st.dk.lo_at(kj), st.dk.abs_at(kj),
-                      st.dk.err_at(kj));
+                      st.dk.live_at(kj), st.dk.err_at(kj));
     ctx.kernels->axpy(w.p[jj], w.p_err[jj], dout, s.Dv, st.dv.hi_at(vj), st.dv.lo_at(vj),
-                      st.dv.abs_at(vj), st.dv.err_at(vj));
+                      st.dv.abs_at(vj), st.dv.live_at(vj), st.dv.err_at(vj));
     ++st.terms[ju];
   }
   const std::size_t q0 = c.qi(b, h, i, 0);

@@ -21,7 +21,7 @@ void write_row_output(const RowContext& ctx, std::int64_t b, std::int64_t h, std
   acc.reset(static_cast<std::size_t>(Dv));
   for (std::size_t jj = 0; jj < w.keys.size(); ++jj)
     ctx.kernels->axpy(w.p[jj], w.p_err[jj], c.v.data() + c.vi(b, hk, w.keys[jj], 0), Dv,
-                      acc.hi.data(), acc.lo.data(), acc.abs.data(), acc.err.data());
+                      acc.hi.data(), acc.lo.data(), acc.abs.data(), acc.live.data(), acc.err.data());
   const auto n = static_cast<std::int64_t>(w.keys.size());
   for (std::int64_t d = 0; d < Dv; ++d) {
     const auto e = static_cast<std::size_t>(d);

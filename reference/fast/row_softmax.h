@@ -64,4 +64,16 @@ inline double underflow_allowance(std::int64_t n) {
   return static_cast<double>(n + 8) * 0x1p-1070;
 }
 
+// The error of a Dot2 result beyond dot_err_factor(n) * abs_sum (dd_kernels.h), which assumes no
+// underflow: two_prod splits a product exactly unless it lies below ~2^-969, where its low part
+// rounds (by <= 2^-1075). Once abs_sum >= 2^-900 the relative term exceeds n such roundings
+// many times over; below, an allowance is due unless every product is exactly zero (an
+// underflowed abs_sum of 0 does not prove that, so the factors are looked at).
+inline double dot_underflow_allowance(const double* a, const double* b, std::int64_t n, double abs_sum) {
+  if (abs_sum >= 0x1p-900) return 0;
+  for (std::int64_t k = 0; k < n; ++k)
+    if (a[k] != 0 && b[k] != 0) return underflow_allowance(2 * n);
+  return 0;
+}
+
 }  // namespace attnv::ref::fast_detail

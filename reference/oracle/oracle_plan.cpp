@@ -6,7 +6,7 @@
 
 #include "problem/error.h"
 #include "problem/validate.h"
-#include "reference/visibility.h"
+#include "reference/oracle/oracle_visibility.h"
 
 namespace attnv::ref::oracle_detail {
 namespace {
@@ -77,7 +77,7 @@ ReadPlan plan_reads(const Case& c, bool need_dout) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i) {
       auto& keys = plan.keys[static_cast<std::size_t>(b * s.Tq + i)];
-      keys = visible_keys(c, b, i);
+      keys = oracle_visible_keys(c, b, i);
       for (std::int64_t j : keys) {
         plan.key_read[static_cast<std::size_t>(b * s.Tk + j)] = 1;
         if (c.problem.has_bias) plan.bias_read[c.mi(i, j)] = 1;
@@ -119,7 +119,7 @@ std::vector<std::int64_t> plan_and_check_row(const Case& c, std::int64_t b, std:
     throw InputError("oracle: row (b=" + std::to_string(b) + ", h=" + std::to_string(h) +
                      ", i=" + std::to_string(i) + ") is outside B=" + std::to_string(s.B) +
                      " Hq=" + std::to_string(s.Hq) + " Tq=" + std::to_string(s.Tq));
-  std::vector<std::int64_t> keys = visible_keys(c, b, i);
+  std::vector<std::int64_t> keys = oracle_visible_keys(c, b, i);
   if (keys.empty()) return keys;
   check_q_row(c, b, h, i);
   const std::int64_t kvh = h / c.problem.group();

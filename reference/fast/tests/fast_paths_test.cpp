@@ -52,16 +52,17 @@ TEST(FastPaths, KernelsBitwiseEqualAcrossIsas) {
     ASSERT_EQ(x.value.hi, y.value.hi);
     ASSERT_EQ(x.value.lo, y.value.lo);
     ASSERT_EQ(x.abs_sum, y.abs_sum);
-    std::vector<double> h1(n, 0.5), l1(n, 0x1p-60), s1(n, 1), e1(n, 0);
-    std::vector<double> h2 = h1, l2 = l1, s2 = s1, e2 = e1;
+    std::vector<double> h1(n, 0.5), l1(n, 0x1p-60), s1(n, 1), v1(n, 0), e1(n, 0);
+    std::vector<double> h2 = h1, l2 = l1, s2 = s1, v2 = v1, e2 = e1;
     for (int rep = 0; rep < 5; ++rep) {
       const dd::DD w = dd::fast_two_sum(rng.normal(), rng.normal() * 0x1p-55);
-      port.axpy(w, 1e-30, a.data(), n, h1.data(), l1.data(), s1.data(), e1.data());
-      avx.axpy(w, 1e-30, a.data(), n, h2.data(), l2.data(), s2.data(), e2.data());
+      port.axpy(w, 1e-30, a.data(), n, h1.data(), l1.data(), s1.data(), v1.data(), e1.data());
+      avx.axpy(w, 1e-30, a.data(), n, h2.data(), l2.data(), s2.data(), v2.data(), e2.data());
     }
     ASSERT_EQ(h1, h2);
     ASSERT_EQ(l1, l2);
     ASSERT_EQ(s1, s2);
+    ASSERT_EQ(v1, v2);
     ASSERT_EQ(e1, e2);
   }
 }

@@ -1,0 +1,28 @@
+#include "reference/oracle/oracle_visibility.h"
+
+#include <cmath>
+
+namespace attnv::ref::oracle_detail {
+
+std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t i) {
+  __extension__ typedef __int128 Wide;  // -Wpedantic: a GCC/Clang extension, on purpose
+  const Problem& p = c.problem;
+  const Wide kv_len = p.has_kv_len ? c.kv_len[static_cast<std::size_t>(b)] : p.shape.Tk;
+  const Wide pos = p.alignment == Alignment::top_left ? Wide{i} : Wide{i} + kv_len - Wide{p.shape.Tq};
+  // Unbounded sides (-1) as bounds no key reaches.
+  const Wide lowest = p.window.left < 0 ? Wide{-1} << 100 : pos - Wide{p.window.left};
+  Wide highest = p.window.right < 0 ? Wide{1} << 100 : pos + Wide{p.window.right};
+  if (p.causal && pos < highest) highest = pos;
+  std::vector<std::int64_t> keys;
+  for (std::int64_t j = 0; j < p.shape.Tk; ++j) {
+    const Wide wj = j;
+    if (wj >= kv_len || wj < lowest || wj > highest) continue;
+    const std::size_t at = static_cast<std::size_t>(i * p.shape.Tk + j);
+    if (p.has_mask && c.mask[at] == 0) continue;
+    if (p.has_bias && std::isinf(c.bias[at]) && c.bias[at] < 0) continue;
+    keys.push_back(j);
+  }
+  return keys;
+}
+
+}  // namespace attnv::ref::oracle_detail

@@ -1,0 +1,18 @@
+#pragma once
+// The oracle's own reading of SPEC visibility (padding, alignment, causal, window, mask, -inf
+// bias). Deliberately a second copy: reference/visibility.cpp serves the fast reference, the
+// bound and the emulated kernels; if the oracle shared it, a mistake there (as once: window sides
+// near 2^63 overflowing pos + wr) would be made identically by everything that checks it, and no
+// cross-check could see it. Written differently on purpose: positions in 128-bit integers, the
+// rules as SPEC states them (p_i - wl <= j <= p_i + wr), so no expression can overflow.
+#include <cstdint>
+#include <vector>
+
+#include "problem/case.h"
+
+namespace attnv::ref::oracle_detail {
+
+// The keys of batch b visible to query i, increasing (the same for every head).
+std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t i);
+
+}  // namespace attnv::ref::oracle_detail
