@@ -133,7 +133,7 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
       const bool empty = !detail::row_sees_any(c, b, i);
       masked += empty;
       for (std::int64_t h = 0; h < s.Hq; ++h) {
-        const double L = got.lse[c.li(b, h, i)];
+        const double L = got.lse.empty() ? (empty ? -kInf : 0.0) : got.lse[c.li(b, h, i)];  // no LSE claimed
         std::ostringstream w;
         if (std::isnan(L) || (empty && L != -kInf)) {
           w << detail::element_name(c, "lse", c.li(b, h, i)) << " = " << L;

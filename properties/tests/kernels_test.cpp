@@ -80,5 +80,68 @@ TEST(Checks, UnclaimedProblemsAreNotFailed) {
   }
 }
 
+// A kernel that writes no LSE (claims everything else the naive kernel does).
+class NoLse : public NaiveKernel {
+ public:
+  using NaiveKernel::NaiveKernel;
+  Capabilities capabilities() const override {
+    Capabilities c = NaiveKernel::capabilities();
+    c.lse = false;
+    return c;
+  }
+};
+
+// R6 plants NaN in keys hidden from some rows but visible to others (causal). A kernel without
+// an LSE used to get the reference's LSE of that case as a stand-in, the reference refused the
+// NaN keys, and the kernel was charged with "threw: fast reference (...)". Now the missing LSE is
+// simply not compared: the correct kernel passes, and a leaking one still fails on O.
+TEST(Checks, HiddenNonFiniteWithoutLseJudgesTheOutputAlone) {
+  Problem p;
+  p.shape = {1, 2, 1, 6, 6, 3, 3};
+  p.causal = true;
+  p.has_mask = true;
+  const Case c = make_values(p, ValueFamily::moderate, 5, false, false);
+  NoLse correct;
+  std::int64_t exercised = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    PropertyResult r = PropertyResult::fail("hidden_nonfinite", c.id, "threw", "");
+    ASSERT_NO_THROW(r = check_hidden_nonfinite(correct, c, Layout::bhtd, seed));
+    EXPECT_TRUE(r.ok) << r;
+    exercised += r.message.find("vacuous") == std::string::npos;
+    PropertyResult no_leak = PropertyResult::fail("no_leakage", c.id, "threw", "");
+    ASSERT_NO_THROW(no_leak = check_no_leakage(correct, c, Layout::bhtd, seed));
+    EXPECT_TRUE(no_leak.ok) << no_leak;
+  }
+  EXPECT_GT(exercised, 0);
+  NoLse leaking(NaiveOptions{Structure::naive, 16, Plant::hidden_times_zero});
+  bool caught = false;
+  for (std::uint64_t seed = 1; seed <= 8 && !caught; ++seed) caught = !check_hidden_nonfinite(leaking, c, Layout::bhtd, seed).ok;
+  EXPECT_TRUE(caught);
+}
+
+// Correct O, LSE off by one everywhere: an LSE bug, which is R1's (matches_reference) to name.
+class LseOffByOne : public NaiveKernel {
+ public:
+  void forward(const Problem& p, const KernelViews& views) override {
+    NaiveKernel::forward(p, views);
+    if (!views.lse.present()) return;
+    for (std::int64_t b = 0; b < p.shape.B; ++b)
+      for (std::int64_t h = 0; h < p.shape.Hq; ++h)
+        for (std::int64_t i = 0; i < p.shape.Tq; ++i) store(views.lse, {b, h, i, 0}, load(views.lse, {b, h, i, 0}) + 1);
+  }
+};
+
+TEST(Checks, RowsSumToOneJudgesTheWeightsNotTheLse) {
+  Problem p;
+  p.shape = {1, 2, 1, 4, 5, 3, 3};
+  const Case c = make_values(p, ValueFamily::moderate, 6, false, false);
+  LseOffByOne k;
+  const PropertyResult r3 = check_rows_sum_to_one(k, c, Layout::bhtd);
+  EXPECT_TRUE(r3.ok) << r3;
+  const PropertyResult r1 = check_matches_reference(k, c, Layout::bhtd);
+  EXPECT_FALSE(r1.ok);
+  EXPECT_NE(r1.worst.find("lse["), std::string::npos) << r1;
+}
+
 }  // namespace
 }  // namespace attnv::props
