@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/dtype_option.h"
+#include "io/text.h"
 #include "problem/error.h"
 
 namespace attnv::cli {
@@ -32,7 +33,7 @@ struct CheckArgs {
 cases::Progress progress_line() {
   if (!isatty(STDERR_FILENO)) return {};
   return [](const conformance::RequirementResult& r) {
-    std::cerr << "\r\033[K  " << r.id << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << std::flush;
+    std::cerr << "\r\033[K  " << io::printable(r.id) << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << std::flush;
   };
 }
 
@@ -46,15 +47,15 @@ void run_export(const ExportArgs& a) {
   const cases::ExportSummary sum = cases::export_cases(a.out, s, progress_line());
   if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
   std::cout << "attnv cases export: " << sum.cases << " case(s) from " << sum.calls << " kernel call(s), "
-            << sum.bytes << " bytes, " << sum.seconds << " s, written to " << a.out << '\n'
+            << sum.bytes << " bytes, " << sum.seconds << " s, written to " << io::printable(a.out) << '\n'
             << "next: write out.npy and lse.npy (and dq.npy, dk.npy, dv.npy where dout.npy exists) into each\n"
-            << "case folder listed in " << (std::filesystem::path(a.out) / "manifest.json").string()
-            << ", then run: attnv cases check " << a.out << '\n';
+            << "case folder listed in " << io::printable((std::filesystem::path(a.out) / "manifest.json").string())
+            << ", then run: attnv cases check " << io::printable(report::shell_quote(a.out)) << '\n';
   if (!sum.answer_findings.empty()) {
     std::cerr << "attnv cases export: warning: the naive kernel that answered the recording fails these under the\n"
                  "claimed precision model; checks stop at a failure, so calls a correct kernel would get may be\n"
                  "missing from the export (loosen the claimed model):\n";
-    for (const std::string& f : sum.answer_findings) std::cerr << "  " << f << '\n';
+    for (const std::string& f : sum.answer_findings) std::cerr << "  " << io::printable(f, true) << '\n';
   }
 }
 

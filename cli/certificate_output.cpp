@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "io/npy.h"
+#include "io/text.h"
 #include "problem/error.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -27,6 +28,35 @@ void require_parent(const std::string& file, const char* option) {
   if (!fs::is_directory(parent))
     throw InputError(std::string(option) + " " + file + ": the folder " + parent.string() + " does not exist");
   if (fs::is_directory(file)) throw InputError(std::string(option) + " " + file + ": is a folder, give a file name");
+}
+
+// The certificate as the terminal shows it: every string that can come from outside attnv (a
+// plugin's name, version and messages, case ids from an exchange folder, paths and words from
+// the command line) made printable, so none can drive the terminal. The files keep the
+// original text; each renderer escapes it for its own format.
+report::Certificate for_terminal(report::Certificate c) {
+  auto clean = [](std::string& s, bool lines = false) { s = io::printable(s, lines); };
+  clean(c.command);
+  clean(c.kernel.spec);
+  clean(c.kernel.name);
+  clean(c.kernel.version);
+  for (std::string& n : c.kernel.notes) clean(n, true);
+  clean(c.report.kernel);
+  for (conformance::RequirementResult& r : c.report.results) {
+    clean(r.id);
+    clean(r.property);
+    clean(r.worst_case);
+    clean(r.note, true);
+    for (conformance::Finding& f : r.findings) {
+      clean(f.case_id);
+      clean(f.message, true);
+      clean(f.worst, true);
+      clean(f.reproduce);
+      clean(f.saved_case);
+    }
+    for (conformance::CaseRecord& k : r.cases) clean(k.case_id);
+  }
+  return c;
 }
 
 }  // namespace
@@ -70,8 +100,9 @@ int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
     if (!f.file.empty()) write_text(f.file, text);
     if (to_dir) write_text(dir / f.in_dir, text);
   }
-  std::cout << report::terminal_summary(cert, isatty(STDOUT_FILENO) != 0);
-  if (!out.report_dir.empty()) std::cout << "certificate written to " << out.report_dir << "/certificate.{json,junit.xml,html}\n";
+  std::cout << report::terminal_summary(for_terminal(cert), isatty(STDOUT_FILENO) != 0);
+  if (!out.report_dir.empty())
+    std::cout << "certificate written to " << io::printable(out.report_dir) << "/certificate.{json,junit.xml,html}\n";
   if (!cert.report.ok()) return 1;
   if (report::summarize(cert).pass == 0) {
     std::cerr << "attnv: error: nothing was certified: the kernel claims none of the requested requirements "

@@ -15,6 +15,7 @@
 #include "cli/kernel_spec.h"
 #include "cli/reproducer.h"
 #include "core/core_kernel.h"
+#include "io/text.h"
 #include "problem/error.h"
 
 #ifndef ATTNV_SOURCE_CORPUS
@@ -102,7 +103,7 @@ int run_fuzz(const FuzzArgs& a) {
   const Capabilities claims = fuzz::fuzzed_claims(*probe, opt.dtype);  // InputError: --dtype not claimed
   if (const fs::path dir = corpus_dir(a); !dir.empty()) opt.seeds = read_corpus(dir);
 
-  std::cerr << "attnv fuzz: kernel " << choice.info.name << " (" << choice.info.spec << "), dtypes";
+  std::cerr << "attnv fuzz: kernel " << io::printable(choice.info.name) << " (" << io::printable(choice.info.spec) << "), dtypes";
   for (DType d : claims.dtypes) std::cerr << ' ' << dtype_name(d);
   std::cerr << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << ", " << a.jobs << " searcher"
             << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
@@ -128,10 +129,11 @@ int run_fuzz(const FuzzArgs& a) {
   text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
   text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
   write_reproducer(a.out, f, choice.info.spec, probe->precision(f.c.problem.dtype), text.str());
-  std::cout << text.str();
-  std::cout << "  reproducer: " << a.out << "/\n";
-  std::cout << "  reproduce:  attnv repro --kernel " << report::shell_quote(choice.info.spec) << ' '
-            << report::shell_quote(a.out) << '\n';
+  // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
+  std::cout << io::printable(text.str(), true);
+  std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
+  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec)) << ' '
+            << io::printable(report::shell_quote(a.out)) << '\n';
   return 1;
 }
 

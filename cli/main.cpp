@@ -1,8 +1,10 @@
 // attnv: verification and property testing for attention kernels.
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
+#include "io/text.h"
 #include "problem/error.h"
 
 int main(int argc, char** argv) {
@@ -25,7 +27,7 @@ int main(int argc, char** argv) {
     try {
       app.get_subcommand(argv[1]);
     } catch (const CLI::OptionNotFound&) {
-      std::cerr << "attnv: unknown subcommand '" << argv[1] << "'; the subcommands are:";
+      std::cerr << "attnv: unknown subcommand " << attnv::io::single_quoted(argv[1]) << "; the subcommands are:";
       for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
         std::cerr << ' ' << sub->get_name();
       std::cerr << " (see attnv --help)\n";
@@ -38,10 +40,17 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help or the usage error
     return code == 0 ? 0 : 2;
   } catch (const attnv::InputError& e) {
-    std::cerr << "attnv: error: " << e.what() << '\n';
+    // Messages quote ids, paths and plugin text: printable() keeps their control characters
+    // from reaching the terminal.
+    std::cerr << "attnv: error: " << attnv::io::printable(e.what()) << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // The readers and `attnv reference` name the file or case that needs the memory; this is
+    // the last resort for an allocation elsewhere.
+    std::cerr << "attnv: error: out of memory: the input needs more memory than this machine can give\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "attnv: internal error: " << e.what() << '\n';
+    std::cerr << "attnv: internal error: " << attnv::io::printable(e.what()) << '\n';
     return 3;
   }
   return exit_code;

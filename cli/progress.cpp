@@ -4,14 +4,18 @@
 #include <iostream>
 #include <string>
 
+#include "io/text.h"
+
 namespace attnv::cli {
 
 Progress::Progress(bool terminal) : terminal_(terminal), start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const std::string what = r.id + " " + r.property + " [" + std::string(dtype_name(r.dtype)) + "] " +
-                           std::string(conformance::verdict_name(r.verdict));
+  // printable: the line is redrawn with \r and ESC[K, and text that came from outside attnv must
+  // not be able to add sequences of its own.
+  const std::string what = io::printable(r.id + " " + r.property + " [" + std::string(dtype_name(r.dtype)) + "] " +
+                                         std::string(conformance::verdict_name(r.verdict)));
   char line[256];
   if (total == 0) {  // the total is not known in advance: count only
     std::snprintf(line, sizeof line, terminal_ ? "\r\033[K[%zu] %5.0f s  %s" : "[%zu] %.0f s %s", done, elapsed, what.c_str());

@@ -10,6 +10,7 @@
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
 #include "io/exchange.h"
+#include "io/text.h"
 #include "problem/error.h"
 
 namespace attnv::cli {
@@ -49,20 +50,22 @@ int run_repro(const ReproArgs& a) {
     const fuzz::Verdict v = fuzz::judge_case(*k, c, layout, opt);
     if (!v.judged)
       throw InputError("case '" + c.id + "': cannot be judged: " + v.skipped_why);
-    std::cout << "case " << c.id << ": " << fuzz::case_line(c, layout) << (v.backward ? ", forward and backward" : ", forward")
+    std::cout << "case " << io::printable(c.id) << ": " << fuzz::case_line(c, layout) << (v.backward ? ", forward and backward" : ", forward")
               << note << '\n';
     if (v.finding) {
       ++failed;
       const fuzz::Finding& f = *v.finding;
-      std::cout << "  FAIL " << fuzz::finding_kind_id(f.kind) << ": " << indent_lines(f.message, "    ") << '\n';
-      if (!f.worst.empty()) std::cout << "  worst: " << f.worst << '\n';
+      // The message may quote the plugin's own error text: printable, newlines kept.
+      std::cout << "  FAIL " << fuzz::finding_kind_id(f.kind) << ": " << io::printable(indent_lines(f.message, "    "), true)
+                << '\n';
+      if (!f.worst.empty()) std::cout << "  worst: " << io::printable(f.worst, true) << '\n';
     } else {
       std::cout << "  PASS: worst error/bound ratio " << v.comparison.worst_ratio() << "\n    "
                 << indent_lines(v.comparison.summary(), "    ") << '\n';
     }
   }
   std::cout << (failed ? "attnv repro: FAILS: " : "attnv repro: passes: ") << failed << " of " << cases.size()
-            << " case" << (cases.size() == 1 ? "" : "s") << " failed with kernel " << choice.info.name << '\n';
+            << " case" << (cases.size() == 1 ? "" : "s") << " failed with kernel " << io::printable(choice.info.name) << '\n';
   return failed ? 1 : 0;
 }
 

@@ -1,14 +1,16 @@
 #include "io/exchange.h"
 
+#include <array>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <tuple>
 #include <set>
-#include <sstream>
 
 #include "io/manifest.h"
 #include "io/npy.h"
 #include "io/tensor_files.h"
+#include "io/text.h"
 #include "problem/error.h"
 #include "problem/validate.h"
 
@@ -17,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string case_label(std::size_t index, std::string_view id) {
-  return "case " + std::to_string(index) + " (id '" + std::string(id) + "')";
+  return "case " + std::to_string(index) + " (id " + single_quoted(id) + ")";
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -29,20 +31,29 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-std::string read_text(const fs::path& file) {
+// The manifest's text, its size checked against kMaxManifestBytes before it is read.
+std::string read_manifest_text(const fs::path& file) {
+  const std::string name = file.string();
+  if (std::string why = unreadable_reason(file); !why.empty()) throw InputError(name + ": " + why);
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
-    throw InputError(file.string() + ": " + (fs::exists(file, ec) ? "not a regular file" : "no such file"));
+  const std::uintmax_t size = fs::file_size(file, ec);
+  if (ec) throw InputError(name + ": cannot determine the file size: " + ec.message());
+  if (size > static_cast<std::uintmax_t>(kMaxManifestBytes))
+    throw InputError(name + ": " + std::to_string(size) + " bytes, more than the limit of " +
+                     std::to_string(kMaxManifestBytes) + " bytes (" + std::to_string(kMaxManifestBytes >> 20) +
+                     " MiB) for a manifest; split the cases over several exchange folders (docs/exchange-format.md)");
   std::ifstream f(file, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  if (!f && !f.eof()) throw InputError(file.string() + ": read error");
-  return s.str();
+  // Unreadable for lack of permission, say, though it exists: say why instead of "read error".
+  if (!f) throw InputError(name + ": cannot open for reading: " + std::strerror(errno));
+  std::string text(static_cast<std::size_t>(size), '\0');
+  if (!f.read(text.data(), static_cast<std::streamsize>(size)))
+    throw InputError(name + ": read error after " + std::to_string(f.gcount()) + " of " + std::to_string(size) + " bytes");
+  return text;
 }
 
 std::vector<ManifestEntry> read_manifest(const fs::path& dir) {
   const fs::path file = dir / kManifestFile;
-  return parse_manifest(read_text(file), file.string());
+  return parse_manifest(read_manifest_text(file), file.string());
 }
 
 // Shapes of every tensor a case folder holds.
@@ -77,9 +88,38 @@ fs::path checked_case_folder(const fs::path& dir, const std::string& rel, const 
 
 ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const std::string& label);
 
+// The case folder must be a folder: without this, a file named like it shows up only as
+// "q.npy: no such file", which hides the real mistake.
+void require_folder(const fs::path& folder, const std::string& rel, const std::string& label) {
+  std::error_code ec;
+  const auto st = fs::status(folder, ec);
+  const std::string where = label + ": dir " + single_quoted(rel) + ": " + printable(folder.string());
+  if (st.type() == fs::file_type::not_found) throw InputError(where + " does not exist");
+  if (ec) throw InputError(where + ": cannot access it: " + ec.message());
+  if (st.type() != fs::file_type::directory) throw InputError(where + " is not a folder");
+}
+
+// Bytes the case's input tensors take once read (8 per element), for an out-of-memory message.
+// The manifest's per-tensor limit keeps each term, and so the sum, far from overflowing.
+std::int64_t case_bytes(const ManifestEntry& e) {
+  const Problem& p = e.problem;
+  const CaseShapes s(p.shape);
+  auto bytes = [](const ExpectedShape& t) {
+    std::int64_t m = 8;
+    for (std::int64_t d : t.dims) m *= d;
+    return m;
+  };
+  std::int64_t n = bytes(s.q) + bytes(s.k) + bytes(s.v);
+  if (p.has_mask) n += bytes(s.mask);
+  if (p.has_bias) n += bytes(s.mask);
+  if (e.has_dout) n += bytes(s.out);
+  return n;
+}
+
 ExchangeCase read_one(const fs::path& dir, const ManifestEntry& e, std::size_t index) {
   const std::string label = (dir / kManifestFile).string() + ": " + case_label(index, e.id);
   const fs::path folder = checked_case_folder(dir, e.dir, label);
+  require_folder(folder, e.dir, label);
   try {
     return read_tensors(folder, e, label);
   } catch (const InputError& ex) {
@@ -87,6 +127,9 @@ ExchangeCase read_one(const fs::path& dir, const ManifestEntry& e, std::size_t i
     if (msg.rfind(label, 0) == 0) throw;
     // A file's own message names the file; say which case it belongs to as well.
     throw InputError(label + ": " + msg);
+  } catch (const std::bad_alloc&) {
+    throw InputError(label + ": out of memory reading the case: its input tensors take " +
+                     std::to_string(case_bytes(e)) + " bytes as 8-byte values");
   }
 }
 
@@ -209,24 +252,69 @@ fs::path case_dir(const fs::path& dir, const ExchangeCase& c) {
   return dir / c.dir;
 }
 
-void write_outputs(const fs::path& case_folder, std::string_view prefix, const Case& c, const Outputs& o, DType dtype) {
+namespace {
+
+// The five result files, in the layout of Outputs.
+struct ResultFile {
+  const char* name;
+  std::vector<double> Outputs::*field;
+  const ExpectedShape* shape;
+};
+
+std::array<ResultFile, 5> result_files(const CaseShapes& s) {
+  return {{{"out", &Outputs::out, &s.out},
+           {"lse", &Outputs::lse, &s.lse},
+           {"dq", &Outputs::dq, &s.dq},
+           {"dk", &Outputs::dk, &s.k},
+           {"dv", &Outputs::dv, &s.v}}};
+}
+
+// Before writing results of a case: a safe prefix and a problem whose shapes can be trusted.
+void check_result_args(std::string_view prefix, const Case& c, const char* caller) {
   check_prefix(prefix);
-  if (auto errs = check_problem(c.problem); !errs.empty()) throw InputError("write_outputs: invalid problem: " + join(errs));
+  if (auto errs = check_problem(c.problem); !errs.empty())
+    throw InputError(std::string(caller) + ": invalid problem: " + join(errs));
+}
+
+void check_count(const fs::path& file, std::size_t count, const ExpectedShape& shape) {
+  std::int64_t want = 1;
+  for (std::int64_t d : shape.dims) want *= d;  // check_problem ruled out overflow
+  if (count != static_cast<std::size_t>(want))
+    throw InputError(file.string() + ": " + std::to_string(count) + " values for shape " + shape.names + " = " +
+                     format_shape(shape.dims));
+}
+
+}  // namespace
+
+void write_outputs(const fs::path& case_folder, std::string_view prefix, const Case& c, const Outputs& o, DType dtype) {
+  check_result_args(prefix, c, "write_outputs");
   const CaseShapes s(c.problem.shape);
   const DType lse_dtype = mantissa_bits(dtype) < mantissa_bits(DType::f32) ? DType::f32 : dtype;
-  const std::string pre(prefix);
-  const std::tuple<const char*, const std::vector<double>*, const ExpectedShape*, DType> files[] = {
-      {"out", &o.out, &s.out, dtype}, {"lse", &o.lse, &s.lse, lse_dtype}, {"dq", &o.dq, &s.dq, dtype},
-      {"dk", &o.dk, &s.k, dtype},     {"dv", &o.dv, &s.v, dtype}};
-  for (const auto& [name, values, shape, t] : files) {
-    if (values->empty()) continue;
-    const fs::path file = case_folder / (pre + name + ".npy");
-    std::int64_t want = 1;
-    for (std::int64_t d : shape->dims) want *= d;  // check_problem ruled out overflow
-    if (values->size() != static_cast<std::size_t>(want))
-      throw InputError(file.string() + ": " + std::to_string(values->size()) + " values for shape " + shape->names +
-                       " = " + format_shape(shape->dims));
-    write_npy_storage(file, shape->dims, t, *values);
+  for (const ResultFile& f : result_files(s)) {
+    const std::vector<double>& values = o.*f.field;
+    if (values.empty()) continue;
+    const fs::path file = case_folder / (std::string(prefix) + f.name + ".npy");
+    check_count(file, values.size(), *f.shape);
+    write_npy_storage(file, f.shape->dims, f.field == &Outputs::lse ? lse_dtype : dtype, values);
+  }
+}
+
+void write_output_flags(const fs::path& case_folder, std::string_view prefix, const Case& c, const Outputs& flags) {
+  check_result_args(prefix, c, "write_output_flags");
+  const CaseShapes s(c.problem.shape);
+  for (const ResultFile& f : result_files(s)) {
+    const std::vector<double>& values = flags.*f.field;
+    if (values.empty()) continue;
+    const fs::path file = case_folder / (std::string(prefix) + f.name + ".npy");
+    check_count(file, values.size(), *f.shape);
+    std::vector<std::uint8_t> bits(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i] != 0 && values[i] != 1)
+        throw InputError(file.string() + ": element " + format_index(f.shape->dims, static_cast<std::int64_t>(i)) +
+                         " = " + format_value(values[i]) + " is not a flag (0 or 1)");
+      bits[i] = values[i] == 1;
+    }
+    write_npy_bool(file, f.shape->dims, bits);
   }
 }
 
@@ -235,14 +323,11 @@ Outputs read_outputs(const fs::path& case_folder, std::string_view prefix, const
   if (auto errs = check_problem(c.problem); !errs.empty()) throw InputError("read_outputs: invalid problem: " + join(errs));
   const CaseShapes s(c.problem.shape);
   const bool bf16 = c.problem.dtype == DType::bf16;
-  const std::string pre(prefix);
   Outputs o;
-  const std::tuple<const char*, std::vector<double>*, const ExpectedShape*> files[] = {
-      {"out", &o.out, &s.out}, {"lse", &o.lse, &s.lse}, {"dq", &o.dq, &s.dq}, {"dk", &o.dk, &s.k}, {"dv", &o.dv, &s.v}};
-  for (const auto& [name, values, shape] : files) {
-    const fs::path file = case_folder / (pre + name + ".npy");
+  for (const ResultFile& f : result_files(s)) {
+    const fs::path file = case_folder / (std::string(prefix) + f.name + ".npy");
     std::error_code ec;
-    if (fs::exists(file, ec)) *values = read_result_tensor(file, *shape, bf16);
+    if (fs::exists(file, ec)) o.*f.field = read_result_tensor(file, *f.shape, bf16);
   }
   return o;
 }

@@ -5,7 +5,8 @@
 //   DIR/<case dir>/q.npy k.npy v.npy [mask.npy bias.npy kv_len.npy dout.npy]   the inputs
 //   DIR/<case dir>/<prefix>out.npy <prefix>lse.npy <prefix>dq.npy ...          results
 // Result prefixes in use: "" for the kernel under test, "ref_" for the reference, "bound_" for
-// the per-element error bound.
+// the per-element error bound, "radius_" and "decided_" for what the reference guarantees per
+// element (docs/exchange-format.md, "What the reference guarantees").
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ std::filesystem::path case_dir(const std::filesystem::path& dir, const ExchangeC
 // are written as they are (an empty row's LSE is -inf).
 void write_outputs(const std::filesystem::path& case_folder, std::string_view prefix, const Case& c,
                    const Outputs& o, DType dtype);
+// Per-element flags in the layout of Outputs (each value 0 or 1, else InputError), written as
+// bool ('|b1') files <prefix>out.npy ... with the shapes above; empty fields are skipped.
+// `attnv reference` writes the fast reference's "decided" flags this way.
+void write_output_flags(const std::filesystem::path& case_folder, std::string_view prefix, const Case& c,
+                        const Outputs& flags);
 // Reads whichever of the five files exist (others stay empty), shape-checked against the case.
 // Any float dtype is accepted, and '<u2' as raw bf16 bits when the case's dtype is bf16.
 Outputs read_outputs(const std::filesystem::path& case_folder, std::string_view prefix, const Case& c);

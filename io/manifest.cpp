@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/npy.h"
+#include "io/text.h"
 #include "problem/error.h"
 #include "problem/validate.h"
 
@@ -32,13 +34,25 @@ constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq
                                      "bias", "kv_len", "dout"};
 constexpr const char* kOptionalCaseKeys[] = {"meta"};
 
+constexpr const char* kOutOfRange = "out of range: the integer does not fit in 64 bits (-2^63 .. 2^63-1)";
+
+// An integer too large for int64. nlohmann keeps 2^63 .. 2^64-1 as unsigned and reads anything
+// larger (18446744073709551616, 1e30) as a double: without this check such a shape would be
+// reported as "expected an integer, got a number", which sends the author looking for a typo.
+// A double of magnitude >= 2^63 is always integral, so it cannot be a fraction like 3.5.
+bool beyond_int64(const json& v) {
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > kMax;
+  return v.is_number_float() && std::fabs(v.get<double>()) >= 0x1p63;
+}
+
 // Reads the fields of one case entry; every message names the case and the key.
 class EntryReader {
  public:
   EntryReader(const json& j, std::string prefix) : j_(j), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError(prefix_ + (key.empty() ? "" : "key '" + key + "': ") + what);
+    throw InputError(prefix_ + (key.empty() ? "" : "key " + single_quoted(key) + ": ") + what);
   }
   const json& get(const char* key) const {
     auto it = j_.find(key);
@@ -50,13 +64,9 @@ class EntryReader {
   }
   std::int64_t integer(const char* key) const {
     const json& v = get(key);
-    if (v.is_number_unsigned()) {
-      if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail(key, "the integer does not fit in 64 bits");
-      return static_cast<std::int64_t>(v.get<std::uint64_t>());
-    }
-    if (v.is_number_integer()) return v.get<std::int64_t>();
-    wrong_type(key, "an integer");
+    if (beyond_int64(v)) fail(key, kOutOfRange);
+    if (!v.is_number_integer()) wrong_type(key, "an integer");
+    return v.get<std::int64_t>();
   }
   bool boolean(const char* key) const {
     const json& v = get(key);
@@ -76,18 +86,13 @@ class EntryReader {
   }
   Window window() const {
     const json& v = get("window");
+    if (v.is_array() && v.size() == 2 && (beyond_int64(v[0]) || beyond_int64(v[1])))
+      fail("window", std::string(beyond_int64(v[0]) ? "left" : "right") + " side " + kOutOfRange);
     if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
       fail("window", std::string("expected [left, right], two integers (-1 = unbounded), got ") +
                          (v.is_array() ? "an array of " + std::to_string(v.size()) + " elements, not both integers"
                                        : json_type(v)));
-    Window w;
-    if (v[0].is_number_unsigned() && v[0].get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-      fail("window", "left side does not fit in 64 bits");
-    if (v[1].is_number_unsigned() && v[1].get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-      fail("window", "right side does not fit in 64 bits");
-    w.left = v[0].get<std::int64_t>();
-    w.right = v[1].get<std::int64_t>();
-    return w;
+    return Window{v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
   }
 
  private:
@@ -95,16 +100,31 @@ class EntryReader {
   std::string prefix_;
 };
 
-std::string quote(std::string_view s) {
-  std::string o = "'";
-  for (unsigned char c : s) o += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
-  return o + "'";
+// Refuses, before anything is allocated, a case one of whose tensors would exceed
+// kMaxTensorElements. Small input files can imply a huge output: Tq = Dv = 2^20 with Dk = Tk = 1
+// makes q and v 2^20 elements each but out 2^40 elements (8 TiB as f64).
+void check_tensor_sizes(const Problem& p, const EntryReader& r) {
+  const Shape& s = p.shape;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> tensors = {
+      {"q [B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
+      {"k [B,Hkv,Tk,Dk]", {s.B, s.Hkv, s.Tk, s.Dk}},
+      {"v [B,Hkv,Tk,Dv]", {s.B, s.Hkv, s.Tk, s.Dv}},
+      {"out [B,Hq,Tq,Dv]", {s.B, s.Hq, s.Tq, s.Dv}}};
+  if (p.has_mask || p.has_bias) tensors.push_back({p.has_mask ? "mask [Tq,Tk]" : "bias [Tq,Tk]", {s.Tq, s.Tk}});
+  for (const auto& [name, dims] : tensors) {
+    std::int64_t n = 1;
+    for (std::int64_t d : dims) n *= d;  // check_problem ruled out overflow, even times 8 bytes
+    if (n > kMaxTensorElements)
+      r.fail("", name + " = " + format_shape(dims) + " has " + std::to_string(n) + " elements (" +
+                     std::to_string(n * 8) + " bytes as f64), more than the limit of " +
+                     std::to_string(kMaxTensorElements) + " elements per tensor (docs/exchange-format.md)");
+  }
 }
 
 ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name) {
   std::string prefix = std::string(name) + ": case " + std::to_string(index);
   if (!j.is_object()) throw InputError(prefix + ": expected an object, got " + json_type(j));
-  if (auto it = j.find("id"); it != j.end() && it->is_string()) prefix += " (id " + quote(it->get<std::string>()) + ")";
+  if (auto it = j.find("id"); it != j.end() && it->is_string()) prefix += " (id " + single_quoted(it->get<std::string>()) + ")";
   prefix += ": ";
   EntryReader r(j, prefix);
   for (const auto& [key, value] : j.items()) {
@@ -119,11 +139,11 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   e.id = r.string("id");
   if (e.id.empty()) r.fail("id", "must not be empty");
   e.dir = r.string("dir");
-  if (std::string why = unsafe_dir_reason(e.dir); !why.empty()) r.fail("dir", quote(e.dir) + " is unsafe: " + why);
+  if (std::string why = unsafe_dir_reason(e.dir); !why.empty()) r.fail("dir", single_quoted(e.dir) + " is unsafe: " + why);
   Problem& p = e.problem;
   const std::string dtype = r.string("dtype");
   const auto t = parse_dtype(dtype);
-  if (!t || dtype != dtype_name(*t)) r.fail("dtype", quote(dtype) + " is not one of 'f64', 'f32', 'f16', 'bf16'");
+  if (!t || dtype != dtype_name(*t)) r.fail("dtype", single_quoted(dtype) + " is not one of 'f64', 'f32', 'f16', 'bf16'");
   p.dtype = *t;
   p.shape = {r.integer("B"), r.integer("Hq"), r.integer("Hkv"), r.integer("Tq"),
              r.integer("Tk"), r.integer("Dk"), r.integer("Dv")};
@@ -132,7 +152,7 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.causal = r.boolean("causal");
   const std::string align = r.string("alignment");
   const auto a = parse_alignment(align);
-  if (!a) r.fail("alignment", quote(align) + " is not 'top_left' or 'bottom_right'");
+  if (!a) r.fail("alignment", single_quoted(align) + " is not 'top_left' or 'bottom_right'");
   p.alignment = *a;
   p.window = r.window();
   p.has_mask = r.boolean("mask");
@@ -151,10 +171,15 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
     }
     r.fail("", "invalid problem: " + all);
   }
+  check_tensor_sizes(p, r);
   return e;
 }
 
 json parse_strict(std::string_view text, std::string_view name) {
+  // nlohmann's lexer takes a NUL byte for the end of the input and would accept "{...}\0junk";
+  // JSON has no raw NUL anywhere (a string spells it \u0000).
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw InputError(std::string(name) + ": not valid JSON: a NUL byte at offset " + std::to_string(nul));
   // nlohmann keeps the last of duplicate keys silently; a callback records the first duplicate.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
@@ -172,7 +197,7 @@ json parse_strict(std::string_view text, std::string_view name) {
   } catch (const json::exception& ex) {
     throw InputError(std::string(name) + ": not valid JSON: " + ex.what());
   }
-  if (!duplicate.empty()) throw InputError(std::string(name) + ": the key " + quote(duplicate) + " appears twice in one object");
+  if (!duplicate.empty()) throw InputError(std::string(name) + ": the key " + single_quoted(duplicate) + " appears twice in one object");
   return j;
 }
 
@@ -214,7 +239,7 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text, std::string_vie
   if (!j.is_object()) throw InputError(n + ": the top level must be an object, got " + json_type(j));
   for (const auto& [key, value] : j.items())
     if (key != "format" && key != "version" && key != "cases" && key != "meta")
-      throw InputError(n + ": unknown top-level key " + quote(key) + " (expected format, version, cases, meta)");
+      throw InputError(n + ": unknown top-level key " + single_quoted(key) + " (expected format, version, cases, meta)");
   for (const char* key : {"format", "version", "cases"})
     if (!j.contains(key)) throw InputError(n + ": the top-level key '" + key + "' is missing");
   if (!j["format"].is_string() || j["format"].get<std::string>() != kExchangeFormat)
@@ -231,10 +256,10 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text, std::string_vie
     ManifestEntry e = read_entry(j["cases"][i], i, name);
     if (auto [it, fresh] = ids.emplace(e.id, i); !fresh)
       throw InputError(n + ": cases " + std::to_string(it->second) + " and " + std::to_string(i) +
-                       " have the same id " + quote(e.id));
+                       " have the same id " + single_quoted(e.id));
     if (auto [it, fresh] = dirs.emplace(e.dir, i); !fresh)
       throw InputError(n + ": cases " + std::to_string(it->second) + " and " + std::to_string(i) +
-                       " have the same dir " + quote(e.dir));
+                       " have the same dir " + single_quoted(e.dir));
     entries.push_back(std::move(e));
   }
   return entries;
@@ -270,9 +295,9 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
       try {
         c["meta"] = ojson::parse(e.meta_json);
       } catch (const ojson::exception& ex) {
-        throw InputError("case " + quote(e.id) + ": meta is not valid JSON: " + ex.what());
+        throw InputError("case " + single_quoted(e.id) + ": meta is not valid JSON: " + ex.what());
       }
-      if (!c["meta"].is_object()) throw InputError("case " + quote(e.id) + ": meta must be a JSON object");
+      if (!c["meta"].is_object()) throw InputError("case " + single_quoted(e.id) + ": meta must be a JSON object");
     }
     cases.push_back(std::move(c));
   }

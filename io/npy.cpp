@@ -229,26 +229,44 @@ NpyArray parse_npy(std::span<const unsigned char> bytes, std::string_view name) 
     fail(name, std::string(have < static_cast<std::uint64_t>(want) ? "truncated data" : "excess data") +
                    ": shape " + format_shape(a.shape) + " of " + std::string(npy_descr(a.type)) + " needs " +
                    std::to_string(want) + " bytes after the header, the file has " + std::to_string(have));
+  if (*n > kMaxTensorElements)
+    fail(name, "shape " + format_shape(a.shape) + " has " + std::to_string(*n) + " elements, more than the limit of " +
+                   std::to_string(kMaxTensorElements) + " per tensor");
   decode(a, bytes.data() + data_at, *n, name);
   return a;
 }
 
+std::string unreadable_reason(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (st.type() == std::filesystem::file_type::not_found) return "no such file";
+  if (ec) return "cannot access it: " + ec.message();
+  if (st.type() != std::filesystem::file_type::regular) return "not a regular file";
+  return {};
+}
+
 NpyArray read_npy(const std::filesystem::path& path) {
   const std::string name = name_of(path);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    fail(name, std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
+  if (std::string why = unreadable_reason(path); !why.empty()) fail(name, why);
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(name, "cannot open for reading: " + std::string(std::strerror(errno)));
-  std::vector<unsigned char> bytes;
   f.seekg(0, std::ios::end);
   const std::streamoff size = f.tellg();
   f.seekg(0, std::ios::beg);
   if (size < 0) fail(name, "cannot determine the file size");
-  bytes.resize(static_cast<std::size_t>(size));
-  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size))
-    fail(name, "read error after " + std::to_string(f.gcount()) + " bytes");
-  return parse_npy(bytes, name);
+  // Checked before anything is allocated: a sparse or runaway file must not take the memory.
+  if (size > kMaxNpyFileBytes)
+    fail(name, std::to_string(size) + " bytes, more than the limit of " + std::to_string(kMaxNpyFileBytes) +
+                   " bytes for one .npy file (" + std::to_string(kMaxTensorElements) + " elements of 8 bytes plus the header)");
+  try {
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
+    if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size))
+      fail(name, "read error after " + std::to_string(f.gcount()) + " bytes");
+    return parse_npy(bytes, name);
+  } catch (const std::bad_alloc&) {
+    fail(name, "out of memory reading it: its " + std::to_string(size) +
+                   " bytes are held whole, then decoded to 8 bytes per element");
+  }
 }
 
 std::vector<unsigned char> encode_npy_floats(std::span<const std::int64_t> shape, NpyType type,

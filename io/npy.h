@@ -50,6 +50,13 @@ struct NpyArray {
 
 // Largest rank accepted (NumPy's own limit is 32 in 1.x).
 inline constexpr std::size_t kMaxNpyRank = 32;
+// Largest element count of one tensor attnv reads, and of any tensor of a case in a manifest:
+// 2^31 (16 GiB as f64). Far above what the reference can compute in reasonable time, it exists
+// so that a wrong shape is refused with a message before an allocation of that size is tried.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 31;
+// Largest .npy file read_npy reads into memory: kMaxTensorElements 8-byte elements plus 1 MiB
+// for the header (NumPy's own headers are under 64 KiB). Checked before reading.
+inline constexpr std::int64_t kMaxNpyFileBytes = kMaxTensorElements * 8 + (std::int64_t{1} << 20);
 
 // Parse a whole .npy file held in memory; `name` is used in messages ("q.npy: ...").
 NpyArray parse_npy(std::span<const unsigned char> bytes, std::string_view name);
@@ -82,6 +89,10 @@ void write_npy_int64(const std::filesystem::path& path, std::span<const std::int
 // (readable by any NumPy). Values must be representable in `storage`.
 void write_npy_storage(const std::filesystem::path& path, std::span<const std::int64_t> shape,
                        DType storage, std::span<const double> values);
+
+// Why `path` cannot be read as a file: "no such file", "not a regular file", "cannot access it:
+// Permission denied" (a folder on the way that is not searchable); "" when it is a regular file.
+std::string unreadable_reason(const std::filesystem::path& path);
 
 // Write bytes to `path` through a temporary file in the same folder and a rename.
 void write_file_atomic(const std::filesystem::path& path, std::span<const unsigned char> bytes);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "io/text.h"
 #include "problem/error.h"
 
 namespace attnv::io {
@@ -64,12 +65,6 @@ class Parser {
     }
     throw InputError(msg);
   }
-  static std::string printable(std::string_view v) {
-    std::string o;
-    for (unsigned char c : v) o += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
-    return o;
-  }
-
   bool at_end() const { return pos_ >= s_.size(); }
   char peek() const { return s_[pos_]; }
   void skip_space() {

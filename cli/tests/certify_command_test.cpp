@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli/tests/run_attnv.h"
@@ -49,6 +50,29 @@ TEST(CertifyCommand, PlainProgressLinesWhenNotATerminal) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("[4/4] "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find('\r'), std::string::npos) << "no bar redrawing into a log";
+  fs::remove_all(dir);
+}
+
+// The certificate's terminal summary quotes case ids from an exchange folder (here a finding
+// for a missing answer): control characters in them never reach the terminal.
+TEST(CertifyCommand, CasesCheckSummaryPrintsIdsWithoutControlCharacters) {
+  const fs::path dir = fresh_dir("cases_ctrl");
+  const fs::path ex = dir / "ex";
+  auto r = run_attnv("cases export --suite quick --dtype f32 --only R18 --out " + ex.string(), dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string manifest = read_text(ex / "manifest.json");
+  const std::string first = "\"id\": \"R18/f32/0000/";
+  const auto at = manifest.find(first);
+  ASSERT_NE(at, std::string::npos) << manifest.substr(0, 400);
+  manifest.replace(at, first.size(), R"("id": "R18/\u001b]0;pwn\u0007\r\u001b[2J/)");
+  std::ofstream(ex / "manifest.json", std::ios::binary | std::ios::trunc) << manifest;
+  r = run_attnv("cases check " + ex.string(), dir);  // no answers written: every case is a finding
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("no answer for case R18/?]0;pwn???[2J/"), std::string::npos) << r.output;
+  for (char ch : r.output) {
+    const auto u = static_cast<unsigned char>(ch);
+    ASSERT_FALSE((u < 0x20 && u != '\n') || u == 0x7F) << "control character " << int(u) << " in:\n" << r.output;
+  }
   fs::remove_all(dir);
 }
 

@@ -22,9 +22,25 @@ inline std::string read_text(const std::filesystem::path& p) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-inline CommandResult run_attnv(const std::string& args, const std::filesystem::path& work) {
+// True in ASan, TSan and MSan builds, whose shadow memory needs the address space that a test
+// limiting it (address_space_kib below) would take away.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// address_space_kib > 0 runs attnv under `ulimit -v` (its virtual memory, in KiB).
+inline CommandResult run_attnv(const std::string& args, const std::filesystem::path& work, long address_space_kib = 0) {
   const std::filesystem::path log = work / "attnv.log";
-  const std::string cmd = std::string(ATTNV_BIN) + " " + args + " > " + log.string() + " 2>&1";
+  const std::string limit = address_space_kib > 0 ? "ulimit -v " + std::to_string(address_space_kib) + " && " : "";
+  const std::string cmd = limit + std::string(ATTNV_BIN) + " " + args + " > " + log.string() + " 2>&1";
   const int raw = std::system(cmd.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(log)};
 }

@@ -257,5 +257,60 @@ TEST(Exchange, MissingManifest) {
   EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"manifest.json: no such file"}));
 }
 
+// The size is checked before the manifest is read. The file is grown sparse (NUL bytes after
+// the JSON): at the limit it is read, and the NUL bytes are what is refused; one byte over, the
+// size is refused, with the limit and the size.
+TEST(Exchange, ManifestSizeLimit) {
+  ScratchDir dir;
+  write_exchange(dir.path(), std::vector<Case>{sample_case(DType::f32, "a", false)});
+  const fs::path manifest = dir / "manifest.json";
+  fs::resize_file(manifest, static_cast<std::uintmax_t>(kMaxManifestBytes));
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"manifest.json: not valid JSON: a NUL byte"}));
+  fs::resize_file(manifest, static_cast<std::uintmax_t>(kMaxManifestBytes) + 1);
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"manifest.json: 16777217 bytes, more than the limit of 16777216 bytes"}));
+}
+
+// A file the reader may not open: the message says so. Root reads it anyway (the test then has
+// nothing to check), so it skips itself there; the code path is the same for any open failure.
+TEST(Exchange, UnreadableManifestSaysPermissionDenied) {
+  ScratchDir dir;
+  write_exchange(dir.path(), std::vector<Case>{sample_case(DType::f32, "a", false)});
+  const fs::path manifest = dir / "manifest.json";
+  fs::permissions(manifest, fs::perms::none);
+  if (std::ifstream(manifest).is_open()) {
+    fs::permissions(manifest, fs::perms::owner_read | fs::perms::owner_write);
+    GTEST_SKIP() << "running as root: a mode 000 file is still readable";
+  }
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"manifest.json: cannot open for reading: Permission denied"}));
+  fs::permissions(manifest, fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST(Exchange, CaseDirMustBeAFolder) {
+  ScratchDir dir;
+  const Case c = sample_case(DType::f32, "a", false);
+  write_exchange(dir.path(), std::vector<Case>{c});
+  const fs::path folder = case_dir(dir.path(), c);
+  fs::remove_all(folder);
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"case 0 (id 'a')", "dir '0000_a': ", "0000_a does not exist"}));
+  std::ofstream(folder) << "not a folder";
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"case 0 (id 'a')", "dir '0000_a': ", "0000_a is not a folder"}));
+}
+
+// A .npy file larger than any tensor attnv reads is refused from its size, before it is read:
+// here a sparse file of 16 GiB + 1 MiB + 1 byte that takes no disk space.
+TEST(Exchange, OversizedNpyIsRefusedBeforeReading) {
+  ScratchDir dir;
+  const Case c = sample_case(DType::f32, "a", false);
+  write_exchange(dir.path(), std::vector<Case>{c});
+  const fs::path q = case_dir(dir.path(), c) / "q.npy";
+  fs::resize_file(q, static_cast<std::uintmax_t>(kMaxNpyFileBytes) + 1);
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"case 0 (id 'a')", "q.npy: 17180917761 bytes, more than the limit of 17180917760 bytes"}));
+}
+
 }  // namespace
 }  // namespace attnv::io

@@ -2,6 +2,7 @@
 #include <regex>
 
 #include "io/manifest.h"
+#include "io/npy.h"
 #include "io/tests/test_util.h"
 
 namespace attnv::io {
@@ -79,6 +80,9 @@ TEST(Manifest, TopLevel) {
   EXPECT_TRUE(rejects(manifest_with(kCase0, R"("extra": 1, )"), {"unknown top-level key 'extra'"}));
   EXPECT_TRUE(rejects(R"({"format": "attnv-exchange", "version": 1, "version": 1, "cases": []})", {"'version' appears twice"}));
   EXPECT_EQ(parse_manifest(R"({"format": "attnv-exchange", "version": 1, "meta": {"tool": "x"}, "cases": []})", "m").size(), 0u);
+  // nlohmann alone would stop at a NUL byte and accept whatever follows it.
+  const std::string valid = R"({"format": "attnv-exchange", "version": 1, "cases": []})";
+  EXPECT_TRUE(rejects(valid + std::string(1, '\0') + "junk", {"not valid JSON: a NUL byte at offset 55"}));
 }
 
 TEST(Manifest, CaseKeysNameTheCaseAndTheKey) {
@@ -86,7 +90,7 @@ TEST(Manifest, CaseKeysNameTheCaseAndTheKey) {
   EXPECT_TRUE(rejects(edited(R"("causal": true, )", ""), {"case 1 (id 'b/2')", "key 'causal': missing"}));
   EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": "3")"), {"case 1 (id 'b/2')", "key 'Tq': expected an integer, got a string"}));
   EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": 3.0)"), {"key 'Tq': expected an integer, got a number"}));
-  EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": 18446744073709551615)"), {"key 'Tq': the integer does not fit"}));
+  EXPECT_TRUE(rejects(edited(R"("Tq": 3)", R"("Tq": 18446744073709551615)"), {"key 'Tq': out of range"}));
   EXPECT_TRUE(rejects(edited(R"("causal": true)", R"("causal": 1)"), {"key 'causal': expected true or false"}));
   EXPECT_TRUE(rejects(edited(R"("scale": null)", R"("scale": "0.5")"), {"key 'scale': expected null or a number"}));
   EXPECT_TRUE(rejects(edited(R"("dtype": "f16")", R"("dtype": "float16")"), {"key 'dtype': 'float16' is not one of"}));
@@ -98,6 +102,60 @@ TEST(Manifest, CaseKeysNameTheCaseAndTheKey) {
   EXPECT_TRUE(rejects(edited(R"("id": "b/2")", R"("id": 7)"), {"case 1: key 'id': expected a string, got an integer"}));
   EXPECT_TRUE(rejects(edited(R"("B": 1)", R"("B": 1, "B": 2)"), {"'B' appears twice"}));
   EXPECT_TRUE(rejects(manifest_with("3"), {"case 1: expected an object, got an integer"}));
+}
+
+// Integers beyond 64 bits are out of range, whatever JSON type nlohmann gives them (unsigned up
+// to 2^64 - 1, a double beyond); a fraction or 3.0 is still the wrong type.
+TEST(Manifest, IntegersBeyond64BitsAreOutOfRange) {
+  for (const char* big : {"9223372036854775808", "18446744073709551616", "-9223372036854775809", "1e19",
+                          "123456789012345678901234567890"}) {
+    EXPECT_TRUE(rejects(edited(R"("Tk": 5)", std::string(R"("Tk": )") + big), {"case 1 (id 'b/2')", "key 'Tk': out of range"}))
+        << big;
+    EXPECT_TRUE(rejects(edited(R"("window": [2, -1])", std::string(R"("window": [2, )") + big + "]"),
+                        {"key 'window': right side out of range"}))
+        << big;
+  }
+  EXPECT_TRUE(rejects(edited(R"("window": [2, -1])", R"("window": [18446744073709551616, 0])"),
+                      {"key 'window': left side out of range"}));
+  EXPECT_TRUE(rejects(edited(R"("B": 1)", R"("B": 9.2e18)"), {"key 'B': expected an integer, got a number"}));
+  EXPECT_TRUE(rejects(edited(R"("B": 1)", R"("B": 2.5)"), {"key 'B': expected an integer, got a number"}));
+  EXPECT_EQ(parse_manifest(edited(R"("window": [2, -1])", R"("window": [9223372036854775807, -1])"), "m")[1].problem.window.left,
+            9223372036854775807);
+}
+
+// No tensor of a case may exceed kMaxTensorElements, checked from the shapes alone: small
+// inputs can imply a huge output, and nothing should be allocated before the refusal.
+TEST(Manifest, TensorsAboveTheElementLimitAreRefused) {
+  static_assert(kMaxTensorElements == std::int64_t{1} << 31);
+  // q = B*Hq*Tq*Dk = 1*4*2^27*4 = 2^31, out = 1*4*2^27*4 = 2^31: exactly at the limit.
+  std::string at_limit = edited(R"("Tq": 3)", R"("Tq": 134217728)");
+  at_limit.replace(at_limit.rfind(R"("Dk": 8)"), 7, R"("Dk": 4)");
+  EXPECT_EQ(parse_manifest(at_limit, "m").size(), 2u);
+  std::string over = at_limit;
+  over.replace(over.rfind(R"("Dk": 4)"), 7, R"("Dk": 5)");
+  EXPECT_TRUE(rejects(over, {"case 1 (id 'b/2')", "q [B,Hq,Tq,Dk] = (1, 4, 134217728, 5) has 2684354560 elements",
+                             "21474836480 bytes as f64", "limit of 2147483648 elements per tensor"}));
+  // Inputs of a few MB, an output of 2^42 elements (32 TiB).
+  std::string huge_out = edited(R"("Tq": 3)", R"("Tq": 1048576)");
+  huge_out.replace(huge_out.rfind(R"("Dv": 4)"), 7, R"("Dv": 1048576)");
+  huge_out.replace(huge_out.rfind(R"("Dk": 8)"), 7, R"("Dk": 1)");
+  huge_out.replace(huge_out.rfind(R"("bias": true)"), 12, R"("bias": false)");
+  EXPECT_TRUE(rejects(huge_out, {"out [B,Hq,Tq,Dv] = (1, 4, 1048576, 1048576) has 4398046511104 elements",
+                                 "35184372088832 bytes"}));
+  // The [Tq,Tk] tensor counts only when the case has a mask or a bias.
+  std::string wide_bias = edited(R"("Tq": 3)", R"("Tq": 65536)");
+  wide_bias.replace(wide_bias.rfind(R"("Tk": 5)"), 7, R"("Tk": 65536)");
+  wide_bias.replace(wide_bias.rfind(R"("Dk": 8)"), 7, R"("Dk": 1)");
+  wide_bias.replace(wide_bias.rfind(R"("Dv": 4)"), 7, R"("Dv": 1)");
+  EXPECT_TRUE(rejects(wide_bias, {"bias [Tq,Tk] = (65536, 65536) has 4294967296 elements"}));
+  wide_bias.replace(wide_bias.rfind(R"("bias": true)"), 12, R"("bias": false)");
+  EXPECT_EQ(parse_manifest(wide_bias, "m").size(), 2u);
+}
+
+TEST(Manifest, ControlCharactersInIdsAndKeysAreNotEchoed) {
+  EXPECT_TRUE(rejects(edited(R"("causal": true)", R"("cau\u001b[2Jsal": true)"), {"key 'cau?[2Jsal': unknown key"}));
+  EXPECT_TRUE(rejects(edited(R"("id": "b/2", "dir": "c1")", R"("id": "b\r\u0007", "dir": "../x")"),
+                      {"case 1 (id 'b?" "?')", "key 'dir'"}));
 }
 
 TEST(Manifest, ProblemChecksNameTheCase) {

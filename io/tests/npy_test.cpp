@@ -1,5 +1,10 @@
 // Round trips of the .npy writer and reader, and the writer's atomicity.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 
@@ -148,6 +153,35 @@ TEST(NpyWriter, MissingFolderIsAnInputError) {
   EXPECT_TRUE(throws_input_error(
       [&] { write_npy(dir / "no/such/folder/a.npy", std::vector<std::int64_t>{1}, NpyType::f64, std::vector<double>{1}); },
       {"a.npy", "cannot create a temporary file"}));
+}
+
+// An allocation that fails while a file is read is an InputError naming the file and its size,
+// never a bare std::bad_alloc. A child process (death test) limits its address space to 256 MiB
+// beyond what it uses, so a sparse 1 GiB file cannot be held.
+TEST(NpyReaderDeathTest, OutOfMemoryNamesTheFileAndItsSize) {
+  if (test::kSanitized) GTEST_SKIP() << "sanitizer shadow memory needs the address space a limit would take";
+  ScratchDir dir;
+  const std::filesystem::path file = dir / "big.npy";
+  write_npy(file, std::vector<std::int64_t>{1}, NpyType::f64, std::vector<double>{0.0});
+  std::filesystem::resize_file(file, std::uintmax_t{1} << 30);
+  auto read_with_little_memory = [&] {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;  // the address space in use, in pages
+    const auto in_use = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    const rlimit lim{in_use + (rlim_t{256} << 20), in_use + (rlim_t{256} << 20)};
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(2);
+    try {
+      read_npy(file);
+    } catch (const InputError& e) {
+      std::fputs(e.what(), stderr);
+      std::_Exit(0);
+    } catch (...) {
+      std::_Exit(1);
+    }
+    std::_Exit(1);
+  };
+  EXPECT_EXIT(read_with_little_memory(), testing::ExitedWithCode(0),
+              "big.npy: out of memory reading it: its 1073741824 bytes are held whole");
 }
 
 TEST(NpyFormat, IndexValueAndShapeText) {

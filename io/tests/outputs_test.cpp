@@ -108,5 +108,32 @@ TEST(Outputs, WrongSizesShapesValuesAndPrefixes) {
   }
 }
 
+// Flags (decided_*.npy) are bool files with the results' shapes; only 0 and 1 are flags.
+TEST(Outputs, FlagsAreBoolFilesWithTheResultShapes) {
+  ScratchDir dir;
+  const Case c = small_case(DType::f16);
+  Outputs flags = outputs_for(c, DType::f64);
+  for (auto* v : {&flags.out, &flags.lse, &flags.dq, &flags.dk, &flags.dv})
+    for (std::size_t i = 0; i < v->size(); ++i) (*v)[i] = static_cast<double>(i % 3 == 1);
+  flags.dv.clear();  // an empty field is skipped
+  write_output_flags(dir.path(), "decided_", c, flags);
+  EXPECT_EQ(test::file_names(dir.path()),
+            (std::vector<std::string>{"decided_dk.npy", "decided_dq.npy", "decided_lse.npy", "decided_out.npy"}));
+  const NpyArray dq = read_npy(dir / "decided_dq.npy");
+  EXPECT_EQ(dq.type, NpyType::b1);
+  EXPECT_EQ(dq.shape, (std::vector<std::int64_t>{1, 2, 3, 2}));
+  EXPECT_EQ(read_npy(dir / "decided_lse.npy").shape, (std::vector<std::int64_t>{1, 2, 3}));
+  ASSERT_EQ(dq.ints.size(), flags.dq.size());
+  for (std::size_t i = 0; i < dq.ints.size(); ++i) EXPECT_EQ(static_cast<double>(dq.ints[i]), flags.dq[i]) << i;
+
+  flags.out[4] = 0.5;
+  EXPECT_TRUE(throws_input_error([&] { write_output_flags(dir.path(), "x_", c, flags); },
+                                 {"x_out.npy: element [0,0,1,1] = 0.5 is not a flag (0 or 1)"}));
+  flags.out.pop_back();
+  EXPECT_TRUE(throws_input_error([&] { write_output_flags(dir.path(), "x_", c, flags); }, {"x_out.npy: 17 values"}));
+  EXPECT_TRUE(throws_input_error([&] { write_output_flags(dir.path(), "../", c, flags); }, {"result prefix"}));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x_out.npy"));
+}
+
 }  // namespace
 }  // namespace attnv::io
