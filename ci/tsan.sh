@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# ThreadSanitizer on the tests that run code on several threads: every core test (forward,
+# ThreadSanitizer on the tests that run code on several threads: parallel_for itself, every core test (forward,
 # backward, decode with split-KV, the layer's attention; bitwise determinism across 1, 2 and 3
 # threads), the fast reference's thread-count test and the conformance runner's jobs test.
 # ATTNV_THREADS=3 so a default thread count means real sharing even on a 2-core machine. Exits
 # non-zero on any report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(core_tests fast_reference_tests conformance_runner_tests)
-declare -A filter=([core_tests]='*' [fast_reference_tests]='FastPaths.*'
+targets=(util_tests core_tests fast_reference_tests conformance_runner_tests)
+declare -A filter=([util_tests]='*' [core_tests]='*' [fast_reference_tests]='FastPaths.*'
                    [conformance_runner_tests]='ConformanceRunner.SameSeedSameReportWhateverTheThreads')
 cmake --preset tsan > build/configure-tsan.log 2>&1 || { cat build/configure-tsan.log; exit 1; }
 cmake --build --preset tsan -j 2 --target "${targets[@]}" 2>&1 | tail -n 2

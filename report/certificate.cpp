@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace attnv::report {
@@ -19,6 +20,10 @@ Summary summarize(const Certificate& c) {
       case Verdict::pass: ++s.pass; break;
       case Verdict::fail: ++s.fail; break;
       case Verdict::not_claimed: ++s.not_claimed; break;
+      case Verdict::not_exercised:
+        ++s.not_exercised;
+        s.unexercised.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+        break;
     }
     s.findings += static_cast<int>(r.findings.size());
     if (r.verdict == Verdict::fail) s.failed.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
@@ -53,16 +58,19 @@ std::string verdict_line(const Certificate& c) {
   std::ostringstream o;
   const std::string run = std::string(conformance::tier_name(c.report.tier)) + " tier, seed " +
                           std::to_string(c.report.seed) + (s.partial ? ", partial run: " + join(s.ids, " ") : "");
+  // Counts are requirement x dtype results (R1 on f32 and R1 on bf16 are two), and say so.
   if (s.certified) {
-    o << "CERTIFIED: " << s.pass << (s.pass == 1 ? " requirement passes" : " requirements pass") << " on "
-      << join(names(s.dtypes), ", ");
+    o << "CERTIFIED: " << s.pass << " requirement x dtype " << (s.pass == 1 ? "result passes" : "results pass")
+      << " (" << s.ids.size() << " requirements on " << join(names(s.dtypes), ", ") << ")";
+    if (s.not_exercised) o << ", " << s.not_exercised << " NOT EXERCISED (" << join(s.unexercised, ", ") << ")";
     if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
     o << " (" << run << ")";
   } else if (s.fail > 0) {
     o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ")
       << " (" << run << ")";
   } else {
-    o << "NOT CERTIFIED: nothing was checked (" << s.not_claimed << " not claimed, " << run << ")";
+    o << "NOT CERTIFIED: nothing was checked (" << s.not_claimed << " not claimed, " << s.not_exercised
+      << " not exercised, " << run << ")";
   }
   return o.str();
 }
@@ -92,8 +100,15 @@ std::string format_ratio(double r) {
   if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
   if (r < 0) return "-";
   if (r == 0) return "0";
+  // Three significant digits, or as many more as it takes for a ratio below 1 (a pass) not to
+  // print as "1", the failing threshold, and one above 1 not to print as "1" either.
   char buf[32];
-  std::snprintf(buf, sizeof buf, r >= 1e-3 && r < 1e4 ? "%.3g" : "%.2e", r);
+  const bool plain = r >= 1e-3 && r < 1e4;
+  for (int digits = 3; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, plain ? "%.*g" : "%.*e", plain ? digits : digits - 1, r);
+    const double shown = std::strtod(buf, nullptr);
+    if ((r < 1) == (shown < 1) && (r > 1) == (shown > 1)) break;
+  }
   return buf;
 }
 

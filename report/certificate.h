@@ -36,12 +36,14 @@ struct Certificate {
 
 // The run at a glance, as every renderer states it.
 struct Summary {
-  int pass = 0, fail = 0, not_claimed = 0;
+  // Requirement x dtype results by verdict (R1 on f32 and on bf16 count twice).
+  int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0;
   int findings = 0;
   bool certified = false;              // no FAIL and at least one PASS
   std::vector<DType> dtypes;           // the dtypes of the results, in report order
   std::vector<std::string> ids;        // the requirement ids of the results, in report order
   std::vector<std::string> failed;     // "R5/f32", in report order
+  std::vector<std::string> unexercised;  // "R7/f32": claimed, but no case exercised the check
   bool partial = false;                // not every requirement of the suite was run
 };
 Summary summarize(const Certificate& c);

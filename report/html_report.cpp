@@ -53,6 +53,8 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
   o << "<div class=\"card ok\"><div class=\"n\">" << s.pass << "</div><div class=\"l\">pass</div></div>";
   o << "<div class=\"card" << (s.fail ? " bad" : "") << "\"><div class=\"n\">" << s.fail
     << "</div><div class=\"l\">fail</div></div>";
+  if (s.not_exercised)
+    o << "<div class=\"card ne\"><div class=\"n\">" << s.not_exercised << "</div><div class=\"l\">not exercised</div></div>";
   o << "<div class=\"card nc\"><div class=\"n\">" << s.not_claimed << "</div><div class=\"l\">not claimed</div></div>";
   for (DType d : s.dtypes) {
     const std::optional<Worst> w = worst_for(c, d);
@@ -94,7 +96,10 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
         o << "<td class=\"v none\">&ndash;</td>";
         continue;
       }
-      const char* cls = r->verdict == Verdict::pass ? "pass" : r->verdict == Verdict::fail ? "fail" : "nc";
+      const char* cls = r->verdict == Verdict::pass            ? "pass"
+                        : r->verdict == Verdict::fail          ? "fail"
+                        : r->verdict == Verdict::not_exercised ? "ne"
+                                                               : "nc";
       o << "<td class=\"v " << cls << "\" title=\"" << html_escape(cell_title(c, *r)) << "\">"
         << conformance::verdict_name(r->verdict);
       if (r->verdict != Verdict::not_claimed) {

@@ -113,6 +113,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"verdict", std::string(conformance::verdict_name(r.verdict))},
               {"cases_run", r.cases_run},
               {"cases_checked", r.cases_checked},
+              {"cases_not_exercised", r.cases_not_exercised},
               {"worst_ratio", ratio(r.worst_ratio)},
               {"worst_case", r.worst_case},
               {"note", r.note},
@@ -176,8 +177,10 @@ std::string to_json(const Certificate& c) {
                                   {"pass", s.pass},
                                   {"fail", s.fail},
                                   {"not_claimed", s.not_claimed},
+                                  {"not_exercised", s.not_exercised},
                                   {"findings", s.findings},
                                   {"failed", failed},
+                                  {"not_exercised_results", s.unexercised},
                                   {"partial", s.partial}}},
                  {"worst", worst},
                  {"results", results}};

@@ -10,7 +10,7 @@ using conformance::Verdict;
 namespace {
 
 constexpr std::size_t kWidth = 100;
-constexpr std::size_t kCell = 12;  // one dtype column: "not claimed" and a space
+constexpr std::size_t kCell = 14;  // one dtype column: "NOT EXERCISED" and a space
 
 struct Paint {
   bool on;
@@ -55,6 +55,7 @@ std::string cell(const RequirementResult* r, const Paint& paint) {
     case Verdict::pass: return paint(text, "32");
     case Verdict::fail: return paint(text, "1;31");
     case Verdict::not_claimed: return paint(text, "2");
+    case Verdict::not_exercised: return paint(text, "33");  // yellow: neither a pass nor a failure
   }
   return text;
 }
@@ -103,6 +104,10 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << "\n";
   table(o, c, s, paint);
   findings(o, c, paint);
+  for (const RequirementResult& r : c.report.results)
+    if (r.verdict == Verdict::not_exercised)
+      o << "\n" << paint("NOT EXERCISED", "33") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype)
+        << ": " << r.note << "\n";
   o << "\nworst error/bound ratio (1 = the bound)\n";
   bool any = false;
   for (DType d : s.dtypes) {

@@ -30,18 +30,29 @@ void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::in
     body(0, n);
     return;
   }
+  // The exception rethrown is the one of the lowest chunk that throws, whatever the timing:
+  // chunks are handed out in increasing order and a chunk below a failed one always runs, so a
+  // message naming the first bad element is the same in every run (a report is promised
+  // byte-identical per seed). Chunks above a failed one are not started.
   std::atomic<std::int64_t> next{0};
   std::exception_ptr error;
+  std::int64_t error_chunk = chunks;
   std::mutex error_mutex;
   auto worker = [&] {
     for (std::int64_t c; (c = next.fetch_add(1)) < chunks;) {
+      {
+        std::lock_guard lock(error_mutex);
+        if (c > error_chunk) continue;
+      }
       const std::int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
       try {
         body(begin, end);
       } catch (...) {
         std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next = chunks;  // stop handing out work
+        if (c < error_chunk) {
+          error_chunk = c;
+          error = std::current_exception();
+        }
       }
     }
   };

@@ -1,7 +1,8 @@
 #pragma once
 // A minimal parallel-for on std::thread: split [0, n) into contiguous chunks, one per worker.
 // Deterministic partition (chunk boundaries depend only on n and the thread count), and the
-// first exception thrown by any worker is rethrown on the calling thread.
+// exception of the lowest chunk that throws is rethrown on the calling thread (the same one in
+// every run, whatever the timing).
 #include <cstdint>
 #include <functional>
 

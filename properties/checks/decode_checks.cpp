@@ -209,9 +209,9 @@ class DecodeRun {
 PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   const Prompt pr = prompt_of(c);
   const Capabilities caps = k.capabilities();
-  if (!caps.decode) return PropertyResult::pass(kName, c.id, "not claimed: decode");
+  if (!caps.decode) return PropertyResult::not_claimed(kName, c.id, "decode");
   if (auto why = caps.unsupported(decode_problem(pr, 1, pr.T + 2)); !why.empty())
-    return PropertyResult::pass(kName, c.id, "not claimed: " + why);
+    return PropertyResult::not_claimed(kName, c.id, why);
   PropertyResult result = PropertyResult::pass(kName, c.id);
   result.worst_ratio = 0;
   const I T = pr.T;

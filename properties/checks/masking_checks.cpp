@@ -94,37 +94,57 @@ PropertyResult compare_guarded(const char* name, const Case& c, const Case& chan
   return PropertyResult::fail(name, c.id, std::string("an output row that sees no changed key changed when ") + what, d);
 }
 
+// Runs the case and its changed twin and compares the guarded rows. A difference is a leak only
+// if the kernel repeats itself: when a second run of the unchanged case differs from the first,
+// the cause is run-to-run nondeterminism (R13's finding), and this check judged nothing.
+PropertyResult judge_guarded(Kernel& k, Layout layout, const char* name, const Case& c, const Case& changed,
+                             const HiddenSet& h, const char* what) {
+  const Outputs before = detail::run(k, c, layout).out;
+  const Outputs after = detail::run(k, changed, layout).out;
+  PropertyResult r = compare_guarded(name, c, changed, h, before, after, what);
+  if (r.ok) return r;
+  // Two more runs, so that a kernel following the parity of a call counter shows on both.
+  const auto same = [&](const Outputs& x) {
+    return detail::bitwise_difference(c, "out", before.out, x.out).empty() &&
+           detail::bitwise_difference(c, "lse", before.lse, x.lse).empty();
+  };
+  const Outputs again1 = detail::run(k, c, layout).out;
+  const Outputs again2 = detail::run(k, c, layout).out;
+  if (!same(again1) || !same(again2))
+    return PropertyResult::not_exercised(name, c.id, "two runs of the unchanged case differ (nondeterminism, R13's "
+                                                     "to judge), so no change can be laid to the hidden keys");
+  return r;
+}
+
 }  // namespace
 
 PropertyResult check_no_leakage(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   const char* name = "no_leakage";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const HiddenSet h = choose_hidden(c, seed);
-  if (h.changed == 0) return PropertyResult::pass(name, c.id, "vacuous: no hidden key");
+  if (h.changed == 0) return PropertyResult::not_exercised(name, c.id, "no hidden key");
   gen::Rng rng(seed ^ 0x5eedull);
   // Large values: a leaked key would dominate its row. Kept finite in every storage dtype.
   const double big = std::min(1e3, max_finite(c.problem.dtype) / 8);
   auto draw = [&] { return std::max(-big, std::min(big, big * rng.normal() / 2)); };
   const Case changed = replaced(c, h, draw, draw, draw);
-  return compare_guarded(name, c, changed, h, detail::run(k, c, layout).out, detail::run(k, changed, layout).out,
-                         "hidden K, V and bias were replaced by other finite values");
+  return judge_guarded(k, layout, name, c, changed, h, "hidden K, V and bias were replaced by other finite values");
 }
 
 PropertyResult check_hidden_nonfinite(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   const char* name = "hidden_nonfinite";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const HiddenSet h = choose_hidden(c, seed);
-  if (h.changed == 0) return PropertyResult::pass(name, c.id, "vacuous: no hidden key");
+  if (h.changed == 0) return PropertyResult::not_exercised(name, c.id, "no hidden key");
   bool flip = false;
   const Case changed = replaced(c, h, [] { return kNaN; }, [&] { flip = !flip; return flip ? kInf : -kInf; },
                                 [] { return kNaN; });
-  return compare_guarded(name, c, changed, h, detail::run(k, c, layout).out, detail::run(k, changed, layout).out,
-                         "hidden K and bias were set to NaN and hidden V to +-inf");
+  return judge_guarded(k, layout, name, c, changed, h, "hidden K and bias were set to NaN and hidden V to +-inf");
 }
 
 PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) {
   const char* name = "fully_masked_rows";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
   const Outputs got = detail::run(k, c, layout).out;
   std::int64_t masked = 0;
@@ -148,6 +168,8 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
         }
       }
     }
+  // NaN in a row with keys is R1's to judge; R7 is about rows without any.
+  if (masked == 0) return PropertyResult::not_exercised(name, c.id, "no fully masked row");
   return PropertyResult::pass(name, c.id, std::to_string(masked) + " fully masked rows");
 }
 

@@ -95,8 +95,8 @@ PropertyResult check_query_permutation(Kernel& k, const Case& c0, Layout layout,
   const char* name = "query_permutation";
   const Case c = forward_only(c0);
   if (c.problem.causal || c.problem.window.bounded())
-    return PropertyResult::pass(name, c.id, "not applicable: positional problem");
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+    return PropertyResult::not_applicable(name, c.id, "positional problem");
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
   const std::vector<I> perm = permutation(s.Tq, seed);
   Case pc = c;  // row i of pc is row perm[i] of c
@@ -128,8 +128,8 @@ PropertyResult check_key_permutation(Kernel& k, const Case& c0, Layout layout, s
   const char* name = "key_permutation";
   const Case c = forward_only(c0);
   if (c.problem.causal || c.problem.window.bounded() || c.problem.has_kv_len)
-    return PropertyResult::pass(name, c.id, "not applicable: positional problem or kv_len");
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+    return PropertyResult::not_applicable(name, c.id, "positional problem or kv_len");
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
   const std::vector<I> perm = permutation(s.Tk, seed);
   Case pc = c;  // key j of pc is key perm[j] of c
@@ -153,8 +153,8 @@ PropertyResult check_gqa_repeat_interleave(Kernel& k, const Case& c0, Layout lay
   const char* name = "gqa_repeat_interleave";
   const Case c = forward_only(c0);
   const Shape& s = c.problem.shape;
-  if (s.Hkv == s.Hq) return PropertyResult::pass(name, c.id, "not applicable: MHA (the expansion is the identity)");
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (s.Hkv == s.Hq) return PropertyResult::not_applicable(name, c.id, "MHA (the expansion is the identity)");
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   Case mha = c;
   mha.problem.shape.Hkv = s.Hq;
   mha.k.assign(static_cast<std::size_t>(k_elements(mha.problem.shape)), 0.0);
@@ -174,7 +174,7 @@ PropertyResult check_gqa_repeat_interleave(Kernel& k, const Case& c0, Layout lay
 PropertyResult check_layout_invariance(Kernel& k, const Case& c0) {
   const char* name = "layout_invariance";
   const Case c = forward_only(c0);
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const detail::Exact e = detail::exact_forward(k, c);
   const Outputs dense = detail::run(k, c, Layout::bhtd).out;
   for (Layout l : {Layout::bthd, Layout::gapped}) {
@@ -188,9 +188,9 @@ PropertyResult check_layout_invariance(Kernel& k, const Case& c0) {
 PropertyResult check_batch_head_independence(Kernel& k, const Case& c0, Layout layout) {
   const char* name = "batch_head_independence";
   const Case c = forward_only(c0);
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
-  if (s.B == 1 && s.Hkv == 1) return PropertyResult::pass(name, c.id, "not applicable: one batch, one KV head");
+  if (s.B == 1 && s.Hkv == 1) return PropertyResult::not_applicable(name, c.id, "one batch, one KV head");
   const Outputs full = detail::run(k, c, layout).out;
   const detail::Exact e = detail::exact_forward(k, c);
   for (bool by_batch : {true, false}) {

@@ -9,8 +9,13 @@
 
 namespace attnv::props {
 
+// What one check on one case concluded. Only pass and fail judged anything; a check that had
+// nothing to exercise on its case (no hidden key to perturb, no fully masked row) says so and
+// is never counted as a pass.
+enum class Status { pass, fail, not_claimed, not_applicable, not_exercised };
+
 struct PropertyResult {
-  bool ok = true;
+  bool ok = true;  // status != fail
   std::string property;  // "no_leakage"
   std::string case_id;   // Case::id of the case it ran on
   std::string message;   // why it failed; for a pass, notes such as "not applicable: ..."
@@ -21,21 +26,35 @@ struct PropertyResult {
   // Per-element error / threshold ratios, for the checks that compare against the reference
   // (empty for the others): the certificate's histograms.
   bound::RatioHistogram hist;
+  Status status = Status::pass;
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
-    return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}};
+    return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}, Status::pass};
   }
+  // The kernel does not claim what the case uses (message "not claimed: <why>").
+  static PropertyResult not_claimed(std::string property, std::string case_id, const std::string& why) {
+    return {true, std::move(property), std::move(case_id), "not claimed: " + why, "", -1, {}, Status::not_claimed};
+  }
+  // The property says nothing about this kind of case (message "not applicable: <why>").
+  static PropertyResult not_applicable(std::string property, std::string case_id, const std::string& why) {
+    return {true, std::move(property), std::move(case_id), "not applicable: " + why, "", -1, {}, Status::not_applicable};
+  }
+  // The case was in scope but held nothing the check could exercise (message "not exercised: <why>").
+  static PropertyResult not_exercised(std::string property, std::string case_id, const std::string& why) {
+    return {true, std::move(property), std::move(case_id), "not exercised: " + why, "", -1, {}, Status::not_exercised};
+  }
+  bool judged() const { return status == Status::pass || status == Status::fail; }
   PropertyResult& with_ratio(double r) {
     worst_ratio = r;
     return *this;
   }
   static PropertyResult fail(std::string property, std::string case_id, std::string message, std::string worst = "") {
-    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst), -1, {}};
+    return {false, std::move(property), std::move(case_id), std::move(message), std::move(worst), -1, {}, Status::fail};
   }
 };
 
 inline std::ostream& operator<<(std::ostream& os, const PropertyResult& r) {
-  os << (r.ok ? "PASS " : "FAIL ") << r.property << " [" << r.case_id << "]";
+  os << (!r.ok ? "FAIL " : r.judged() ? "PASS " : "SKIP ") << r.property << " [" << r.case_id << "]";
   if (!r.message.empty()) os << ": " << r.message;
   if (!r.worst.empty()) os << "; worst: " << r.worst;
   return os;

@@ -20,9 +20,14 @@ std::string worst_of(const Case& c, const bound::Comparison& cmp) {
     if (t.ok()) continue;
     std::ostringstream o;
     o.precision(17);
-    if (t.worst_index >= 0)
+    // The allowance printed is the threshold the element was judged by (the bound plus the
+    // output's and the reference's rounding), not the bound alone: a bf16 error of 1.6e-3 is
+    // judged against ~2e-3, and saying "bound 4.9e-7 (1.62x)" misstates both numbers.
+    if (t.worst_index >= 0) {
       o << element_name(c, t.name, static_cast<std::size_t>(t.worst_index)) << " = " << t.worst_out << ", exact "
-        << t.worst_exact << ", bound " << t.worst_bound << " (" << t.worst_ratio << "x the allowance)";
+        << t.worst_exact << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";
+      if (std::isfinite(t.worst_out)) o << ", " << t.worst_ratio << "x the allowance";
+    }
     if (t.non_finite) o << (t.worst_index >= 0 ? "; " : "") << t.non_finite << " non-finite " << t.name << " elements";
     return o.str();
   }
@@ -31,6 +36,10 @@ std::string worst_of(const Case& c, const bound::Comparison& cmp) {
 
 PropertyResult judge(const char* name, const Case& c, const Outputs& got, const detail::Exact& e) {
   const bound::Comparison cmp = bound::compare(got, e.exact, e.bounds, e.out_dtype);
+  // An infinite bound accepts anything: a case whose every element has one judged nothing (an
+  // f16 accumulator over ~1024 keys, where the model's gamma_n passes 1).
+  if (cmp.ok() && cmp.elements() > 0 && cmp.unjudged() == cmp.elements())
+    return PropertyResult::not_exercised(name, c.id, "the declared precision model bounds no element of this case");
   PropertyResult r = cmp.ok() ? PropertyResult::pass(name, c.id)
                               : PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
   r.with_ratio(cmp.worst_ratio());
@@ -41,20 +50,20 @@ PropertyResult judge(const char* name, const Case& c, const Outputs& got, const 
 }  // namespace
 
 PropertyResult check_matches_reference(Kernel& k, const Case& c, Layout layout) {
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass("matches_reference", c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed("matches_reference", c.id, why);
   return judge("matches_reference", c, detail::run(k, c, layout).out, detail::exact_forward(k, c));
 }
 
 PropertyResult check_backward_matches_reference(Kernel& k, const Case& c, Layout layout) {
   const char* name = "backward_matches_reference";
-  if (!c.has_dout()) return PropertyResult::pass(name, c.id, "not applicable: no dout");
-  if (auto why = detail::not_claimed(k, c, true); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (!c.has_dout()) return PropertyResult::not_applicable(name, c.id, "no dout");
+  if (auto why = detail::not_claimed(k, c, true); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   return judge(name, c, detail::run(k, c, layout, true).out, detail::exact_backward(k, c));
 }
 
 PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
   const char* name = "rows_sum_to_one";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
   // V = ones: O = 1 on rows with a visible key (exactly representable, so the reference and the
   // bound judge "= 1" with no rounding of their own), 0 on the others.
@@ -111,7 +120,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
 
 PropertyResult check_convex_hull(Kernel& k, const Case& c, Layout layout) {
   const char* name = "convex_hull";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Shape& s = c.problem.shape;
   const Outputs got = detail::run(k, c, layout).out;
   const detail::Exact e = detail::exact_forward(k, c);

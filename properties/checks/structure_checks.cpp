@@ -96,13 +96,13 @@ std::vector<double> singular_values(std::vector<double> a, I rows, I cols) {
 
 PropertyResult check_key_translation(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   const char* name = "key_translation";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
-  if (c.problem.softcap) return PropertyResult::pass(name, c.id, "not applicable: a softcap is not shift invariant");
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
+  if (c.problem.softcap) return PropertyResult::not_applicable(name, c.id, "a softcap is not shift invariant");
   // Keys on a grid where K and K + t are both exact in the storage dtype, so the two cases'
   // exact scores differ by exactly scale * <q_i, t> in every row: the same weights, the same O.
   const double M = max_abs(c.k);
   const double g = exact_grid(c.problem.dtype, M);
-  if (g == 0) return PropertyResult::pass(name, c.id, "not applicable: K + t would overflow the dtype");
+  if (g == 0) return PropertyResult::not_applicable(name, c.id, "K + t would overflow the dtype");
   Case base = c;
   base.dout.clear();
   for (double& x : base.k) x = on_grid(x, g);
@@ -126,12 +126,12 @@ PropertyResult check_key_translation(Kernel& k, const Case& c, Layout layout, st
 
 PropertyResult check_v_linearity(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   const char* name = "v_linearity";
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   // V1, V2 and V1 + V2 all exact in the storage dtype (grid of exact_grid), so
   // O(V1 + V2) = O(V1) + O(V2) holds exactly for the exact outputs.
   const double M = max_abs(c.v);
   const double g = exact_grid(c.problem.dtype, M);
-  if (g == 0) return PropertyResult::pass(name, c.id, "not applicable: V1 + V2 would overflow the dtype");
+  if (g == 0) return PropertyResult::not_applicable(name, c.id, "V1 + V2 would overflow the dtype");
   Case c1 = c, c2 = c, c12 = c;
   for (Case* x : {&c1, &c2, &c12}) x->dout.clear();
   gen::Rng rng(seed ^ 0x76206c696eull);
@@ -182,7 +182,7 @@ PropertyResult check_score_rank(Kernel& k, DType dtype, std::uint64_t seed, Layo
   gen::Rng pick(seed);
   const I dk = pick.uniform_int(1, 4), T = 20;
   Case c = own_case(dtype, Shape{1, 2, 2, T, T, dk, dk}, seed, 1.0, "score_rank seed=" + std::to_string(seed));
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Case id = detail::with_identity_v(c);
   const Outputs w = detail::run(k, id, layout).out;
   const detail::Exact e = detail::exact_forward(k, id);
@@ -196,7 +196,7 @@ PropertyResult check_score_rank(Kernel& k, DType dtype, std::uint64_t seed, Layo
         const std::size_t n = id.oi(0, h, i, j);
         const double t = bound::threshold(w.out[n], e.exact.out[n], e.bounds.out[n], e.out_dtype);
         if (!(w.out[n] > t))
-          return PropertyResult::pass(name, c.id, "not applicable: a weight within its allowance of 0");
+          return PropertyResult::not_applicable(name, c.id, "a weight within its allowance of 0");
         const double delta = std::log(w.out[n] / (w.out[n] - t));
         err2 += delta * delta;
         a[static_cast<std::size_t>(i * T + j)] = std::log(w.out[n]);
@@ -238,7 +238,7 @@ PropertyResult check_entropy_temperature(Kernel& k, DType dtype, std::uint64_t s
   for (int t = 0; t < 3; ++t) {
     Case c = base;
     if (t != 1) c.problem.scale = scales[t];
-    if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+    if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
     const Case id = detail::with_identity_v(c);
     const Outputs w = detail::run(k, id, layout).out;
     const detail::Exact e = detail::exact_forward(k, id);
@@ -251,7 +251,7 @@ PropertyResult check_entropy_temperature(Kernel& k, DType dtype, std::uint64_t s
         for (I j = 0; j < T; ++j) {
           const std::size_t n = id.oi(0, h, i, j);
           const double tj = bound::threshold(w.out[n], e.exact.out[n], e.bounds.out[n], e.out_dtype);
-          if (!(tj <= 1 / std::numbers::e) || !std::isfinite(w.out[n])) return PropertyResult::pass(name, c.id, "not applicable: weights too coarse");
+          if (!(tj <= 1 / std::numbers::e) || !std::isfinite(w.out[n])) return PropertyResult::not_applicable(name, c.id, "weights too coarse");
           hsum += eta(std::clamp(w.out[n], 0.0, 1.0));
           s += eta(tj);
         }
@@ -288,7 +288,7 @@ PropertyResult check_score_variance(Kernel& k, DType dtype, std::uint64_t seed, 
   // s_j - L. The weights' rounding (relative 2^-8 in bf16) moves the variance by < 1%.
   const I B = 8, H = 32, T = 64, D = 64;
   Case c = own_case(dtype, Shape{B, H, H, 1, T, D, D}, seed, 1.0, "score_variance seed=" + std::to_string(seed));
-  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::pass(name, c.id, "not claimed: " + why);
+  if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   const Case id = detail::with_identity_v(c);
   const Outputs w = detail::run(k, id, layout).out;
   double sum = 0;

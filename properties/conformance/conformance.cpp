@@ -3,6 +3,7 @@
 #include "properties/conformance/conformance.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -93,15 +94,23 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
 }
 
 void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
-  const bool skipped = pr.ok && (starts_with(pr.message, "not claimed") || starts_with(pr.message, "not applicable"));
-  if (!skipped) ++res.cases_checked;
-  res.cases.push_back({index, pr.case_id, problem, !skipped, pr.ok, pr.worst_ratio});
+  const bool judged = pr.judged();
+  if (judged) ++res.cases_checked;
+  if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
+  if (pr.status == props::Status::not_exercised) {
+    ++res.cases_not_exercised;
+    if (res.not_exercised_why.empty()) res.not_exercised_why = pr.message;
+  }
+  // A failure the check measured no ratio beyond 1 for (a crash, a NaN, a leak found bitwise)
+  // ranks as infinity: no headline may show a failed case as a ratio under the bound.
+  const double ratio = !pr.ok && !(pr.worst_ratio > 1) ? HUGE_VAL : pr.worst_ratio;
+  res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio});
   res.hist += pr.hist;
-  if (pr.worst_ratio > res.worst_ratio) {
-    res.worst_ratio = pr.worst_ratio;
+  if (ratio > res.worst_ratio) {
+    res.worst_ratio = ratio;
     res.worst_case = pr.case_id;
   }
-  if (res.note.empty() && starts_with(pr.message, "not claimed")) res.note = pr.message;
+  if (res.note.empty() && pr.status == props::Status::not_claimed) res.note = pr.message;
 }
 
 RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, const ConformanceOptions& opt, int n) {
@@ -150,6 +159,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::pass: return "PASS";
     case Verdict::fail: return "FAIL";
     case Verdict::not_claimed: return "not claimed";
+    case Verdict::not_exercised: return "NOT EXERCISED";
   }
   return "?";
 }
@@ -222,8 +232,16 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       if (static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)) break;
     }
   }
-  if (res.verdict == Verdict::pass && res.cases_checked == 0 && starts_with(res.note, "not claimed"))
-    res.verdict = Verdict::not_claimed;
+  // A PASS needs at least one case the check judged: cases that were all outside the claims are
+  // "not claimed"; cases within them that gave the check nothing to exercise (no hidden key, no
+  // fully masked row, MHA for the GQA check) are NOT EXERCISED, never a pass.
+  if (res.verdict == Verdict::pass && res.cases_checked == 0) {
+    const bool all_unclaimed = res.cases_run > 0 && res.cases_not_claimed == res.cases_run;
+    res.verdict = all_unclaimed ? Verdict::not_claimed : Verdict::not_exercised;
+    if (res.verdict == Verdict::not_exercised)
+      res.note = "none of " + std::to_string(res.cases_run) + " cases exercised it" +
+                 (res.not_exercised_why.empty() ? std::string() : " (first: " + res.not_exercised_why + ")");
+  }
   return res;
 }
 
@@ -308,6 +326,7 @@ std::string describe(const RequirementResult& r) {
   std::ostringstream o;
   o << r.id << ' ' << r.property << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << ": "
     << r.cases_checked << " of " << r.cases_run << " cases judged";
+  if (r.cases_not_exercised > 0) o << " (" << r.cases_not_exercised << " not exercised)";
   if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
   if (!r.note.empty()) o << "; " << r.note;
   for (const Finding& f : r.findings) {

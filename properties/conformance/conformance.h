@@ -103,7 +103,9 @@ struct ConformanceOptions {
   std::function<void(const struct RequirementResult&, std::size_t done, std::size_t total)> on_result;
 };
 
-enum class Verdict { pass, fail, not_claimed };
+// NOT EXERCISED: the kernel claims what the requirement needs, but no drawn case gave its check
+// anything to judge (R5 with no hidden key anywhere, say). Shown apart, never counted as a pass.
+enum class Verdict { pass, fail, not_claimed, not_exercised };
 std::string_view verdict_name(Verdict v);
 
 struct Finding {
@@ -131,7 +133,10 @@ struct RequirementResult {
   DType dtype = DType::f32;
   Verdict verdict = Verdict::pass;
   int cases_run = 0;          // cases drawn and given to the check
-  int cases_checked = 0;      // of those, the ones the check judged (not "not claimed"/"not applicable")
+  int cases_checked = 0;      // of those, the ones the check judged (pass or fail)
+  int cases_not_claimed = 0;        // outside the kernel's claims
+  int cases_not_exercised = 0;      // in the claims, but nothing there for the check to exercise
+  std::string not_exercised_why;    // the first such case's reason
   double worst_ratio = -1;    // largest error / allowance over the cases (-1: the check has none)
   std::string worst_case;     // the case id where it occurred
   std::string note;           // why not claimed, ...

@@ -65,6 +65,29 @@ TEST(ConformanceRunner, CasesAreDrawnWithinTheKernelsClaims) {
   }
 }
 
+// The narrow kernel claims no causal rule, window, mask, bias or kv_len, so no drawn case has a
+// hidden key or a fully masked row: R5, R6 and R7 judged nothing and must say NOT EXERCISED
+// (they used to read "PASS 150/150 cases"). The naive kernel, which claims them, passes them
+// with every judged case counted; and a leaking mutant still fails.
+TEST(ConformanceRunner, MaskingRequirementsWithoutHiddenKeysAreNotExercised) {
+  ConformanceOptions opt;
+  opt.only = {"R5", "R6", "R7"};
+  opt.dtypes = {DType::f32};
+  NarrowKernel narrow;
+  for (const RequirementResult& r : run_conformance(narrow, opt).results) {
+    EXPECT_EQ(r.verdict, Verdict::not_exercised) << describe(r);
+    EXPECT_EQ(r.cases_checked, 0) << describe(r);
+    EXPECT_EQ(r.cases_not_exercised, r.cases_run) << describe(r);
+    EXPECT_GT(r.cases_run, 0) << describe(r);
+    EXPECT_EQ(verdict_name(r.verdict), "NOT EXERCISED");
+  }
+  props::NaiveKernel naive;
+  for (const RequirementResult& r : run_conformance(naive, opt).results) {
+    EXPECT_EQ(r.verdict, Verdict::pass) << describe(r);
+    EXPECT_GT(r.cases_checked, r.cases_run / 4) << describe(r);
+  }
+}
+
 TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
   std::set<std::string> listed;
   for (const Requirement& r : requirements()) {

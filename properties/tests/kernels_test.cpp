@@ -143,5 +143,65 @@ TEST(Checks, RowsSumToOneJudgesTheWeightsNotTheLse) {
   EXPECT_NE(r1.worst.find("lse["), std::string::npos) << r1;
 }
 
+// One NaN among correct outputs: R1's worst element is the NaN (it used to quote a correct
+// element, and the headline ratio stayed under 1), and its ratio is infinite.
+class OneNaN : public NaiveKernel {
+ public:
+  void forward(const Problem& p, const KernelViews& views) override {
+    NaiveKernel::forward(p, views);
+    store(views.out, {0, 0, 1, 0}, std::numeric_limits<double>::quiet_NaN());
+  }
+};
+
+TEST(Checks, ANaNOutputIsTheWorstElementWithAnInfiniteRatio) {
+  Problem p;
+  p.shape = {1, 1, 1, 4, 5, 3, 3};
+  const Case c = make_values(p, ValueFamily::moderate, 7, false, false);
+  OneNaN k;
+  const PropertyResult r = check_matches_reference(k, c, Layout::bhtd);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(std::isinf(r.worst_ratio)) << r;
+  EXPECT_NE(r.worst.find("out[b=0,h=0,i=1,d=0] = nan"), std::string::npos) << r;
+}
+
+// Output nudged by one part in 2^20 on every other call, counting forward and backward calls
+// alike (a held-out bug: R13 ran forward+backward twice, four calls, so both of its forwards fell
+// on the same parity and it passed; R5 then blamed leakage for the nondeterminism).
+class ParityKernel : public NaiveKernel {
+ public:
+  void forward(const Problem& p, const KernelViews& views) override {
+    NaiveKernel::forward(p, views);
+    if (calls_++ % 2 == 1) store(views.out, {0, 0, 0, 0}, load(views.out, {0, 0, 0, 0}) * (1 + 0x1p-20));
+  }
+  void backward(const Problem& p, const KernelViews& views) override {
+    ++calls_;
+    NaiveKernel::backward(p, views);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(Checks, DeterminismComparesIdenticalCallsAndLeakageDoesNotTakeTheBlame) {
+  Problem p;
+  p.shape = {1, 1, 1, 4, 5, 3, 3};
+  p.causal = true;
+  const Case c = make_values(p, ValueFamily::moderate, 8, true, false);
+  ParityKernel k;
+  const PropertyResult r13 = check_determinism(k, c, Layout::bhtd);
+  EXPECT_FALSE(r13.ok) << r13;
+  EXPECT_NE(r13.worst.find("two forwards in a row"), std::string::npos) << r13;
+  bool blamed = false, exercised_or_not = false;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const PropertyResult r5 = check_no_leakage(k, c, Layout::bhtd, seed);
+    blamed = blamed || !r5.ok;
+    exercised_or_not = exercised_or_not || r5.status == Status::not_exercised;
+  }
+  EXPECT_FALSE(blamed);
+  EXPECT_TRUE(exercised_or_not);
+  NaiveKernel correct;
+  EXPECT_TRUE(check_determinism(correct, c, Layout::bhtd).ok);
+}
+
 }  // namespace
 }  // namespace attnv::props

@@ -64,9 +64,14 @@ struct TensorReport {
   std::int64_t elements = 0;
   std::int64_t failures = 0;    // elements not accepted (non-finite ones included)
   std::int64_t non_finite = 0;  // kernel NaN/inf where the exact value is finite (reported apart)
-  double worst_ratio = 0;       // max over finite elements of |out - exact| / threshold
-  std::int64_t worst_index = -1;  // dense index of that element (-1: none)
+  std::int64_t unjudged = 0;    // finite outputs whose bound is infinite (the model bounds nothing there)
+  // max over elements of |out - exact| / threshold; inf for a non-finite output where the exact
+  // value is finite, so that a NaN ranks first in every headline instead of hiding behind the
+  // finite elements' ratios.
+  double worst_ratio = 0;
+  std::int64_t worst_index = -1;  // dense index of that element (-1: none); the first NaN/inf one
   double worst_out = 0, worst_exact = 0, worst_bound = 0;
+  double worst_threshold = 0;   // what the element was allowed: the bound plus the roundings
   // How much of the derived bound b the error uses beyond the output rounding and the
   // reference's rounding: max over elements with b > 0 of
   // max(0, |out - exact| - ulp_out(out)/2 - 2^-53 |exact|) / b. Where the output dtype is
@@ -81,6 +86,8 @@ struct Comparison {
   std::vector<TensorReport> tensors;  // only the tensors present in both outputs and bounds
   bool ok() const;
   double worst_ratio() const;
+  std::int64_t elements() const;
+  std::int64_t unjudged() const;  // elements accepted only because their bound is infinite
   std::string summary() const;  // one line per tensor
 };
 

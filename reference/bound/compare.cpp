@@ -84,9 +84,21 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
     if (std::isfinite(x) && !std::isfinite(o)) {
       ++r.non_finite;
       r.hist.add(HUGE_VAL);
+      if (r.non_finite == 1) {  // the first one is the worst element, whatever came before
+        r.worst_ratio = HUGE_VAL;
+        r.worst_index = static_cast<std::int64_t>(e);
+        r.worst_out = o;
+        r.worst_exact = x;
+        r.worst_bound = b;
+        r.worst_threshold = threshold(x, x, b, out_dtype);
+      }
       continue;
     }
     if (!std::isfinite(x)) continue;
+    if (std::isinf(b)) {  // accepted, but nothing was judged
+      ++r.unjudged;
+      continue;
+    }
     const double err = std::fabs(o - x);
     const double thr = threshold(o, x, b, out_dtype);
     if (b > 0) {
@@ -96,12 +108,13 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
     double ratio = 0;
     if (err > 0) ratio = (b == 0 && x == 0) ? HUGE_VAL : err / thr;
     r.hist.add(ratio);
-    if (ratio > r.worst_ratio || r.worst_index < 0) {
+    if (r.non_finite == 0 && (ratio > r.worst_ratio || r.worst_index < 0)) {
       r.worst_ratio = ratio;
       r.worst_index = static_cast<std::int64_t>(e);
       r.worst_out = o;
       r.worst_exact = x;
       r.worst_bound = b;
+      r.worst_threshold = thr;
     }
   }
   return r;
@@ -134,6 +147,18 @@ bool Comparison::ok() const {
   for (const auto& t : tensors)
     if (!t.ok()) return false;
   return true;
+}
+
+std::int64_t Comparison::elements() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors) n += t.elements;
+  return n;
+}
+
+std::int64_t Comparison::unjudged() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors) n += t.unjudged;
+  return n;
 }
 
 double Comparison::worst_ratio() const {

@@ -48,7 +48,10 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const double sigma_all = sigma + nk * under;
   const double den = 1 - sigma_all - g_den * (1 + sigma_all);
   // kappa: how far the weights of the "weighted average" view can sum away from 1 (the cap).
-  const double kappa = (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1;
+  // gamma_n >= 1 once n u >= 1/2 (n + nb past ~1024 keys for an f16 accumulator): then nothing
+  // bounds how far the sum strays, and the cap is infinite, not the negative number
+  // 1 / (1 - gamma) - 1 would give.
+  const double kappa = g_den < 1 ? (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1 : std::numeric_limits<double>::infinity();
   const double floor_abs = (2 * nk + 2 * nb + 8) * k.eta * std::exp(r.dmax);
 
   for (std::int64_t d = 0; d < s.Dv; ++d) {
@@ -70,7 +73,8 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
                        g_den * (1 + sigma_all) * std::fabs(O) + t4;
     double bnd = std::numeric_limits<double>::infinity();
     if (den > 0) bnd = (1 + u) * num / den + u * std::fabs(O);
-    const double cap = (1 + u) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u * std::fabs(O);
+    const double cap = std::isinf(kappa) ? kappa
+                                         : (1 + u) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u * std::fabs(O);
     f.out[static_cast<std::size_t>(d)] = (std::min(bnd, cap) + floor_abs) * r.inflation;
   }
 

@@ -117,6 +117,31 @@ TEST(TerminalReport, FailingRunNamesTheFindingAndTheCommandThatReproducesIt) {
     }
 }
 
+// A ratio just under 1 passes and must not print as "1" (the failing threshold); one just over
+// must not either. Infinity is how a NaN or a crash ranks.
+TEST(TerminalReport, RatiosNearOneKeepTheirSide) {
+  EXPECT_EQ(format_ratio(0.99963), "0.9996");
+  EXPECT_EQ(format_ratio(1.0004), "1.0004");
+  EXPECT_EQ(format_ratio(1.0), "1");
+  EXPECT_EQ(format_ratio(0.5), "0.5");
+  EXPECT_EQ(format_ratio(0.123456), "0.123");
+  EXPECT_EQ(format_ratio(HUGE_VAL), "inf");
+}
+
+// The mutant's R5 FAIL (a leak, found bitwise: no ratio of its own) ranks first in the headline
+// as infinity: a failing requirement never reads as a ratio under the bound (a crashing plugin
+// used to show 0.0091 there).
+TEST(TerminalReport, AFailedRequirementRanksAsInfinityInTheHeadline) {
+  const Certificate& c = cert("mutant");
+  for (DType d : summarize(c).dtypes) {
+    const std::optional<Worst> w = worst_for(c, d);
+    ASSERT_TRUE(w);
+    bool failed = false;
+    for (const auto& r : c.report.results) failed = failed || (r.dtype == d && r.verdict == conformance::Verdict::fail);
+    if (failed) EXPECT_TRUE(std::isinf(w->ratio)) << dtype_name(d) << ": " << w->ratio;
+  }
+}
+
 TEST(TerminalReport, ShellQuoteLeavesPlainWordsAlone) {
   EXPECT_EQ(shell_quote("builtin:core"), "builtin:core");
   EXPECT_EQ(shell_quote("plugin:/a b.so"), "'plugin:/a b.so'");

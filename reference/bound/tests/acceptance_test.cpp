@@ -73,10 +73,18 @@ TEST(Compare, CountsFailuresNonFiniteAndTheWorstElement) {
   EXPECT_EQ(t.elements, 4);
   EXPECT_EQ(t.failures, 2);
   EXPECT_EQ(t.non_finite, 1);
-  EXPECT_EQ(t.worst_index, 2);
-  EXPECT_NEAR(t.worst_ratio, 3.0, 1e-6);
+  // The NaN is the worst element, ratio infinity: a headline never hides it behind a finite one.
+  EXPECT_EQ(t.worst_index, 3);
+  EXPECT_TRUE(std::isinf(t.worst_ratio));
+  EXPECT_TRUE(std::isnan(t.worst_out));
   EXPECT_NEAR(t.worst_bound_usage, 3.0, 1e-6);  // f64 output: the roundings are ~1e-16
   EXPECT_NE(c.summary().find("out: 4 elements, 2 failures, 1 non-finite"), std::string::npos);
+  // Without the NaN, the worst finite element is named.
+  kernel.out[3] = exact.out[3];
+  const Comparison finite = compare(kernel, exact, b, DType::f64);
+  const TensorReport& f = finite.tensors[0];
+  EXPECT_EQ(f.worst_index, 2);
+  EXPECT_NEAR(f.worst_ratio, 3.0, 1e-6);
 }
 
 TEST(Compare, AWrongSizedAnswerFailsEveryElement) {
