@@ -17,11 +17,12 @@ inline constexpr std::string_view kManifestFile = "manifest.json";
 inline constexpr std::string_view kExchangeFormat = "attnv-exchange";
 inline constexpr int kExchangeVersion = 1;
 // Largest manifest.json read_exchange reads, checked with the file's size before it is read:
-// 16 MiB, about 30,000 cases as attnv writes them (a quick-tier `attnv cases export` of one
-// dtype is about 2 MB). Parsing takes memory and time in proportion (measured: a 16 MB manifest
-// about 1 s and 120 MB; a 200 MB one 20 s and 825 MB), all before the first case is checked.
+// 64 MiB, about 120,000 cases as attnv writes them (a quick-tier `attnv cases export` of one
+// dtype is about 2 MB, a standard-tier one about 15 MB). Parsing takes memory and time in
+// proportion (measured: a 16 MB manifest about 1 s and 120 MB; a 200 MB one 20 s and 825 MB), all
+// before the first case is checked.
 // parse_manifest itself takes text of any size.
-inline constexpr std::int64_t kMaxManifestBytes = std::int64_t{16} << 20;
+inline constexpr std::int64_t kMaxManifestBytes = std::int64_t{64} << 20;
 
 struct ManifestEntry {
   std::string id;         // unique within the manifest, non-empty

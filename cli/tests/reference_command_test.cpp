@@ -333,10 +333,10 @@ TEST(ReferenceBadInput, OversizedTensorIsRefusedWithItsSizeInBytes) {
 TEST(ReferenceBadInput, ManifestAboveTheSizeLimit) {
   const fs::path dir = fresh_dir("big_manifest");
   io::write_exchange(dir, sample_cases());
-  fs::resize_file(dir / "manifest.json", std::uintmax_t{16} << 20 | 1);  // sparse, past the 16 MiB limit
+  fs::resize_file(dir / "manifest.json", std::uintmax_t{64} << 20 | 1);  // sparse, past the 64 MiB limit
   const CommandResult r = run_attnv("reference --in " + dir.string(), dir);
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(testing::has(r.output, "manifest.json: 16777217 bytes, more than the limit of 16777216 bytes")) << r.output;
+  EXPECT_TRUE(testing::has(r.output, "manifest.json: 67108865 bytes, more than the limit of 67108864 bytes")) << r.output;
   expect_nothing_written(dir);
   fs::remove_all(dir);
 }

@@ -268,7 +268,7 @@ TEST(Exchange, ManifestSizeLimit) {
   EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"manifest.json: not valid JSON: a NUL byte"}));
   fs::resize_file(manifest, static_cast<std::uintmax_t>(kMaxManifestBytes) + 1);
   EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
-                                 {"manifest.json: 16777217 bytes, more than the limit of 16777216 bytes"}));
+                                 {"manifest.json: 67108865 bytes, more than the limit of 67108864 bytes"}));
 }
 
 // A file the reader may not open: the message says so. Root reads it anyway (the test then has
