@@ -48,7 +48,8 @@ void run_export(const ExportArgs& a) {
   if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
   std::cout << "attnv cases export: " << sum.cases << " case(s) from " << sum.calls << " kernel call(s), "
             << sum.bytes << " bytes, " << sum.seconds << " s, written to " << io::printable(a.out) << '\n'
-            << "next: write out.npy and lse.npy (and dq.npy, dk.npy, dv.npy where dout.npy exists) into each\n"
+            << "next: write out.npy" << (s.claims.caps.lse ? " and lse.npy" : "")
+            << (s.claims.caps.backward ? " (and dq.npy, dk.npy, dv.npy where dout.npy exists)" : "") << " into each\n"
             << "case folder listed in " << io::printable((std::filesystem::path(a.out) / "manifest.json").string())
             << ", then run: attnv cases check " << io::printable(report::shell_quote(a.out)) << '\n';
   if (!sum.answer_findings.empty()) {

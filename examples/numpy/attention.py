@@ -51,10 +51,11 @@ def visible(case, kv_len, bias, mask, bug):
     if case["causal"]:
         vis = vis & (j <= p + (1 if bug == "causal_off_by_one" else 0))
     wl, wr = case["window"]
+    # Sides go up to 2^63 - 1: p - wl and p + wr would wrap around in int64, the distances cannot.
     if wl >= 0:
-        vis = vis & (j >= p - wl)
+        vis = vis & (p - j <= wl)
     if wr >= 0:
-        vis = vis & (j <= p + wr)
+        vis = vis & (j - p <= wr)
     if mask is not None:
         vis = vis & mask.astype(bool)[None]
     if bias is not None:

@@ -167,6 +167,17 @@ void materialize(Genome& g, std::size_t n) {
   for (std::size_t i = g.codes.size(); i < n; ++i) g.codes.push_back(value_code(g, i));
 }
 
+// -1 (unbounded) .. 20, and now and then a side near 2^63 (the manifest allows up to 2^63 - 1):
+// a kernel computing pos + wr or pos - wl overflows there, the bug the reference itself once had.
+namespace {
+std::int64_t window_side(std::uint8_t h) {
+  const int v = h % 24;
+  if (v == 22) return std::numeric_limits<std::int64_t>::max();
+  if (v == 23) return std::numeric_limits<std::int64_t>::max() - 1;
+  return v - 1;
+}
+}  // namespace
+
 Case to_case(const Genome& g, const Capabilities& caps) {
   Problem p;
   p.shape = shape_of(g);
@@ -178,8 +189,8 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   p.alignment = bottom_right ? Alignment::bottom_right : Alignment::top_left;
   p.causal = flag(g, kCausal) && (bottom_right ? caps.causal_bottom_right : caps.causal_top_left);
   if (flag(g, kWindow) && caps.window) {
-    p.window.left = g.header[kWindowLeft] % 22 - 1;  // -1 (unbounded) .. 20
-    p.window.right = g.header[kWindowRight] % 22 - 1;
+    p.window.left = window_side(g.header[kWindowLeft]);
+    p.window.right = window_side(g.header[kWindowRight]);
   }
   p.has_mask = flag(g, kMask) && caps.mask;
   p.has_bias = flag(g, kBias) && caps.bias;

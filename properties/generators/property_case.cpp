@@ -89,8 +89,15 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
       if (opt.positional) {
         p.causal = *sometimes<bool>(3, false, true);
         if (claims(&Capabilities::window) && *sometimes<bool>(2, false, true)) {
-          p.window.left = *rc::gen::inRange<I>(-1, s.Tk + 1);
-          p.window.right = *rc::gen::inRange<I>(-1, s.Tk + 1);
+          // Now and then a side near 2^63 (the manifest allows up to 2^63 - 1): a kernel that
+          // computes pos + wr or pos - wl overflows there.
+          const auto side = [&] {
+            return *rc::gen::weightedOneOf<I>({{12, rc::gen::inRange<I>(-1, s.Tk + 1)},
+                                               {1, rc::gen::element(std::numeric_limits<I>::max(),
+                                                                    std::numeric_limits<I>::max() - 1)}});
+          };
+          p.window.left = side();
+          p.window.right = side();
         }
         p.alignment = *sometimes(4, Alignment::top_left, Alignment::bottom_right);
         // Unclaimed alignments: the other one if it is claimed, else no causal rule and no window.
