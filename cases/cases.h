@@ -42,5 +42,8 @@ struct CheckFilter {
 };
 conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress = {},
                                      const CheckFilter& filter = {});
+// R13 (determinism) and R14 (inputs unchanged) cannot be observed through files: their PASS
+// becomes NOT EXERCISED, with a note that says why. Applied by check().
+void mark_unobservable_through_files(conformance::RequirementResult& r);
 
 }  // namespace attnv::cases

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "problem/error.h"
 
@@ -90,6 +91,19 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
   }
   if (c.caps.strided)
     throw InputError(where + ": \"strided\": true cannot be claimed through files (a case folder has no memory layout)");
+  // Every capability is stated, true or false: a key left out used to mean "claimed", so a
+  // claims file written for an older attnv, or with a typo-free omission, claimed more than its
+  // author meant. "strided" may be left out (it can only be false here).
+  std::string missing;
+  for (const Flag& f : kFlags)
+    if (std::string_view(f.key) != "strided" && !j.contains(f.key)) missing += std::string(missing.empty() ? "" : ", ") + f.key;
+  if (!missing.empty()) {
+    json full = json::object();
+    for (const Flag& f : kFlags)
+      if (std::string_view(f.key) != "strided") full[f.key] = j.contains(f.key) ? j.at(f.key) : json(c.caps.*f.field);
+    throw InputError(where + ": every capability must be listed, true or false; missing: " + missing +
+                     ". The file with them added at the defaults of this export: " + full.dump());
+  }
   c.precision.clear();
   for (DType d : c.caps.dtypes) c.precision[d] = PrecisionModel::natural(d);
   if (precision) {

@@ -42,6 +42,20 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
   return sum;
 }
 
+void mark_unobservable_through_files(conformance::RequirementResult& r) {
+  // Answers read back from files cannot differ between two runs (R13) and cannot write into an
+  // input buffer (R14): a PASS there would be true by construction, so it is NOT EXERCISED.
+  if (r.verdict != conformance::Verdict::pass || (r.property != "determinism" && r.property != "inputs_unchanged"))
+    return;
+  r.verdict = conformance::Verdict::not_exercised;
+  r.cases_not_exercised = r.cases_checked;
+  r.cases_checked = 0;
+  r.note = r.property == "determinism"
+               ? "through files the answers are read back, so two runs cannot differ: run the program twice and "
+                 "compare its answers to judge this"
+               : "through files the program never sees attnv's input buffers, so it cannot write into them";
+}
+
 conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress,
                                      const CheckFilter& filter) {
   namespace fs = std::filesystem;
@@ -60,8 +74,16 @@ conformance::ConformanceReport check(const std::filesystem::path& dir, const Pro
   }
   if (!filter.only.empty()) suite.only = filter.only;
   ReplayKernel replay(dir, suite.claims);
-  return run_suite(replay, suite, conformance::ConformanceOptions{}.max_findings,
-                   [&](const std::string& id, DType d) { replay.start(id, d); }, progress);
+  const auto said = [&](const conformance::RequirementResult& r) {
+    if (!progress) return;
+    conformance::RequirementResult shown = r;
+    mark_unobservable_through_files(shown);
+    progress(shown);
+  };
+  conformance::ConformanceReport rep = run_suite(replay, suite, conformance::ConformanceOptions{}.max_findings,
+                                                 [&](const std::string& id, DType d) { replay.start(id, d); }, said);
+  for (conformance::RequirementResult& r : rep.results) mark_unobservable_through_files(r);
+  return rep;
 }
 
 }  // namespace attnv::cases

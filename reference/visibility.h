@@ -1,6 +1,9 @@
 #pragma once
 // Which keys a query sees (SPEC "Scores, visibility, softmax"), written from SPEC alone: the
-// reference never includes core/, so a misreading here cannot be shared with the core.
+// reference never includes core/, so a misreading here cannot be shared with the core. The
+// oracle does not use this file either: it has its own copy (oracle/oracle_visibility.cpp, in
+// 128-bit positions), so that a mistake here (window sides near 2^63 once wrapped around) is a
+// disagreement between the oracle and the fast reference, not a shared blind spot.
 #include <cstdint>
 #include <vector>
 

@@ -104,10 +104,13 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << "\n";
   table(o, c, s, paint);
   findings(o, c, paint);
-  for (const RequirementResult& r : c.report.results)
-    if (r.verdict == Verdict::not_exercised)
-      o << "\n" << paint("NOT EXERCISED", "33") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype)
-        << ": " << r.note << "\n";
+  bool header = false;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.verdict != Verdict::not_exercised) continue;
+    if (!header) o << "\n" << paint("NOT EXERCISED", "33") << " (claimed, but no case gave the check anything to judge):\n";
+    header = true;
+    o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
+  }
   o << "\nworst error/bound ratio (1 = the bound)\n";
   bool any = false;
   for (DType d : s.dtypes) {

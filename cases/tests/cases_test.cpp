@@ -69,7 +69,9 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
     std::ofstream(d / "c.json") << text;
     return d / "c.json";
   };
-  const Claims c = read_claims(write(R"({"backward": true, "softcap": false,
+  const std::string every = R"("gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true,
+      "mask": true, "bias": true, "kv_len": true, "custom_scale": true, "lse": true)";
+  const Claims c = read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,
       "precision": {"bf16": {"p_dtype": "bf16", "block": 64}}})"), {DType::bf16});
   EXPECT_TRUE(c.caps.backward);
   EXPECT_FALSE(c.caps.softcap);
@@ -80,6 +82,18 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   EXPECT_EQ(back.caps.dtypes, c.caps.dtypes);
   EXPECT_EQ(back.model(DType::bf16), c.model(DType::bf16));
   EXPECT_TRUE(back.caps.backward);
+  // A capability left out is an error naming it (it used to mean "claimed"), with the whole
+  // file at the defaults to copy.
+  try {
+    read_claims(write(R"({"backward": true, "softcap": false})"), {DType::f32});
+    ADD_FAILURE() << "a claims file without every capability was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing: gqa, causal_top_left, causal_bottom_right, window, mask, bias, kv_len, "
+                                         "custom_scale, lse"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"softcap\":false"), std::string::npos) << e.what();
+  }
   try {
     read_claims(write(R"({"casual": true})"), {DType::f32});
     ADD_FAILURE() << "a misspelt key was accepted";
@@ -88,7 +102,7 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   }
   EXPECT_THROW(read_claims(write(R"({"strided": true})"), {DType::f32}), InputError);
   EXPECT_THROW(read_claims(write(R"({"decode": true})"), {DType::f32}), InputError);
-  EXPECT_FALSE(read_claims(write(R"({"decode": false})"), {DType::f32}).caps.decode);
+  EXPECT_FALSE(read_claims(write(R"({"decode": false, "backward": false, "softcap": true, )" + every + "}"), {DType::f32}).caps.decode);
   EXPECT_THROW(read_claims(write(R"({"precision": {"f32": {"accum": "f8"}}})"), {DType::f32}), InputError);
   fs::remove_all(d);
 }
@@ -164,6 +178,33 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
   EXPECT_NE(rep.results[1].findings.at(0).message.find("not representable in f32"), std::string::npos)
       << all_findings(rep);
   fs::remove_all(dir);
+}
+
+// Through files, R13 and R14 hold by construction (answers read back cannot differ or write an
+// input): they are NOT EXERCISED, never PASS. Other requirements keep their verdicts.
+TEST(ExportCheck, DeterminismAndInputsUnchangedAreNotExercisedThroughFiles) {
+  conformance::RequirementResult r13;
+  r13.property = "determinism";
+  r13.verdict = conformance::Verdict::pass;
+  r13.cases_checked = r13.cases_run = 100;
+  mark_unobservable_through_files(r13);
+  EXPECT_EQ(r13.verdict, conformance::Verdict::not_exercised);
+  EXPECT_EQ(r13.cases_checked, 0);
+  EXPECT_NE(r13.note.find("run the program twice"), std::string::npos);
+  conformance::RequirementResult r14 = r13;
+  r14.property = "inputs_unchanged";
+  r14.verdict = conformance::Verdict::pass;
+  mark_unobservable_through_files(r14);
+  EXPECT_EQ(r14.verdict, conformance::Verdict::not_exercised);
+  conformance::RequirementResult r1 = r13;
+  r1.property = "matches_reference";
+  r1.verdict = conformance::Verdict::pass;
+  mark_unobservable_through_files(r1);
+  EXPECT_EQ(r1.verdict, conformance::Verdict::pass);
+  conformance::RequirementResult failed = r13;
+  failed.verdict = conformance::Verdict::fail;
+  mark_unobservable_through_files(failed);
+  EXPECT_EQ(failed.verdict, conformance::Verdict::fail);  // a malformed answer is still a finding
 }
 
 TEST(ExportCheck, BadFoldersAreInputErrors) {

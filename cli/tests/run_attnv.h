@@ -10,6 +10,8 @@
 #include <iterator>
 #include <string>
 
+#include "util/sanitized.h"
+
 namespace attnv::testing {
 
 struct CommandResult {
@@ -22,19 +24,7 @@ inline std::string read_text(const std::filesystem::path& p) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-// True in ASan, TSan and MSan builds, whose shadow memory needs the address space that a test
-// limiting it (address_space_kib below) would take away.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+using attnv::kSanitized;  // util/sanitized.h: tests that limit the address space skip themselves there
 
 // address_space_kib > 0 runs attnv under `ulimit -v` (its virtual memory, in KiB).
 inline CommandResult run_attnv(const std::string& args, const std::filesystem::path& work, long address_space_kib = 0) {

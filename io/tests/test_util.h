@@ -14,22 +14,10 @@
 #include <vector>
 
 #include "problem/error.h"
+#include "util/sanitized.h"
 
 namespace attnv::io::test {
-
-// True in ASan, TSan and MSan builds, whose shadow memory needs the address space that an
-// RLIMIT_AS test would take away.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+using attnv::kSanitized;  // util/sanitized.h
 
 inline std::filesystem::path data_dir() {
   if (const char* src = std::getenv("ATTNV_SOURCE_DIR"); src && *src)

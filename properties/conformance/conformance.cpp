@@ -99,7 +99,8 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
   if (pr.status == props::Status::not_exercised) {
     ++res.cases_not_exercised;
-    if (res.not_exercised_why.empty()) res.not_exercised_why = pr.message;
+    if (res.not_exercised_why.empty())
+      res.not_exercised_why = starts_with(pr.message, "not exercised: ") ? pr.message.substr(15) : pr.message;
   }
   // A failure the check measured no ratio beyond 1 for (a crash, a NaN, a leak found bitwise)
   // ranks as infinity: no headline may show a failed case as a ratio under the bound.
@@ -240,7 +241,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     res.verdict = all_unclaimed ? Verdict::not_claimed : Verdict::not_exercised;
     if (res.verdict == Verdict::not_exercised)
       res.note = "none of " + std::to_string(res.cases_run) + " cases exercised it" +
-                 (res.not_exercised_why.empty() ? std::string() : " (first: " + res.not_exercised_why + ")");
+                 (res.not_exercised_why.empty() ? std::string() : " (the first: " + res.not_exercised_why + ")");
   }
   return res;
 }
