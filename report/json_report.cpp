@@ -114,6 +114,8 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"cases_run", r.cases_run},
               {"cases_checked", r.cases_checked},
               {"cases_not_exercised", r.cases_not_exercised},
+              {"cases_failed", r.cases_failed},
+              {"failure_pattern", r.failure_pattern},
               {"worst_ratio", ratio(r.worst_ratio)},
               {"worst_case", r.worst_case},
               {"note", r.note},

@@ -78,6 +78,8 @@ void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
     if (r.verdict != Verdict::fail) continue;
     o << "\n" << paint("FAIL", "1;31") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": "
       << statement_of(r.id) << "\n";
+    if (r.cases_failed > 0)
+      o << "  failed:    " << r.cases_failed << " of " << r.cases_run << " cases (" << r.failure_pattern << ")\n";
     for (const conformance::Finding& f : r.findings) {
       o << "  finding:   " << indent(f.message, 13) << "\n";
       if (!f.worst.empty()) o << "  worst:     " << indent(f.worst, 13) << "\n";

@@ -3,6 +3,7 @@
 #include "properties/conformance/conformance.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <chrono>
 #include <exception>
@@ -91,6 +92,17 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
   } catch (const std::exception& e) {
     return std::string("(not saved: ") + e.what() + ")";
   }
+}
+
+// "all in bthd", or "bhtd 30, gapped 7": where the failing cases were laid out.
+std::string layout_pattern(const std::array<int, 3>& failed, int total) {
+  const Layout layouts[] = {Layout::bhtd, Layout::bthd, Layout::gapped};
+  std::string s;
+  for (std::size_t l = 0; l < 3; ++l) {
+    if (failed[l] == total) return "all in " + std::string(layout_name(layouts[l]));
+    if (failed[l] > 0) s += std::string(s.empty() ? "" : ", ") + std::string(layout_name(layouts[l])) + " " + std::to_string(failed[l]);
+  }
+  return s;
 }
 
 void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
@@ -213,6 +225,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   }
   const props::PropertyEntry& entry = props::property(r.property);
   Stream stream(r, dtype, opt.seed, k.capabilities());
+  std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
     props::PropertyResult pr;
@@ -225,14 +238,25 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     fold(res, pr, i, pc.c.problem);
     if (!pr.ok) {
       res.verdict = Verdict::fail;
-      // Checks that build their own case from the dtype and seed (R18-R20) name it differently:
-      // the drawn case is not what failed, so it is not saved; the reproduce line recreates it.
-      const bool drawn = starts_with(pr.case_id, pc.c.id.c_str());
-      res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
-                              drawn ? save_case(opt, r, dtype, i, pc.c) : ""});
-      if (static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)) break;
+      ++res.cases_failed;
+      ++failed_by_layout[static_cast<std::size_t>(pc.layout)];
+      // The first max_findings failures are kept (and saved); the rest are counted, so the
+      // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
+      if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
+        // Checks that build their own case from the dtype and seed (R18-R20) name it differently:
+        // the drawn case is not what failed, so it is not saved; the reproduce line recreates it.
+        const bool drawn = starts_with(pr.case_id, pc.c.id.c_str());
+        res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
+                                drawn ? save_case(opt, r, dtype, i, pc.c) : ""});
+      }
+      // A call that threw (a crash, a hang, a refusal) is not counted on: each would cost a worker
+      // restart or a timeout. Nor is anything once the caller asked to stop at its findings.
+      const bool threw = starts_with(pr.message, "threw: ");
+      if (threw || (opt.stop_at_findings && static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)))
+        break;
     }
   }
+  if (res.cases_failed > 0) res.failure_pattern = layout_pattern(failed_by_layout, res.cases_failed);
   // A PASS needs at least one case the check judged: cases that were all outside the claims are
   // "not claimed"; cases within them that gave the check nothing to exercise (no hidden key, no
   // fully masked row, MHA for the GQA check) are NOT EXERCISED, never a pass.
@@ -327,6 +351,7 @@ std::string describe(const RequirementResult& r) {
   std::ostringstream o;
   o << r.id << ' ' << r.property << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << ": "
     << r.cases_checked << " of " << r.cases_run << " cases judged";
+  if (r.cases_failed > 0) o << ", " << r.cases_failed << " failed (" << r.failure_pattern << ")";
   if (r.cases_not_exercised > 0) o << " (" << r.cases_not_exercised << " not exercised)";
   if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
   if (!r.note.empty()) o << "; " << r.note;

@@ -96,7 +96,9 @@ struct ConformanceOptions {
   std::uint64_t seed = 20261121;
   std::string save_failures_dir;      // empty: failing cases are not saved
   std::vector<std::string> only;      // requirement ids or names; empty: all
-  int max_findings = 1;               // per requirement x dtype: stop after this many failures
+  int max_findings = 1;               // per requirement x dtype: failures kept in full (and saved)
+  bool stop_at_findings = false;      // stop at max_findings (the kill table's time to catch);
+                                      // otherwise every case runs and failures are counted
   int threads = 0;                    // run_conformance(factory): 0 = default_threads()
   // Called once per finished requirement x dtype with the number done and the total (from one
   // thread at a time, in completion order): progress bars and plain progress lines.
@@ -135,6 +137,8 @@ struct RequirementResult {
   int cases_run = 0;          // cases drawn and given to the check
   int cases_checked = 0;      // of those, the ones the check judged (pass or fail)
   int cases_not_claimed = 0;        // outside the kernel's claims
+  int cases_failed = 0;             // every failing case (findings keeps the first max_findings)
+  std::string failure_pattern;      // where they were: "all in bthd", "bhtd 30, gapped 7"
   int cases_not_exercised = 0;      // in the claims, but nothing there for the check to exercise
   std::string not_exercised_why;    // the first such case's reason
   double worst_ratio = -1;    // largest error / allowance over the cases (-1: the check has none)

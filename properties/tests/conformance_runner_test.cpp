@@ -111,6 +111,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
   std::filesystem::remove_all(dir);
   ConformanceOptions opt;
   opt.save_failures_dir = dir.string();
+  opt.stop_at_findings = true;  // catching is the point here; counting is tested below
   std::printf("\n%-26s %-4s %-27s %-5s %6s  %s\n", "mutant", "req", "property", "dtype", "cases", "reproduce");
   for (const props::Mutant& m : props::mutant_zoo()) {
     const std::unique_ptr<Kernel> k = m.make();
@@ -145,6 +146,7 @@ TEST(ConformanceRunner, SameSeedSameReportWhateverTheThreads) {
   ConformanceOptions opt;
   opt.dtypes = {DType::f32, DType::bf16};
   opt.only = {"R1", "R5", "R16"};
+  opt.stop_at_findings = true;  // this test also runs under ThreadSanitizer: keep it short
   opt.threads = 1;
   const ConformanceReport one = run_conformance(make, opt);
   opt.threads = 2;
@@ -157,6 +159,28 @@ TEST(ConformanceRunner, SameSeedSameReportWhateverTheThreads) {
   std::printf("%s", one.table().c_str());
   opt.seed += 1;
   EXPECT_NE(run_conformance(make, opt).table(), one.table());
+}
+
+// Every failing case is counted, not just the first: a kernel that assumes dense BHTD strides
+// fails R1 only on the cases laid out otherwise, and the result says how many and where
+// (the certificate used to say "1/1").
+TEST(ConformanceRunner, EveryFailingCaseIsCountedWithItsLayouts) {
+  for (const props::Mutant& m : props::mutant_zoo()) {
+    if (m.name != "dense_strides_assumed") continue;
+    const std::unique_ptr<Kernel> k = m.make();
+    ConformanceOptions opt;
+    opt.max_findings = 2;
+    const RequirementResult r = run_requirement(*k, "R1", DType::f32, opt);
+    ASSERT_EQ(r.verdict, Verdict::fail) << describe(r);
+    EXPECT_EQ(r.findings.size(), 2u);
+    EXPECT_GT(r.cases_failed, 2) << describe(r);
+    EXPECT_LT(r.cases_failed, r.cases_run) << describe(r);  // the BHTD cases pass
+    EXPECT_EQ(r.cases_run, requirement("R1").cases[0]);    // the run went on to the end
+    EXPECT_EQ(r.failure_pattern.find("bhtd"), std::string::npos) << r.failure_pattern;
+    EXPECT_NE(describe(r).find(std::to_string(r.cases_failed) + " failed ("), std::string::npos) << describe(r);
+    return;
+  }
+  FAIL() << "dense_strides_assumed is not in the zoo";
 }
 
 TEST(ConformanceRunner, CorrectKernelPassesUnderItsAllowance) {

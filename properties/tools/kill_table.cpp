@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     o.tier = conformance::Tier::quick;
     o.dtypes = {m.dtype};
     o.max_findings = 1;
+    o.stop_at_findings = true;  // cases to catch = the index of the first failure + 1
     const auto kernel = m.make();
     const auto t0 = std::chrono::steady_clock::now();
     const conformance::RequirementResult r = conformance::run_requirement(*kernel, meant.id, m.dtype, o);
