@@ -26,6 +26,7 @@ struct CertifyArgs {
   int jobs = 0;
   double timeout = 60;
   int max_findings = 1;
+  bool stop_at_findings = false;
   OutputOptions out;
 };
 
@@ -51,6 +52,7 @@ int run_certify(const CertifyArgs& a) {
   opt.only = a.only;
   for (const std::string& id : a.only) conformance::requirement(id);  // InputError if unknown
   opt.max_findings = a.max_findings;
+  opt.stop_at_findings = a.stop_at_findings;
   opt.threads = a.jobs > 0 ? a.jobs : default_threads();
   for (const std::string& d : a.dtypes) opt.dtypes.push_back(*parse_dtype(d));
   if (!a.out.report_dir.empty()) opt.save_failures_dir = (std::filesystem::path(a.out.report_dir) / "failures").string();
@@ -94,6 +96,9 @@ void add_certify_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   cmd->add_option("--max-findings", a->max_findings, "findings kept per requirement x dtype")
       ->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_flag("--stop-at-findings", a->stop_at_findings,
+                "stop a requirement x dtype at its --max-findings-th failure (faster; the certificate then "
+                "cannot say how many cases fail)");
   add_output_options(*cmd, a->out);
   cmd->callback([a, &exit_code] { exit_code = run_certify(*a); });
 }

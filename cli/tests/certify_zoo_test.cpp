@@ -29,7 +29,7 @@ TEST(CertifyZoo, EveryMutantPluginExitsOneNamingItsRequirement) {
     const props::Mutant& m = zoo_entry(p.name);
     const std::string id = conformance::requirement(m.requirement).id;
     const std::string dtype(dtype_name(m.dtype));
-    const auto r = testing::run_attnv(std::string("certify --kernel plugin:") + p.path + " --dtype " + dtype + " --jobs 2", dir);
+    const auto r = testing::run_attnv(std::string("certify --kernel plugin:") + p.path + " --dtype " + dtype + " --jobs 2 --stop-at-findings", dir);
     EXPECT_EQ(r.status, 1) << p.name << "\n" << r.output;
     // The verdict line lists every failed requirement/dtype: "NOT CERTIFIED: 3 findings in R1/f32, R5/f32 (...".
     const std::size_t verdict = r.output.find("NOT CERTIFIED:");
