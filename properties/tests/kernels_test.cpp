@@ -143,25 +143,37 @@ TEST(Checks, RowsSumToOneJudgesTheWeightsNotTheLse) {
   EXPECT_NE(r1.worst.find("lse["), std::string::npos) << r1;
 }
 
-// One NaN among correct outputs: R1's worst element is the NaN (it used to quote a correct
-// element, and the headline ratio stayed under 1), and its ratio is infinite.
-class OneNaN : public NaiveKernel {
+// Correct outputs but one, out[0,0,1,0], which is set to `value`.
+class OneBadOutput : public NaiveKernel {
  public:
+  explicit OneBadOutput(double value) : value_(value) {}
   void forward(const Problem& p, const KernelViews& views) override {
     NaiveKernel::forward(p, views);
-    store(views.out, {0, 0, 1, 0}, std::numeric_limits<double>::quiet_NaN());
+    store(views.out, {0, 0, 1, 0}, value_);
   }
+
+ private:
+  double value_;
 };
+
+// One NaN among correct outputs: R1's worst element is the NaN (it used to quote a correct
+// element, and the headline ratio stayed under 1), and its ratio is infinite.
 
 TEST(Checks, ANaNOutputIsTheWorstElementWithAnInfiniteRatio) {
   Problem p;
   p.shape = {1, 1, 1, 4, 5, 3, 3};
   const Case c = make_values(p, ValueFamily::moderate, 7, false, false);
-  OneNaN k;
+  OneBadOutput k(std::numeric_limits<double>::quiet_NaN());
   const PropertyResult r = check_matches_reference(k, c, Layout::bhtd);
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(std::isinf(r.worst_ratio)) << r;
   EXPECT_NE(r.worst.find("out[b=0,h=0,i=1,d=0] = nan"), std::string::npos) << r;
+  // R4 on an infinite output states a finite allowance (it printed "widened by nan").
+  OneBadOutput inf(std::numeric_limits<double>::infinity());
+  const PropertyResult r4 = check_convex_hull(inf, c, Layout::bhtd);
+  EXPECT_FALSE(r4.ok);
+  EXPECT_NE(r4.worst.find("= inf outside"), std::string::npos) << r4;
+  EXPECT_EQ(r4.worst.find("nan"), std::string::npos) << r4;
 }
 
 // Output nudged by one part in 2^20 on every other call, counting forward and backward calls
