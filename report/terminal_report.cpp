@@ -67,7 +67,7 @@ void table(std::ostringstream& o, const Certificate& c, const Summary& s, const 
   for (DType d : s.dtypes) head += pad(std::string(dtype_name(d)), kCell);
   o << paint(rtrim(head), "1") << "\n";
   for (const std::string& id : s.ids) {
-    std::string line = pad(id, 5) + pad(statement_of(id), stmt);
+    std::string line = pad(id, 5) + pad(statement_of(id), stmt - 1) + " ";  // a cut statement keeps a gap
     for (DType d : s.dtypes) line += cell(find(c, id, d), paint);
     o << rtrim(line) << "\n";
   }
