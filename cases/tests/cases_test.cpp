@@ -184,6 +184,7 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
 // input): they are NOT EXERCISED, never PASS. Other requirements keep their verdicts.
 TEST(ExportCheck, DeterminismAndInputsUnchangedAreNotExercisedThroughFiles) {
   conformance::RequirementResult r13;
+  r13.id = "R13";
   r13.property = "determinism";
   r13.verdict = conformance::Verdict::pass;
   r13.cases_checked = r13.cases_run = 100;
@@ -192,11 +193,13 @@ TEST(ExportCheck, DeterminismAndInputsUnchangedAreNotExercisedThroughFiles) {
   EXPECT_EQ(r13.cases_checked, 0);
   EXPECT_NE(r13.note.find("run the program twice"), std::string::npos);
   conformance::RequirementResult r14 = r13;
+  r14.id = "R14";
   r14.property = "inputs_unchanged";
   r14.verdict = conformance::Verdict::pass;
   mark_unobservable_through_files(r14);
   EXPECT_EQ(r14.verdict, conformance::Verdict::not_exercised);
   conformance::RequirementResult r1 = r13;
+  r1.id = "R1";
   r1.property = "matches_reference";
   r1.verdict = conformance::Verdict::pass;
   mark_unobservable_through_files(r1);

@@ -86,6 +86,9 @@ struct Requirement {
   std::string mutants;    // the mutants shown to break it
   std::string needs;      // the capability it needs
   int cases[3];           // per tier
+  // false: answers read back from files cannot show it (R13: two runs cannot differ; R14: the
+  // program never sees attnv's buffers), so through files its PASS is NOT EXERCISED.
+  bool observable_through_files = true;
 };
 const std::vector<Requirement>& requirements();
 const Requirement& requirement(const std::string& id_or_property);  // InputError if unknown
