@@ -1,7 +1,10 @@
-// attnv repro: judge the cases of an exchange folder again (typically what `attnv fuzz` left)
-// with the same oracle: exit 1 while the kernel still fails one, 0 once it passes them all.
+// attnv repro: judge a saved failure again, the same way it was judged: the evidence folder of a
+// certify / cases check finding with its requirement's check (properties/conformance/evidence.h),
+// or the cases of an exchange folder (what `attnv fuzz` left) with the fuzz oracle. Exit 1 while
+// the kernel still fails, 0 once it passes.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -9,6 +12,7 @@
 #include "cli/reproducer.h"
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
+#include "properties/conformance/evidence.h"
 #include "io/exchange.h"
 #include "io/text.h"
 #include "problem/error.h"
@@ -22,14 +26,51 @@ struct ReproArgs {
   double timeout = 60;
 };
 
+std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
+  return choice.info.spec == "builtin:core" ? std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})
+                                            : choice.make();
+}
+
+// A certify / cases check failure: its requirement judges the saved case again. Only a judged
+// result decides: PASS is "fixed", FAIL is "still fails"; a case the check cannot judge with this
+// kernel (not claimed, nothing exercised), or evidence that no longer matches what the check
+// does, is neither, and exits 2.
+int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice, const std::string& dir) {
+  std::unique_ptr<Kernel> k = make_kernel(choice);
+  std::cout << "evidence: " << io::printable(e.id) << ' ' << io::printable(e.property) << " on " << dtype_name(e.dtype)
+            << ", case " << e.case_index << " of seed " << e.suite_seed << " (failed with kernel "
+            << io::printable(e.kernel) << ")\ncase: " << io::printable(e.pc.c.id) << ", layout " << layout_name(e.pc.layout)
+            << ", " << e.runs.size() << " recorded call" << (e.runs.size() == 1 ? "" : "s") << '\n';
+  const conformance::Rejudgement j = conformance::rejudge(*k, e);
+  if (!j.mismatch.empty())
+    throw InputError(dir + ": attnv's own error, not the kernel's: the check no longer makes the calls this evidence "
+                     "recorded (" + j.mismatch + "); it was written by another attnv version, or edited");
+  const props::PropertyResult& r = j.result;
+  const std::string kernel = io::printable(choice.info.name);
+  if (!r.judged()) {
+    std::cout << "  NOT JUDGED: " << io::printable(r.message, true) << '\n';
+    throw InputError("attnv repro: " + e.id + " cannot judge this case with kernel " + kernel +
+                     ": neither fixed nor failing (" + r.message + ")");
+  }
+  if (!r.ok) {
+    std::cout << "  FAIL: " << io::printable(indent_lines(r.message, "    "), true) << '\n';
+    if (!r.worst.empty()) std::cout << "  worst: " << io::printable(r.worst, true) << '\n';
+    std::cout << "attnv repro: FAILS: " << e.id << " still fails this case with kernel " << kernel << '\n';
+    return 1;
+  }
+  std::cout << "  PASS" << (r.message.empty() ? "" : ": " + io::printable(r.message, true)) << '\n'
+            << "attnv repro: passes: " << e.id << " holds on this case with kernel " << kernel << " (" << j.runs_compared
+            << " call" << (j.runs_compared == 1 ? "" : "s") << " checked against the evidence's inputs)\n";
+  return 0;
+}
+
 int run_repro(const ReproArgs& a) {
   const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
   const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
+  if (const std::optional<conformance::Evidence> e = conformance::read_evidence(a.dir)) return rejudge_evidence(*e, choice, a.dir);
   const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(a.dir);
   if (cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
-  std::unique_ptr<Kernel> k = choice.info.spec == "builtin:core"
-                                  ? std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})
-                                  : choice.make();
+  std::unique_ptr<Kernel> k = make_kernel(choice);
   const Capabilities caps = k->capabilities();
   fuzz::OracleOptions opt;
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
@@ -73,16 +114,20 @@ int run_repro(const ReproArgs& a) {
 
 void add_repro_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReproArgs>();
-  auto* cmd = app.add_subcommand("repro", "Judge the cases of an exchange folder again (a reproducer from attnv fuzz)");
+  auto* cmd = app.add_subcommand("repro", "Judge a saved failure again (a certify finding's folder, or attnv fuzz's reproducer)");
   cmd->footer(
-      "Runs the kernel on every case of DIR (forward, and backward when the case has dout and\n"
-      "the kernel claims it, in the layout the reproducer recorded) and judges it as `attnv\n"
-      "fuzz` does: the exact reference and the error bound of the kernel's precision model,\n"
-      "NaN, written inputs, determinism, crashes.\n"
-      "Exit status: 0 every case passes (the bug is fixed), 1 a case still fails, 2 usage or input error.\n"
-      "Example: attnv repro --kernel plugin:./libmykernel.so attnv-fuzz-out");
+      "A folder saved by certify or cases check (REPORT_DIR/failures/R5_no_leakage_f32_case17):\n"
+      "the same requirement judges the same case again, in the same layout, with the same\n"
+      "perturbation, and the calls it makes are checked against the inputs the folder recorded.\n"
+      "A reproducer of attnv fuzz: the kernel runs every case of DIR (forward, and backward when\n"
+      "the case has dout and the kernel claims it, in the recorded layout), judged as `attnv\n"
+      "fuzz` does: the exact reference and the error bound of the kernel's precision model, NaN,\n"
+      "written inputs, determinism, crashes.\n"
+      "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error, or\n"
+      "a case the kernel's claims no longer let the requirement judge.\n"
+      "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
-  cmd->add_option("DIR", a->dir, "exchange folder (manifest.json and case folders)")->required();
+  cmd->add_option("DIR", a->dir, "a failure's evidence folder, or an exchange folder (manifest.json and case folders)")->required();
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   cmd->callback([a, &exit_code] { exit_code = run_repro(*a); });

@@ -55,8 +55,8 @@ Layout reproducer_layout(const io::ExchangeCase& c) {
       !meta["attnv_fuzz"].contains("layout"))
     return Layout::bhtd;
   const nlohmann::json& l = meta["attnv_fuzz"]["layout"];
-  for (Layout x : {Layout::bhtd, Layout::bthd, Layout::gapped})
-    if (l.is_string() && l.get<std::string>() == layout_name(x)) return x;
+  if (l.is_string())
+    if (const std::optional<Layout> x = parse_layout(l.get<std::string>())) return *x;
   throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.layout " + l.dump() + " is not a layout (bhtd, bthd, gapped)");
 }
 

@@ -16,7 +16,7 @@ Capabilities CoreKernel::capabilities() const {
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
-  c.backward = c.decode = true;
+  c.backward = c.decode = c.hidden_nonfinite = true;
   return c;
 }
 

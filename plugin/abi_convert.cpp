@@ -178,8 +178,9 @@ constexpr CapBit kCapBits[] = {
     {ATTNV_CAP_BACKWARD, &Capabilities::backward},
     {ATTNV_CAP_STRIDED, &Capabilities::strided},
     {ATTNV_CAP_DECODE, &Capabilities::decode},
+    {ATTNV_CAP_HIDDEN_NONFINITE, &Capabilities::hidden_nonfinite},
 };
-constexpr std::uint32_t kAllCaps = (ATTNV_CAP_STRIDED << 1) - 1;
+constexpr std::uint32_t kAllCaps = (ATTNV_CAP_HIDDEN_NONFINITE << 1) - 1;
 constexpr std::uint32_t kAllDTypeBits = ATTNV_DTYPE_BIT(ATTNV_F64) | ATTNV_DTYPE_BIT(ATTNV_F32) |
                                         ATTNV_DTYPE_BIT(ATTNV_F16) | ATTNV_DTYPE_BIT(ATTNV_BF16);
 

@@ -16,6 +16,12 @@ std::string_view layout_name(Layout l) {
   return "?";
 }
 
+std::optional<Layout> parse_layout(std::string_view name) {
+  for (Layout l : kAllLayouts)
+    if (layout_name(l) == name) return l;
+  return std::nullopt;
+}
+
 DType lse_dtype(DType storage) { return storage == DType::f64 ? DType::f64 : DType::f32; }
 
 namespace {

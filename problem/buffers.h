@@ -2,6 +2,7 @@
 // A case laid out in memory the way a kernel receives it: every tensor in its storage dtype, in a
 // chosen layout, with output buffers; and the way back from strided buffers to exact doubles.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace attnv {
 // that assumes dense strides reads the wrong data and one that reads past a row reads gaps.
 enum class Layout : std::uint8_t { bhtd, bthd, gapped };
 std::string_view layout_name(Layout l);
+inline constexpr Layout kAllLayouts[] = {Layout::bhtd, Layout::bthd, Layout::gapped};
+// The layout a name gives ("bhtd", "bthd", "gapped"), or nullopt.
+std::optional<Layout> parse_layout(std::string_view name);
 
 // The dtype LSE is stored in: f32, or f64 for f64 storage.
 DType lse_dtype(DType storage);

@@ -31,6 +31,11 @@ struct Capabilities {
   bool strided = false;             // any non-negative strides (else dense [B,H,T,D] only)
   bool decode = false;              // Kernel::decode (a KV cache); not a property of a Problem, so
                                     // unsupported() never names it: callers of decode check it
+  // NaN/inf in hidden positions (hidden K, V rows, hidden bias) never reach an output. Most
+  // production kernels compute hidden scores and then add -inf, so a planted NaN leaks; SPEC
+  // checks and reports it. Claimed: R6 is a requirement like any other. Unclaimed: R6 still
+  // runs, and a failure is a robustness note on the certificate, not a finding.
+  bool hidden_nonfinite = false;
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", ...).

@@ -24,8 +24,12 @@ Summary summarize(const Certificate& c) {
         ++s.not_exercised;
         s.unexercised.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
+      case Verdict::note:
+        ++s.notes;
+        s.noted.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+        break;
     }
-    s.findings += static_cast<int>(r.findings.size());
+    if (r.verdict == Verdict::fail) s.findings += static_cast<int>(r.findings.size());
     if (r.verdict == Verdict::fail) s.failed.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
     if (std::find(s.dtypes.begin(), s.dtypes.end(), r.dtype) == s.dtypes.end()) s.dtypes.push_back(r.dtype);
     if (std::find(s.ids.begin(), s.ids.end(), r.id) == s.ids.end()) s.ids.push_back(r.id);
@@ -63,6 +67,7 @@ std::string verdict_line(const Certificate& c) {
     o << "CERTIFIED: " << s.pass << " requirement x dtype " << (s.pass == 1 ? "result passes" : "results pass")
       << " (" << s.ids.size() << " requirements on " << join(names(s.dtypes), ", ") << ")";
     if (s.not_exercised) o << ", " << s.not_exercised << " NOT EXERCISED (" << join(s.unexercised, ", ") << ")";
+    if (s.notes) o << ", " << s.notes << " robustness " << (s.notes == 1 ? "note" : "notes") << " (" << join(s.noted, ", ") << ")";
     if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
     o << " (" << run << ")";
   } else if (s.fail > 0) {
@@ -95,6 +100,11 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
 }
 
+std::string repro_command(const Certificate& c, const conformance::Finding& f) {
+  if (f.saved_case.empty() || f.saved_case.front() == '(' || c.kernel.spec.rfind("files:", 0) == 0) return "";
+  return "attnv repro --kernel " + shell_quote(c.kernel.spec) + " " + shell_quote(f.saved_case);
+}
+
 std::string format_ratio(double r) {
   if (std::isnan(r)) return "nan";
   if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
@@ -125,7 +135,8 @@ const CaseRecord* record_of(const RequirementResult& r, const std::string& case_
 std::optional<Worst> worst_for(const Certificate& c, DType d) {
   std::optional<Worst> best;
   for (const RequirementResult& r : c.report.results) {
-    if (r.dtype != d || !(r.worst_ratio >= 0)) continue;
+    // A robustness NOTE is shown in its own section: the headline is the claimed requirements'.
+    if (r.dtype != d || !(r.worst_ratio >= 0) || r.verdict == Verdict::note) continue;
     if (!best || r.worst_ratio > best->ratio) best = Worst{r.worst_ratio, &r, record_of(r, r.worst_case)};
   }
   return best;

@@ -55,6 +55,8 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
     << "</div><div class=\"l\">fail</div></div>";
   if (s.not_exercised)
     o << "<div class=\"card ne\"><div class=\"n\">" << s.not_exercised << "</div><div class=\"l\">not exercised</div></div>";
+  if (s.notes)
+    o << "<div class=\"card note\"><div class=\"n\">" << s.notes << "</div><div class=\"l\">robustness notes</div></div>";
   o << "<div class=\"card nc\"><div class=\"n\">" << s.not_claimed << "</div><div class=\"l\">not claimed</div></div>";
   for (DType d : s.dtypes) {
     const std::optional<Worst> w = worst_for(c, d);
@@ -99,6 +101,7 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
       const char* cls = r->verdict == Verdict::pass            ? "pass"
                         : r->verdict == Verdict::fail          ? "fail"
                         : r->verdict == Verdict::not_exercised ? "ne"
+                        : r->verdict == Verdict::note          ? "note"
                                                                : "nc";
       o << "<td class=\"v " << cls << "\" title=\"" << html_escape(cell_title(c, *r)) << "\">"
         << conformance::verdict_name(r->verdict);
@@ -128,6 +131,8 @@ void findings(std::ostringstream& o, const Certificate& c, const Summary& s) {
       o << "<dt>case</dt><dd class=\"mono\">" << html_escape(f.case_id) << " (case " << f.case_index
         << " of the stream)</dd>";
       if (!f.saved_case.empty()) o << "<dt>saved</dt><dd class=\"mono\">" << html_escape(f.saved_case) << "</dd>";
+      if (const std::string cmd = repro_command(c, f); !cmd.empty())
+        o << "<dt>repro</dt><dd class=\"mono\">" << html_escape(cmd) << "</dd>";
       o << "<dt>case line</dt><dd class=\"mono\">" << html_escape(f.reproduce) << "</dd>";
     }
     o << "</dl><pre class=\"cmd\">" << html_escape(reproduce_command(c, r)) << "</pre></div>";
@@ -229,7 +234,7 @@ void kernel(std::ostringstream& o, const Certificate& c) {
       {"window", k.window}, {"mask", k.mask},                       {"bias", k.bias},
       {"kv_len", k.kv_len}, {"softcap", k.softcap},                 {"custom scale", k.custom_scale},
       {"LSE", k.lse},       {"backward", k.backward},               {"strided", k.strided},
-      {"decode", k.decode}};
+      {"decode", k.decode}, {"hidden NaN/inf stays hidden", k.hidden_nonfinite}};
   for (const auto& [name, on] : claims) o << "<span" << (on ? "" : " class=\"no\"") << ">" << name << "</span>";
   o << "</div>";
   if (!c.kernel.precision.empty()) {

@@ -40,7 +40,8 @@ Json capabilities(const Capabilities& c) {
               {"lse", c.lse},
               {"backward", c.backward},
               {"strided", c.strided},
-              {"decode", c.decode}};
+              {"decode", c.decode},
+              {"hidden_nonfinite", c.hidden_nonfinite}};
 }
 
 Json kernel(const KernelInfo& k) {
@@ -105,7 +106,8 @@ Json result(const Certificate& c, const RequirementResult& r) {
                             {"message", f.message},
                             {"worst", f.worst},
                             {"reproduce", f.reproduce},
-                            {"saved_case", f.saved_case}});
+                            {"saved_case", f.saved_case},
+                            {"repro_command", repro_command(c, f)}});
   return Json{{"id", r.id},
               {"property", r.property},
               {"statement", statement_of(r.id)},
@@ -180,9 +182,11 @@ std::string to_json(const Certificate& c) {
                                   {"fail", s.fail},
                                   {"not_claimed", s.not_claimed},
                                   {"not_exercised", s.not_exercised},
+                                  {"notes", s.notes},
                                   {"findings", s.findings},
                                   {"failed", failed},
                                   {"not_exercised_results", s.unexercised},
+                                  {"note_results", s.noted},
                                   {"partial", s.partial}}},
                  {"worst", worst},
                  {"results", results}};

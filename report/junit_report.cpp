@@ -75,6 +75,7 @@ std::string failure_text(const Certificate& c, const RequirementResult& r) {
     if (!f.worst.empty()) o << "worst: " << f.worst << "\n";
     o << "case: " << f.case_id << "\n";
     if (!f.saved_case.empty()) o << "saved: " << f.saved_case << "\n";
+    if (const std::string cmd = repro_command(c, f); !cmd.empty()) o << "repro: " << cmd << "\n";
     o << "case line: " << f.reproduce << "\n";
   }
   o << "reproduce: " << reproduce_command(c, r) << "\n";
@@ -90,7 +91,7 @@ std::string to_junit(const Certificate& c) {
   for (const RequirementResult& r : c.report.results) total_seconds += r.seconds;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"" << xml_escape("attnv certify " + c.kernel.spec) << "\" tests=\""
-    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"0\" skipped=\"" << s.not_claimed + s.not_exercised
+    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"0\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes
     << "\" time=\"" << seconds(total_seconds) << "\">\n";
   for (DType d : s.dtypes) {
     int tests = 0, failures = 0, skipped = 0;
@@ -99,7 +100,7 @@ std::string to_junit(const Certificate& c) {
       if (r.dtype != d) continue;
       ++tests;
       failures += r.verdict == Verdict::fail;
-      skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised;
+      skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note;
       time += r.seconds;
     }
     const std::string suite = "attnv." + c.kernel.name + "." + std::string(dtype_name(d));
@@ -125,10 +126,16 @@ std::string to_junit(const Certificate& c) {
         o << "      <failure message=\"" << xml_escape(message) << "\" type=\"" << xml_escape(r.id) << "\">"
           << xml_escape(failure_text(c, r), false) << "</failure>\n";
       } else {
-        // NOT EXERCISED is a skip too (CI shows it apart from passes), with its reason.
+        // NOT EXERCISED and NOTE are skips too (CI shows them apart from passes), with their reason;
+        // a NOTE keeps its findings' text.
         const std::string why = r.verdict == Verdict::not_exercised ? "NOT EXERCISED: " + r.note
+                                : r.verdict == Verdict::note        ? "NOTE: " + r.note
                                                                     : (r.note.empty() ? "not claimed" : r.note);
-        o << "      <skipped message=\"" << xml_escape(why) << "\"/>\n";
+        o << "      <skipped message=\"" << xml_escape(why) << "\"";
+        if (r.verdict == Verdict::note)
+          o << ">" << xml_escape(failure_text(c, r), false) << "</skipped>\n";
+        else
+          o << "/>\n";
       }
       o << "    </testcase>\n";
     }

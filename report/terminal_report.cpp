@@ -56,6 +56,7 @@ std::string cell(const RequirementResult* r, const Paint& paint) {
     case Verdict::fail: return paint(text, "1;31");
     case Verdict::not_claimed: return paint(text, "2");
     case Verdict::not_exercised: return paint(text, "33");  // yellow: neither a pass nor a failure
+    case Verdict::note: return paint(text, "36");           // cyan: reported, not claimed
   }
   return text;
 }
@@ -73,11 +74,18 @@ void table(std::ostringstream& o, const Certificate& c, const Summary& s, const 
   }
 }
 
+// FAILs, then the robustness NOTEs (the same detail: they are real findings the kernel does not
+// claim to avoid).
 void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
+  for (const Verdict shown : {Verdict::fail, Verdict::note})
   for (const RequirementResult& r : c.report.results) {
-    if (r.verdict != Verdict::fail) continue;
-    o << "\n" << paint("FAIL", "1;31") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": "
-      << statement_of(r.id) << "\n";
+    if (r.verdict != shown) continue;
+    if (shown == Verdict::fail)
+      o << "\n" << paint("FAIL", "1;31") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": "
+        << statement_of(r.id) << "\n";
+    else
+      o << "\n" << paint("NOTE", "36") << " " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": "
+        << statement_of(r.id) << "\n  " << r.note << "\n";
     if (r.cases_failed > 0)
       o << "  failed:    " << r.cases_failed << " of " << r.cases_run << " cases (" << r.failure_pattern << ")\n";
     for (const conformance::Finding& f : r.findings) {
@@ -85,6 +93,7 @@ void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
       if (!f.worst.empty()) o << "  worst:     " << indent(f.worst, 13) << "\n";
       o << "  case:      " << f.case_id << " (case " << f.case_index << " of the stream)\n";
       if (!f.saved_case.empty()) o << "  saved:     " << f.saved_case << "\n";
+      if (const std::string cmd = repro_command(c, f); !cmd.empty()) o << "  repro:     " << cmd << "\n";
       o << "  case line: " << f.reproduce << "\n";
     }
     if (r.findings.empty()) o << "  (no finding recorded)\n";

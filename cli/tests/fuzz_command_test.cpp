@@ -49,6 +49,39 @@ TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
   fs::remove_all(dir);
 }
 
+// The folder certify saves for a finding is judged again by the same requirement: a kernel that
+// assumes dense BHTD strides fails R1 on a BTHD or gapped case, and repro on that folder keeps
+// failing (it used to re-run the case as BHTD and exit 0, "passes"); so does a leak found by R5's
+// perturbation. The correct kernel passes the same folders: exit 0 means fixed.
+TEST(FuzzCommand, ReproOfACertifyFindingFailsUntilTheKernelIsFixed) {
+  const fs::path dir = fresh_dir("repro_certify");
+  struct Planted {
+    const char* mutant;
+    const char* requirement;
+  };
+  for (const Planted p : {Planted{"dense_strides_assumed", "R1"}, Planted{"mask_after_softmax", "R5"}}) {
+    const std::string spec = "plugin:" + mutant_plugin(p.mutant);
+    const fs::path report = dir / p.mutant;
+    const auto r = run_attnv("certify --kernel " + spec + " --dtype f32 --only " + p.requirement +
+                                 " --max-findings 2 --stop-at-findings --report " + report.string(),
+                             dir);
+    ASSERT_EQ(r.status, 1) << r.output;
+    EXPECT_TRUE(has(r.output, "repro:     attnv repro --kernel " + spec)) << r.output;
+    int folders = 0;
+    for (const fs::directory_entry& f : fs::directory_iterator(report / "failures")) {
+      ++folders;
+      const auto again = run_attnv("repro --kernel " + spec + " " + f.path().string(), dir);
+      EXPECT_EQ(again.status, 1) << again.output;
+      EXPECT_TRUE(has(again.output, "FAILS: " + std::string(p.requirement) + " still fails")) << again.output;
+      const auto fixed = run_attnv("repro --kernel builtin:naive " + f.path().string(), dir);
+      EXPECT_EQ(fixed.status, 0) << fixed.output;
+      EXPECT_TRUE(has(fixed.output, "passes: " + std::string(p.requirement) + " holds")) << fixed.output;
+    }
+    EXPECT_EQ(folders, 2) << p.mutant;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(FuzzCommand, CorrectKernelRunsCleanUntilTheTimeIsUp) {
   const fs::path dir = fresh_dir("fuzz_naive");
   const auto r = run_attnv("fuzz --kernel builtin:naive --max-time 3 --jobs 2 --out " + (dir / "out").string(), dir);

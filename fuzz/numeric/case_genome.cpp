@@ -230,7 +230,9 @@ Case to_case(const Genome& g, const Capabilities& caps) {
     for (std::int64_t b = 0; b < p.shape.B; ++b)
       c.kv_len[static_cast<std::size_t>(b)] = g.header[kKvLen0 + static_cast<std::size_t>(b)] % (p.shape.Tk + 1);
   round_to_storage(c);
-  if (const int poison = g.header[kSigns] >> kPoisonShift; poison != 0 && p.has_kv_len) {
+  // Poison is planted only for a kernel that claims hidden NaN/inf stay hidden (R6's claim): for
+  // the others a leak is a robustness note on the certificate, not a finding to hunt.
+  if (const int poison = g.header[kSigns] >> kPoisonShift; poison != 0 && p.has_kv_len && caps.hidden_nonfinite) {
     const double bad = poison == 1 ? std::numeric_limits<double>::quiet_NaN()
                                    : (poison == 2 ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
     for (std::int64_t b = 0; b < p.shape.B; ++b)

@@ -43,6 +43,7 @@ enum Flag : std::uint8_t {
 
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
 // 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query
+//     (only when the kernel claims Capabilities::hidden_nonfinite)
 // (SPEC lets hidden positions hold anything; a kernel that multiplies them by 0 leaks NaN).
 inline constexpr int kPoisonShift = 6;
 

@@ -103,6 +103,9 @@ typedef struct attnv_decode_views {
 #define ATTNV_CAP_BACKWARD (1u << 10)
 #define ATTNV_CAP_DECODE (1u << 11)             /* decode with a KV cache */
 #define ATTNV_CAP_STRIDED (1u << 12)            /* any strides (else dense [B,H,T,D] only) */
+/* NaN/inf in hidden K, V rows and hidden bias never reach an output (requirement R6). Without
+ * it R6 still runs, and a leak is reported as a robustness note, not a finding. */
+#define ATTNV_CAP_HIDDEN_NONFINITE (1u << 13)
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {

@@ -14,6 +14,7 @@
 #include "problem/error.h"
 #include "problem/validate.h"
 #include "properties/checks/checks.h"
+#include "properties/checks/recording.h"
 #include "properties/checks/runs.h"
 #include "reference/fast/fast.h"
 
@@ -129,14 +130,16 @@ class DecodeRun {
       return where.str() + ": threw: " + e.what();
     }
     for (std::int64_t& c : cache_len_) c += n;
+    const Case fwd = equivalent_forward(pr_, c0, n, capacity_);
+    Outputs got = sb.outputs();
+    detail::record_run(fwd, layout_, false, got, /*decode=*/true);
     if (!sb.inputs_unchanged()) return where.str() + ": q, k_new or v_new was written";
     if (std::string d = cache_difference(); !d.empty()) return where.str() + ": the cache " + d;
     // (b) the outputs against the equivalent forward's reference and bound.
-    const Case fwd = equivalent_forward(pr_, c0, n, capacity_);
     const Outputs exact = ref::fast_forward(fwd);
     const PrecisionModel m = k_.precision(p.dtype);
     const bound::Bounds bounds = bound::forward_bound(fwd, exact, m);
-    Outputs got = sb.outputs();
+    detail::record_exact(fwd, exact, bounds);
     if (!lse) {
       got.lse = exact.lse;
       for (double& x : got.lse) x = round_to(lse_dtype(p.dtype), x);

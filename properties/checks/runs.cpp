@@ -6,6 +6,7 @@
 
 #include "problem/error.h"
 #include "problem/validate.h"
+#include "properties/checks/recording.h"
 #include "reference/fast/fast.h"
 #include "reference/visibility.h"
 
@@ -32,6 +33,7 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
   if (backward) k.backward(c.problem, buf.views());
   Outputs o = buf.outputs();
   if (!lse) o.lse.clear();
+  record_run(c, layout, backward, o);
   return {std::move(o), buf.inputs_unchanged()};
 }
 
@@ -41,6 +43,7 @@ Exact exact_forward(Kernel& k, const Case& c) {
   const PrecisionModel m = k.precision(c.problem.dtype);
   e.bounds = bound::forward_bound(c, e.exact, m);
   e.out_dtype = m.out;
+  record_exact(c, e.exact, e.bounds);
   return e;
 }
 
@@ -50,6 +53,7 @@ Exact exact_backward(Kernel& k, const Case& c) {
   const PrecisionModel m = k.precision(c.problem.dtype);
   e.bounds = bound::backward_bound(c, e.exact, m);
   e.out_dtype = m.out;
+  record_exact(c, e.exact, e.bounds);
   return e;
 }
 

@@ -14,6 +14,7 @@
 #include "io/exchange.h"
 #include "problem/error.h"
 #include "properties/checks/checks.h"
+#include "properties/conformance/evidence.h"
 #include "properties/conformance/registry.h"
 #include "util/parallel.h"
 
@@ -80,15 +81,29 @@ std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed
   return o.str();
 }
 
-// Saves a failing case in the exchange layout; returns the case folder, or why it could not.
-std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index, const Case& c) {
+// The finding as finding.txt states it (the certificate's words, for a reader of the folder).
+std::string finding_text(const Requirement& r, DType dtype, const props::PropertyResult& pr, const std::string& line,
+                         const std::string& kernel) {
+  std::ostringstream o;
+  o << r.id << ' ' << r.property << " on " << dtype_name(dtype) << ": " << r.statement << "\nkernel:    " << kernel
+    << "\nfinding:   " << pr.message;
+  if (!pr.worst.empty()) o << "\nworst:     " << pr.worst;
+  o << "\ncase:      " << pr.case_id << "\ncase line: " << line << '\n';
+  return o.str();
+}
+
+// Saves the evidence of a failing case (evidence.h); returns its folder, or why it could not.
+std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index,
+                      const props::PropertyCase& pc, const props::PropertyResult& pr, const props::Recording& rec,
+                      const std::string& kernel) {
   if (opt.save_failures_dir.empty()) return "";
   try {
     const std::filesystem::path dir = std::filesystem::path(opt.save_failures_dir) /
                                       (r.id + "_" + r.property + "_" + std::string(dtype_name(dtype)) + "_case" +
                                        std::to_string(index));
-    io::write_exchange(dir, std::vector<Case>{c});
-    return io::case_dir(dir, c).string();
+    std::filesystem::create_directories(dir.parent_path());
+    const std::string line = reproduce_line(r, dtype, opt.seed, index);
+    return write_evidence(dir, r, dtype, opt.seed, index, pc, rec, kernel, finding_text(r, dtype, pr, line, kernel)).string();
   } catch (const std::exception& e) {
     return std::string("(not saved: ") + e.what() + ")";
   }
@@ -173,6 +188,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::fail: return "FAIL";
     case Verdict::not_claimed: return "not claimed";
     case Verdict::not_exercised: return "NOT EXERCISED";
+    case Verdict::note: return "NOTE";
   }
   return "?";
 }
@@ -226,6 +242,10 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   const props::PropertyEntry& entry = props::property(r.property);
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
+  // Every call a check makes is kept while failures are saved: the evidence of a failure holds
+  // exactly what the kernel was given and returned.
+  std::optional<props::RecordRuns> recording;
+  if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
     props::PropertyResult pr;
@@ -234,6 +254,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     } catch (const std::exception& e) {
       pr = props::PropertyResult::fail(r.property, pc.c.id, std::string("threw: ") + e.what());
     }
+    const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
     fold(res, pr, i, pc.c.problem);
     if (!pr.ok) {
@@ -243,11 +264,8 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       // The first max_findings failures are kept (and saved); the rest are counted, so the
       // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
       if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
-        // Checks that build their own case from the dtype and seed (R18-R20) name it differently:
-        // the drawn case is not what failed, so it is not saved; the reproduce line recreates it.
-        const bool drawn = starts_with(pr.case_id, pc.c.id.c_str());
         res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
-                                drawn ? save_case(opt, r, dtype, i, pc.c) : ""});
+                                save_case(opt, r, dtype, i, pc, pr, rec, k.name())});
       }
       // A call that threw (a crash, a hang, a refusal) is not counted on: each would cost a worker
       // restart or a timeout. Nor is anything once the caller asked to stop at its findings.
@@ -257,6 +275,11 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     }
   }
   if (res.cases_failed > 0) res.failure_pattern = layout_pattern(failed_by_layout, res.cases_failed);
+  if (res.verdict == Verdict::fail && r.robustness && !k.capabilities().hidden_nonfinite) {
+    res.verdict = Verdict::note;
+    res.note = "robustness note: NaN/inf in hidden positions reached an output; the kernel does not claim "
+               "hidden_nonfinite, so this is reported, not failed";
+  }
   // A PASS needs at least one case the check judged: cases that were all outside the claims are
   // "not claimed"; cases within them that gave the check nothing to exercise (no hidden key, no
   // fully masked row, MHA for the GQA check) are NOT EXERCISED, never a pass.

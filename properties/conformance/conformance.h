@@ -24,7 +24,9 @@
 //      unchanged.  check_no_leakage.  Broken by mask_after_softmax, causal_off_by_one.
 //      Needs: whichever of causal, window, mask, bias, kv_len the case uses.
 //  R6  NaN/inf in hidden positions do not leak.  check_hidden_nonfinite.
-//      Broken by hidden_times_zero.  Needs: as R5.
+//      Broken by hidden_times_zero.  Needs: as R5.  A robustness requirement: it blocks only a
+//      kernel that claims hidden_nonfinite; for others a failure is a NOTE (SPEC: "checked and
+//      reported").
 //  R7  A row with no visible key gives O = 0, LSE = -inf, never NaN.  check_fully_masked_rows.
 //      Broken by nan_on_fully_masked.  Needs: as R5.
 //  R8  Permuting queries permutes outputs.  check_query_permutation.
@@ -89,6 +91,9 @@ struct Requirement {
   // false: answers read back from files cannot show it (R13: two runs cannot differ; R14: the
   // program never sees attnv's buffers), so through files its PASS is NOT EXERCISED.
   bool observable_through_files = true;
+  // A robustness requirement (R6): it blocks certification only for a kernel that claims
+  // Capabilities::hidden_nonfinite; for the others it still runs and a failure is a NOTE.
+  bool robustness = false;
 };
 const std::vector<Requirement>& requirements();
 const Requirement& requirement(const std::string& id_or_property);  // InputError if unknown
@@ -110,7 +115,9 @@ struct ConformanceOptions {
 
 // NOT EXERCISED: the kernel claims what the requirement needs, but no drawn case gave its check
 // anything to judge (R5 with no hidden key anywhere, say). Shown apart, never counted as a pass.
-enum class Verdict { pass, fail, not_claimed, not_exercised };
+// NOTE: a robustness requirement the kernel does not claim failed: reported with its findings,
+// never a certification failure, never counted as a pass.
+enum class Verdict { pass, fail, not_claimed, not_exercised, note };
 std::string_view verdict_name(Verdict v);
 
 struct Finding {
@@ -159,7 +166,7 @@ struct ConformanceReport {
   Tier tier = Tier::quick;
   std::uint64_t seed = 0;
   std::vector<RequirementResult> results;  // requirement order, then dtype order
-  bool ok() const;                         // no FAIL
+  bool ok() const;                         // no FAIL (a NOTE is not one)
   std::string table() const;               // one line per result
 };
 

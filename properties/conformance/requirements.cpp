@@ -20,7 +20,7 @@ const std::vector<Requirement>& requirements() {
       {"R5", "no_leakage", "hidden K, V, bias do not change any output", "mask_after_softmax causal_off_by_one",
        "causal/window/mask/bias/kv_len as used", {150, 1000, 10000}},
       {"R6", "hidden_nonfinite", "NaN/inf in hidden positions do not leak", "hidden_times_zero",
-       "causal/window/mask/bias/kv_len as used", {150, 1000, 10000}},
+       "causal/window/mask/bias/kv_len as used", {150, 1000, 10000}, true, /*robustness=*/true},
       {"R7", "fully_masked_rows", "a row with no visible key gives O = 0, LSE = -inf", "nan_on_fully_masked",
        "causal/window/mask/bias/kv_len as used", {150, 1000, 10000}},
       {"R8", "query_permutation", "permuting queries permutes outputs", "query_tail_skipped", "forward", {100, 750, 7500}},

@@ -15,7 +15,7 @@ Capabilities EmulatedKernel::capabilities() const {
   Capabilities c;
   c.dtypes = opt_.dtypes.empty() ? std::vector<DType>{DType::f64, DType::f32, DType::f16, DType::bf16} : opt_.dtypes;
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
-  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = true;
+  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.hidden_nonfinite = true;
   return c;
 }
 

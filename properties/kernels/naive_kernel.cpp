@@ -283,7 +283,7 @@ Capabilities NaiveKernel::capabilities() const {
   Capabilities c;
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
-  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = true;
+  c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = c.hidden_nonfinite = true;
   return c;
 }
 

@@ -10,6 +10,7 @@
 
 #include "io/exchange.h"
 #include "properties/conformance/conformance.h"
+#include "properties/conformance/evidence.h"
 #include "problem/error.h"
 #include "properties/kernels/emulated_kernel.h"
 #include "properties/kernels/mutants.h"
@@ -47,6 +48,54 @@ class NarrowKernel : public Kernel {
  private:
   props::NaiveKernel inner_;
 };
+
+// R6 is a robustness claim. The same leak of hidden NaN (hidden_times_zero) FAILs a kernel that
+// claims hidden_nonfinite and is a NOTE, with its findings, for one that does not (most
+// production kernels compute hidden scores and add -inf); a NOTE never makes the report fail and
+// never counts as a pass. A kernel that does not leak passes R6 whether it claims it or not.
+TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
+  class Unclaimed : public Kernel {
+   public:
+    explicit Unclaimed(std::unique_ptr<Kernel> k) : k_(std::move(k)) {}
+    std::string name() const override { return k_->name(); }
+    Capabilities capabilities() const override {
+      Capabilities c = k_->capabilities();
+      c.hidden_nonfinite = false;
+      return c;
+    }
+    PrecisionModel precision(DType d) const override { return k_->precision(d); }
+    void forward(const Problem& p, const KernelViews& v) override { k_->forward(p, v); }
+
+   private:
+    std::unique_ptr<Kernel> k_;
+  };
+  std::unique_ptr<Kernel> leaky;
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == "hidden_times_zero") leaky = m.make();
+  ASSERT_TRUE(leaky && leaky->capabilities().hidden_nonfinite);
+  ConformanceOptions opt;
+  opt.only = {"R6"};
+  opt.dtypes = {DType::f32};
+  opt.stop_at_findings = true;
+  const ConformanceReport claimed = run_conformance(*leaky, opt);
+  ASSERT_EQ(claimed.results.size(), 1u);
+  EXPECT_EQ(claimed.results[0].verdict, Verdict::fail) << describe(claimed.results[0]);
+  EXPECT_FALSE(claimed.ok());
+
+  Unclaimed unclaimed(std::move(leaky));
+  const ConformanceReport noted = run_conformance(unclaimed, opt);
+  ASSERT_EQ(noted.results.size(), 1u);
+  const RequirementResult& r = noted.results[0];
+  EXPECT_EQ(r.verdict, Verdict::note) << describe(r);
+  EXPECT_EQ(verdict_name(r.verdict), "NOTE");
+  EXPECT_FALSE(r.findings.empty()) << "a note keeps what it found";
+  EXPECT_NE(r.note.find("robustness note"), std::string::npos) << r.note;
+  EXPECT_TRUE(noted.ok());
+
+  Unclaimed correct(std::make_unique<props::NaiveKernel>());
+  const ConformanceReport fine = run_conformance(correct, opt);
+  EXPECT_EQ(fine.results[0].verdict, Verdict::pass) << describe(fine.results[0]);
+}
 
 TEST(ConformanceRunner, CasesAreDrawnWithinTheKernelsClaims) {
   NarrowKernel k;
@@ -125,16 +174,32 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
     const Finding& f = r.findings[0];
     EXPECT_NE(f.reproduce.find("seed=" + std::to_string(opt.seed)), std::string::npos) << f.reproduce;
     if (req.property == "unbiased_rounding") continue;  // a campaign: no single case
-    // The reproduce line's case is the failing case, and it was saved in the exchange layout.
+    // The reproduce line's case is the failing case, and its evidence was saved.
     const props::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index, m.make()->capabilities());
     EXPECT_NE(f.case_id.find("seed=" + std::to_string(again.seed)), std::string::npos) << f.case_id;
-    if (f.case_id.rfind(again.c.id, 0) != 0) continue;  // R18-R20 build their own case from the seed
     ASSERT_FALSE(f.saved_case.empty());
     ASSERT_TRUE(std::filesystem::exists(f.saved_case)) << f.saved_case;
-    const std::vector<Case> saved = io::read_exchange(std::filesystem::path(f.saved_case).parent_path());
-    ASSERT_EQ(saved.size(), 1u);
-    EXPECT_EQ(saved[0].q, again.c.q);
-    EXPECT_EQ(saved[0].k, again.c.k);
+    const std::optional<Evidence> e = read_evidence(f.saved_case);
+    ASSERT_TRUE(e.has_value()) << f.saved_case;
+    EXPECT_EQ(e->pc.c.q, again.c.q);
+    EXPECT_EQ(e->pc.c.k, again.c.k);
+    EXPECT_EQ(e->pc.layout, again.layout);
+    EXPECT_EQ(e->pc.seed, again.seed);
+    // A check that compares runs (a perturbation, a permutation, a layout, a slice, a repeat)
+    // keeps both in its evidence, the perturbed inputs included.
+    const std::set<std::string> comparing{"R5", "R6", "R8", "R9", "R10", "R11", "R12", "R13", "R16", "R17"};
+    if (comparing.count(req.id)) EXPECT_GE(e->runs.size(), 2u) << m.name;
+    // Judged again the same way, the mutant still fails and the correct kernel passes: repro
+    // says "fixed" only when the same judgement passes.
+    const std::unique_ptr<Kernel> broken = m.make();
+    const Rejudgement still = rejudge(*broken, *e);
+    EXPECT_TRUE(still.mismatch.empty()) << m.name << ": " << still.mismatch;
+    EXPECT_TRUE(still.result.judged() && !still.result.ok) << m.name << ": " << still.result;
+    props::NaiveKernel fixed;
+    const Rejudgement now = rejudge(fixed, *e);
+    EXPECT_TRUE(now.mismatch.empty()) << m.name << ": " << now.mismatch;
+    EXPECT_TRUE(now.result.judged() && now.result.ok) << m.name << ": " << now.result;
+    EXPECT_GE(now.runs_compared, 1) << m.name;
   }
   std::filesystem::remove_all(dir);
 }

@@ -35,6 +35,7 @@ const Certificate& cert(const std::string& which) {
   Certificate c = which == "naive"      ? testing::naive_certificate(kSeedA)
                   : which == "mutant"   ? testing::mutant_certificate(kSeedA)
                   : which == "mutant2"  ? testing::mutant_certificate(kSeedA)
+                  : which == "leaky"    ? testing::leaky_certificate(kSeedA)
                                         : testing::mutant_certificate(kSeedB);
   return cache.emplace(which, std::move(c)).first->second;
 }
@@ -79,6 +80,26 @@ TEST(ReportSample, RunsGiveThePassFailAndNotClaimedTheTestsNeed) {
   const Summary m = summarize(cert("mutant"));
   EXPECT_FALSE(m.certified);
   EXPECT_NE(std::find(m.failed.begin(), m.failed.end(), "R5/f32"), m.failed.end());
+}
+
+// R6 is a robustness claim: a kernel that does not claim hidden NaN/inf stay hidden and leaks
+// them is CERTIFIED with a NOTE that every rendering shows with its finding, never a pass.
+TEST(ReportSample, AnUnclaimedRobustnessFailureIsANoteNotAFailure) {
+  const Certificate& c = cert("leaky");
+  const Summary s = summarize(c);
+  EXPECT_TRUE(s.certified);
+  EXPECT_EQ(s.notes, 1);
+  EXPECT_EQ(s.noted, std::vector<std::string>{"R6/f32"});
+  const std::string t = terminal_summary(c, false);
+  std::cout << t;
+  EXPECT_TRUE(contains(t, "CERTIFIED: 2 requirement x dtype results pass")) << t;
+  EXPECT_TRUE(contains(t, "1 robustness note (R6/f32)")) << t;
+  EXPECT_TRUE(contains(t, "NOTE R6 hidden_nonfinite on f32")) << t;
+  EXPECT_TRUE(contains(t, "finding:")) << "the note keeps its finding\n" << t;
+  EXPECT_FALSE(contains(t, "f32  inf")) << "the headline is the claimed requirements' worst ratio\n" << t;
+  EXPECT_TRUE(contains(to_json(c), "\"verdict\": \"NOTE\"")) << to_json(c);
+  EXPECT_TRUE(contains(to_junit(c), "<skipped message=\"NOTE: robustness note")) << to_junit(c);
+  EXPECT_TRUE(contains(to_html(c), "robustness notes"));
 }
 
 // ---- terminal ---------------------------------------------------------------------------------
@@ -221,6 +242,7 @@ void expect_schema(const std::string& name, const std::string& json, bool valid)
 TEST(JsonReport, ValidAgainstTheSchema) {
   expect_schema("naive", to_json(cert("naive")), true);
   expect_schema("mutant", to_json(cert("mutant")), true);
+  expect_schema("leaky", to_json(cert("leaky")), true);
   Certificate c = cert("naive");
   find(c, "R1")->worst_ratio = HUGE_VAL;
   expect_schema("inf", to_json(c), true);

@@ -27,6 +27,24 @@ class NarrowKernel : public Kernel {
   props::NaiveKernel inner_;
 };
 
+// A kernel of the zoo that does not claim hidden NaN/inf stay hidden (as most production kernels).
+class NoHiddenClaim : public Kernel {
+ public:
+  explicit NoHiddenClaim(std::unique_ptr<Kernel> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  Capabilities capabilities() const override {
+    Capabilities c = inner_->capabilities();
+    c.hidden_nonfinite = false;
+    return c;
+  }
+  PrecisionModel precision(DType d) const override { return inner_->precision(d); }
+  void forward(const Problem& p, const KernelViews& v) override { inner_->forward(p, v); }
+  void backward(const Problem& p, const KernelViews& v) override { inner_->backward(p, v); }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
 KernelInfo info(const Kernel& k, std::string spec, const std::vector<DType>& dtypes) {
   KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}};
   for (DType d : dtypes) i.precision.emplace_back(d, k.precision(d));
@@ -64,6 +82,19 @@ Certificate mutant_certificate(std::uint64_t seed) {
     return certify(m.make, "plugin:/tmp/mutant's <causal> & co.so", opt);
   }
   throw std::logic_error("causal_off_by_one is not in the mutant zoo");
+}
+
+Certificate leaky_certificate(std::uint64_t seed) {
+  for (const props::Mutant& m : props::mutant_zoo()) {
+    if (m.name != "hidden_times_zero") continue;
+    conformance::ConformanceOptions opt;
+    opt.seed = seed;
+    opt.dtypes = {DType::f32};
+    opt.only = {"R1", "R5", "R6"};
+    const auto make = m.make;
+    return certify([make] { return std::make_unique<NoHiddenClaim>(make()); }, "plugin:/tmp/leaky.so", opt);
+  }
+  throw std::logic_error("hidden_times_zero is not in the mutant zoo");
 }
 
 }  // namespace attnv::report::testing

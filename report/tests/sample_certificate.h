@@ -14,4 +14,8 @@ Certificate naive_certificate(std::uint64_t seed);
 // The causal_off_by_one mutant of the zoo on f32 for R1 R5 R13: R5 (and R1) FAIL.
 Certificate mutant_certificate(std::uint64_t seed);
 
+// The hidden_times_zero mutant (hidden NaN leaks) without the hidden_nonfinite claim, on f32 for
+// R1 R5 R6: R6 is a robustness NOTE, the run is CERTIFIED.
+Certificate leaky_certificate(std::uint64_t seed);
+
 }  // namespace attnv::report::testing

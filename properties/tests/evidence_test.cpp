@@ -1,0 +1,160 @@
+// The evidence folder of a failure and its rejudgement (properties/conformance/evidence.h): a
+// kernel that assumes dense BHTD strides fails R1 on BTHD and gapped cases; judged again from
+// the folder, it still fails in that layout (the old reproducer re-ran BHTD and said "fixed"),
+// and the correct kernel passes. A kernel that no longer claims the case is not judged at all,
+// and evidence that no longer matches what the check does is attnv's error, not a verdict.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "io/exchange.h"
+#include "problem/error.h"
+#include "properties/conformance/conformance.h"
+#include "properties/conformance/evidence.h"
+#include "properties/kernels/mutants.h"
+#include "properties/kernels/naive_kernel.h"
+
+namespace attnv::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Kernel> mutant(const std::string& name) {
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == name) return m.make();
+  throw std::runtime_error("no mutant " + name);
+}
+
+// The naive kernel, claiming dense BHTD views only.
+class DenseOnly : public props::NaiveKernel {
+ public:
+  Capabilities capabilities() const override {
+    Capabilities c = NaiveKernel::capabilities();
+    c.strided = false;
+    return c;
+  }
+};
+
+fs::path fresh(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("attnv_evidence_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+// Failures of `mutant_name` on requirement `id`, every one saved (up to `keep`).
+std::vector<Evidence> failures(const std::string& mutant_name, const std::string& id, const fs::path& dir, int keep) {
+  ConformanceOptions opt;
+  opt.save_failures_dir = dir.string();
+  opt.max_findings = keep;
+  opt.stop_at_findings = true;
+  const std::unique_ptr<Kernel> k = mutant(mutant_name);
+  const RequirementResult r = run_requirement(*k, id, DType::f32, opt);
+  EXPECT_EQ(r.verdict, Verdict::fail) << describe(r);
+  std::vector<Evidence> out;
+  for (const Finding& f : r.findings) {
+    const std::optional<Evidence> e = read_evidence(f.saved_case);
+    EXPECT_TRUE(e.has_value()) << f.saved_case;
+    if (e) out.push_back(*e);
+  }
+  return out;
+}
+
+TEST(Evidence, ALayoutBugStillFailsInItsLayoutUntilFixed) {
+  const fs::path dir = fresh("layouts");
+  std::set<Layout> seen;
+  for (const Evidence& e : failures("dense_strides_assumed", "R1", dir, 12)) {
+    seen.insert(e.pc.layout);
+    EXPECT_NE(e.pc.layout, Layout::bhtd) << "dense BHTD views are what this kernel gets right";
+    EXPECT_NE(e.pc.c.id.find(std::string(layout_name(e.pc.layout))), std::string::npos) << e.pc.c.id;
+    ASSERT_EQ(e.runs.size(), 1u);
+    EXPECT_EQ(e.runs[0].layout, e.pc.layout);
+    EXPECT_FALSE(e.finding.empty());
+
+    const std::unique_ptr<Kernel> broken = mutant("dense_strides_assumed");
+    const Rejudgement still = rejudge(*broken, e);
+    EXPECT_EQ(still.mismatch, "");
+    EXPECT_TRUE(still.result.judged() && !still.result.ok) << "repro must not say fixed: " << still.result;
+    props::NaiveKernel fixed;
+    const Rejudgement now = rejudge(fixed, e);
+    EXPECT_TRUE(now.result.judged() && now.result.ok) << now.result;
+    EXPECT_EQ(now.runs_compared, 1);
+
+    // A kernel that does not claim strided views cannot be judged on this case: not "fixed".
+    DenseOnly dense;
+    const Rejudgement unclaimed = rejudge(dense, e);
+    EXPECT_FALSE(unclaimed.result.judged()) << unclaimed.result;
+    EXPECT_EQ(unclaimed.result.status, props::Status::not_claimed) << unclaimed.result;
+  }
+  EXPECT_EQ(seen, (std::set<Layout>{Layout::bthd, Layout::gapped})) << "both strided layouts were judged again";
+  fs::remove_all(dir);
+}
+
+TEST(Evidence, TheFolderHoldsEveryCallOutputsReferenceAndBound) {
+  const fs::path dir = fresh("folder");
+  const std::vector<Evidence> es = failures("mask_after_softmax", "R5", dir, 1);
+  ASSERT_EQ(es.size(), 1u);
+  const Evidence& e = es[0];
+  EXPECT_EQ(e.id, "R5");
+  EXPECT_GE(e.runs.size(), 2u) << "the original and the perturbed run";
+  EXPECT_FALSE(e.runs[0].out.out.empty());
+  // The perturbed run's inputs differ from the original's in K or V (the hidden keys changed).
+  EXPECT_TRUE(e.runs[0].c.k != e.runs[1].c.k || e.runs[0].c.v != e.runs[1].c.v || e.runs[0].c.bias != e.runs[1].c.bias);
+  // R1's evidence also holds the exact values and bounds beside the call they judged.
+  const std::vector<Evidence> r1 = failures("no_max_subtraction", "R1", dir, 1);
+  ASSERT_EQ(r1.size(), 1u);
+  const std::string folder = "R1_matches_reference_f32_case" + std::to_string(r1[0].case_index);
+  for (const char* f : {"q.npy", "k.npy", "v.npy", "out.npy", "ref_out.npy", "bound_out.npy"})
+    EXPECT_TRUE(fs::exists(dir / folder / "run1" / f)) << f;
+  EXPECT_TRUE(fs::exists(dir / folder / "finding.txt"));
+  for (const fs::directory_entry& d : fs::directory_iterator(dir))
+    EXPECT_EQ(d.path().filename().string().find(".partial"), std::string::npos) << "no half-written folder is left";
+  fs::remove_all(dir);
+}
+
+TEST(Evidence, EvidenceThatNoLongerMatchesTheCheckIsAttnvsError) {
+  const fs::path dir = fresh("mismatch");
+  const std::vector<Evidence> es = failures("mask_after_softmax", "R5", dir, 1);
+  ASSERT_EQ(es.size(), 1u);
+  props::NaiveKernel k;
+  // Another check seed perturbs other keys: the second call's inputs are not the recorded ones.
+  Evidence other_seed = es[0];
+  other_seed.pc.seed += 1;
+  const Rejudgement a = rejudge(k, other_seed);
+  EXPECT_NE(a.mismatch.find("call 2 of the check"), std::string::npos) << a.mismatch;
+  // An edited input: the first call already differs.
+  Evidence edited = es[0];
+  edited.runs[0].c.q[0] += 1;
+  const Rejudgement b = rejudge(k, edited);
+  EXPECT_EQ(b.mismatch, "call 1 of the check: q differs");
+  fs::remove_all(dir);
+}
+
+TEST(Evidence, ReadingTellsAPlainExchangeFolderFromBrokenEvidence) {
+  const fs::path dir = fresh("read");
+  const std::vector<Evidence> es = failures("lost_rescale", "R9", dir, 1);
+  ASSERT_EQ(es.size(), 1u);
+  const fs::path folder = dir / ("R9_key_permutation_f32_case" + std::to_string(es[0].case_index));
+  // A plain exchange folder (a fuzz reproducer, user cases) is no evidence: nullopt, not an error.
+  const fs::path plain = dir / "plain";
+  io::write_exchange(plain, std::vector<Case>{es[0].pc.c});
+  EXPECT_FALSE(read_evidence(plain).has_value());
+  // A manifest whose attnv_requirement lacks a field names it.
+  std::ifstream in(folder / "manifest.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("\"check_seed\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "\"checkseed\"");
+  std::ofstream(folder / "manifest.json") << text;
+  try {
+    read_evidence(folder);
+    ADD_FAILURE() << "accepted evidence without check_seed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'check_seed'"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnv::conformance
