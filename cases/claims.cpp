@@ -149,6 +149,22 @@ Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& 
   return from_json(parse(text.str(), file.string()), file.string(), dtypes);
 }
 
+std::string capability_difference(const Claims& a, const Claims& b, const std::string& b_name) {
+  const auto names = [](const std::vector<DType>& ds) {
+    json j = json::array();
+    for (DType d : ds) j.push_back(dtype_name(d));
+    return j.dump();
+  };
+  if (a.caps.dtypes != b.caps.dtypes)
+    return "\"dtypes\": " + names(a.caps.dtypes) + " here, " + names(b.caps.dtypes) + " in " + b_name;
+  const auto word = [](bool v) { return v ? "true" : "false"; };
+  for (const Flag& f : kFlags)
+    if (a.caps.*f.field != b.caps.*f.field)
+      return "\"" + std::string(f.key) + "\": " + word(a.caps.*f.field) + " here, " + word(b.caps.*f.field) + " in " + b_name;
+  if (a.caps.decode != b.caps.decode) return "\"decode\" differs from " + b_name;
+  return "";
+}
+
 std::string claims_to_json(const Claims& c) {
   json j = json::object();
   j["dtypes"] = json::array();
