@@ -30,7 +30,8 @@ std::string file_text(const fs::path& file) {
 }
 
 bool runs(const Suite& s, const Requirement& r) {
-  return s.only.empty() || std::any_of(s.only.begin(), s.only.end(), [&](const std::string& o) { return o == r.id || o == r.property; });
+  return s.only.empty() ||
+         std::any_of(s.only.begin(), s.only.end(), [&](const std::string& o) { return o == r.id || o == r.property; });
 }
 
 // A second answer set is only evidence if the program answered the very same cases: DIR2 must hold
@@ -234,7 +235,10 @@ Suite checked_suite(const fs::path& dir, const CheckOptions& opt) {
   if (!opt.second.empty()) {
     require_same_export(dir, opt.second);
     const auto& all = conformance::requirements();
-    if (std::none_of(all.begin(), all.end(), [&](const Requirement& r) { return r.through_files == ThroughFiles::second_run && runs(suite, r); }))
+    const auto judges_second_run = [&](const Requirement& r) {
+      return r.through_files == ThroughFiles::second_run && runs(suite, r);
+    };
+    if (std::none_of(all.begin(), all.end(), judges_second_run))
       throw InputError("--second " + opt.second.string() +
                        ": a second run is evidence for R13 (determinism), which this check does not run");
   }

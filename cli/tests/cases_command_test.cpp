@@ -84,9 +84,11 @@ TEST(CasesCommand, BadSecondOrClaimsExitTwoAndWriteNothing) {
   };
   const Bad bad[] = {
       {"--second " + (dir / "missing").string(), "--second " + (dir / "missing").string() + ": the folder does not exist"},
-      {"--second " + other.string(), (other / "attnv-export.json").string() + " differs from " + (ex / "attnv-export.json").string()},
+      {"--second " + other.string(),
+       (other / "attnv-export.json").string() + " differs from " + (ex / "attnv-export.json").string()},
       {"--second " + ex.string(), "itself"},
-      {"--claims " + write_json(dir / "bwd.json", bwd).string(), "\"backward\": true here, false in " + (ex / "attnv-export.json").string()},
+      {"--claims " + write_json(dir / "bwd.json", bwd).string(),
+       "\"backward\": true here, false in " + (ex / "attnv-export.json").string()},
       {"--claims " + (dir / "none.json").string(), "cannot open"},
   };
   for (const Bad& b : bad) {
