@@ -1,8 +1,14 @@
 #include "cases/call_hash.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "problem/error.h"
 
 namespace attnv::cases {
 namespace {
@@ -66,6 +72,30 @@ std::uint64_t call_hash(const Case& c) {
   h.word(c.kv_len.size());
   for (std::int64_t n : c.kv_len) h.word(static_cast<std::uint64_t>(n));
   reals(c.dout);
+  return h.finish();
+}
+
+std::uint64_t file_hash(const std::filesystem::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw InputError(file.string() + ": cannot open for reading");
+  Hasher h;
+  h.word(0x66696c65);  // "file": never equal to a call hash's serialization
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::uint64_t total = 0;
+  while (f) {
+    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::size_t got = static_cast<std::size_t>(f.gcount());
+    // Chunks are whole words except the last; its tail is zero-padded and the length is hashed
+    // at the end, so a file and the same file with zero bytes appended differ.
+    for (std::size_t n = 0; n < got; n += 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, buf.data() + n, std::min<std::size_t>(8, got - n));
+      h.word(w);
+    }
+    total += got;
+  }
+  if (f.bad()) throw InputError(file.string() + ": read error");
+  h.word(total);
   return h.finish();
 }
 

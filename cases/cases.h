@@ -31,19 +31,40 @@ using Progress = std::function<void(const conformance::RequirementResult&)>;
 // and dir/attnv-export.json last. InputError on bad options or an unwritable folder.
 ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite, const Progress& progress = {});
 
-// Reruns the suite recorded in dir/attnv-export.json against the answers in `dir`. Missing or
-// malformed answers are findings of the requirement that needed them; a missing or invalid
-// attnv-export.json or manifest.json is an InputError.
-// `only` and `dtypes`, when not empty, narrow the rerun to part of the export (InputError for a
-// dtype or requirement the export does not hold).
-struct CheckFilter {
+// What `check` reruns, and on what.
+struct CheckOptions {
+  // When not empty, narrow the rerun to part of the export (InputError for a dtype or requirement
+  // the export does not hold).
   std::vector<DType> dtypes;
   std::vector<std::string> only;
+  // A copy of the export answered by a second run of the program: R13 (determinism) compares the
+  // two runs bit for bit. Empty: R13 is NOT EXERCISED.
+  std::filesystem::path second;
+  // A claims file whose precision models replace the exported ones. Its capabilities and dtypes
+  // must be the exported ones (the exported calls were drawn for them).
+  std::filesystem::path claims;
 };
+
+// attnv-export.json with `opt` applied: the suite check() reruns and whose claims the certificate
+// shows. Validates everything but the answers (the filters, the second folder, the claims file),
+// so a usage error is reported before any output is written: InputError naming the file.
+Suite checked_suite(const std::filesystem::path& dir, const CheckOptions& opt = {});
+
+// Reruns the suite recorded in dir/attnv-export.json against the answers in `dir`. Missing or
+// malformed answers are findings of the requirement that needed them; a missing or invalid
+// attnv-export.json or manifest.json is an InputError. R13 and R14 are judged on what the files
+// show (cases/README.md, "R13 and R14 through files").
 conformance::ConformanceReport check(const std::filesystem::path& dir, const Progress& progress = {},
-                                     const CheckFilter& filter = {});
-// R13 (determinism) and R14 (inputs unchanged) cannot be observed through files: their PASS
-// becomes NOT EXERCISED, with a note that says why. Applied by check().
-void mark_unobservable_through_files(conformance::RequirementResult& r);
+                                     const CheckOptions& opt = {});
+
+// What this check could observe besides the answers.
+struct FileEvidence {
+  bool second_run = false;   // --second: R13 saw two runs of the program
+  bool input_files = false;  // the export hashed its input files: R14 was judged on them
+};
+// A PASS of a requirement that replayed answers cannot show (Requirement::through_files), without
+// the evidence it needs, becomes NOT EXERCISED with a note saying how to exercise it: a PASS
+// there would be true by construction. Applied by check().
+void mark_unobservable_through_files(conformance::RequirementResult& r, const FileEvidence& seen = {});
 
 }  // namespace attnv::cases

@@ -23,7 +23,7 @@ constexpr Flag kFlags[] = {
     {"bias", &Capabilities::bias},       {"kv_len", &Capabilities::kv_len},
     {"softcap", &Capabilities::softcap}, {"custom_scale", &Capabilities::custom_scale},
     {"lse", &Capabilities::lse},         {"backward", &Capabilities::backward},
-    {"strided", &Capabilities::strided},
+    {"strided", &Capabilities::strided}, {"hidden_nonfinite", &Capabilities::hidden_nonfinite},
 };
 
 DType dtype_of(const json& v, const std::string& where) {
@@ -93,10 +93,13 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
     throw InputError(where + ": \"strided\": true cannot be claimed through files (a case folder has no memory layout)");
   // Every capability is stated, true or false: a key left out used to mean "claimed", so a
   // claims file written for an older attnv, or with a typo-free omission, claimed more than its
-  // author meant. "strided" may be left out (it can only be false here).
+  // author meant. "strided" may be left out (it can only be false here), and so may
+  // "hidden_nonfinite" (left out it is false: R6 runs and a leak is a robustness note), which
+  // came later and, left out, claims less, never more.
   std::string missing;
   for (const Flag& f : kFlags)
-    if (std::string_view(f.key) != "strided" && !j.contains(f.key)) missing += std::string(missing.empty() ? "" : ", ") + f.key;
+    if (std::string_view(f.key) != "strided" && std::string_view(f.key) != "hidden_nonfinite" && !j.contains(f.key))
+      missing += std::string(missing.empty() ? "" : ", ") + f.key;
   if (!missing.empty()) {
     json full = json::object();
     for (const Flag& f : kFlags)
@@ -147,6 +150,22 @@ Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& 
   std::ostringstream text;
   text << f.rdbuf();
   return from_json(parse(text.str(), file.string()), file.string(), dtypes);
+}
+
+std::string capability_difference(const Claims& a, const Claims& b, const std::string& b_name) {
+  const auto names = [](const std::vector<DType>& ds) {
+    json j = json::array();
+    for (DType d : ds) j.push_back(dtype_name(d));
+    return j.dump();
+  };
+  if (a.caps.dtypes != b.caps.dtypes)
+    return "\"dtypes\": " + names(a.caps.dtypes) + " here, " + names(b.caps.dtypes) + " in " + b_name;
+  const auto word = [](bool v) { return v ? "true" : "false"; };
+  for (const Flag& f : kFlags)
+    if (a.caps.*f.field != b.caps.*f.field)
+      return "\"" + std::string(f.key) + "\": " + word(a.caps.*f.field) + " here, " + word(b.caps.*f.field) + " in " + b_name;
+  if (a.caps.decode != b.caps.decode) return "\"decode\" differs from " + b_name;
+  return "";
 }
 
 std::string claims_to_json(const Claims& c) {

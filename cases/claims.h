@@ -32,6 +32,10 @@ Claims default_claims(const std::vector<DType>& dtypes);
 // naming the file and the key.
 Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& dtypes);
 
+// "" when `a` and `b` claim the same capabilities and dtypes; otherwise names the first key that
+// differs and both values ("\"backward\": true here, false in <b_name>"). Precision is not compared.
+std::string capability_difference(const Claims& a, const Claims& b, const std::string& b_name);
+
 // attnv-export.json's "claims" object (every key written) and back. `where` names the source in
 // messages.
 std::string claims_to_json(const Claims& c);

@@ -15,7 +15,7 @@ using nlohmann::json;
 std::string attnv_version() { return ATTNV_VERSION; }
 
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
-                                         const std::function<void(const conformance::RequirementResult&)>& on_done) {
+                                         const JobDone& on_done) {
   conformance::ConformanceOptions opt;
   opt.tier = s.tier;
   opt.seed = s.seed;
@@ -36,7 +36,8 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
   return rep;
 }
 
-void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes) {
+void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes,
+                 const InputHashes& inputs) {
   json j = {{"format", "attnv-cases-export"},
             {"version", 1},
             {"attnv", attnv_version()},
@@ -46,7 +47,8 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
             {"only", s.only},
             {"claims", json::parse(claims_to_json(s.claims))},
             {"cases", cases},
-            {"bytes", bytes}};
+            {"bytes", bytes},
+            {"inputs", inputs}};
   for (DType d : s.dtypes) j["dtypes"].push_back(dtype_name(d));
   const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
   {
@@ -57,7 +59,7 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
   std::filesystem::rename(tmp, file);
 }
 
-Suite read_suite(const std::filesystem::path& file) {
+Suite read_suite(const std::filesystem::path& file, std::optional<InputHashes>* inputs) {
   const std::string where = file.string();
   std::ifstream f(file, std::ios::binary);
   if (!f) throw InputError(where + ": cannot open (is this a folder written by `attnv cases export`?)");
@@ -90,6 +92,18 @@ Suite read_suite(const std::filesystem::path& file) {
     }
     s.only = need("only").get<std::vector<std::string>>();
     s.claims = claims_from_json(need("claims").dump(), where + ": \"claims\"", s.dtypes);
+    if (inputs) {
+      // Absent in an export written before inputs were hashed: R14 then stays NOT EXERCISED.
+      inputs->reset();
+      if (j.contains("inputs")) {
+        InputHashes h = j["inputs"].get<InputHashes>();
+        for (const auto& [dir, files] : h)
+          for (const auto& [name, hex] : files)
+            if (hex.size() != 16 || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+              throw InputError(where + ": \"inputs\": \"" + dir + "\": \"" + name + "\": not a 16-digit hash");
+        *inputs = std::move(h);
+      }
+    }
     return s;
   } catch (const json::exception& e) {
     throw InputError(where + ": a key has the wrong type: " + e.what());

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,19 +24,30 @@ struct Suite {
   Claims claims;
 };
 
+// Per case folder (the manifest's "dir"), per input file present ("q.npy", "mask.npy", ...), the
+// file_hash export computed after writing it: check recomputes them to judge R14 on the files.
+using InputHashes = std::map<std::string, std::map<std::string, std::string>>;
+// The input files a case folder may hold (docs/exchange-format.md, "Input files").
+inline constexpr const char* kInputFiles[] = {"q.npy", "k.npy", "v.npy", "mask.npy", "bias.npy", "kv_len.npy", "dout.npy"};
+
 // Called before each requirement x dtype runs (the recording kernel names its cases with it).
 using JobStart = std::function<void(const std::string& requirement_id, DType dtype)>;
+// Called after each requirement x dtype; it may amend the result before run_suite keeps it
+// (check adds what the files show of R13 and R14).
+using JobDone = std::function<void(conformance::RequirementResult&)>;
 
 // Every requirement of the suite (or `only`), in requirement order then dtype order, each through
 // conformance::run_requirement on `k`: what run_conformance(k, opt) does, with a hook before
 // each job (the recording kernel names its cases with it). File kernels never claim strided
 // layouts (a case folder has none), so R11 is "not claimed".
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
-                                         const std::function<void(const conformance::RequirementResult&)>& on_done);
+                                         const JobDone& on_done);
 
 // attnv-export.json: write (atomically) and read (strictly; InputError naming the file).
-void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes);
-Suite read_suite(const std::filesystem::path& file);
+// `inputs`, when given, receives the input hashes; nullopt for an export that recorded none.
+void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes,
+                 const InputHashes& inputs);
+Suite read_suite(const std::filesystem::path& file, std::optional<InputHashes>* inputs = nullptr);
 
 // The attnv version that wrote an export; `check` refuses another (its cases could differ).
 std::string attnv_version();

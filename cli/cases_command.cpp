@@ -25,7 +25,7 @@ struct ExportArgs {
 };
 
 struct CheckArgs {
-  std::string dir;
+  std::string dir, second, claims;
   std::vector<std::string> dtypes, only;
   OutputOptions out;
 };
@@ -60,30 +60,42 @@ void run_export(const ExportArgs& a) {
   }
 }
 
-report::KernelInfo files_kernel(const std::string& dir, const cases::Suite& suite) {
+// `suite` is the one check ran: its precision models are the ones the answers were judged by
+// (the export's, or those of --claims).
+report::KernelInfo files_kernel(const CheckArgs& a, const cases::Suite& suite) {
   report::KernelInfo k;
-  k.spec = "files:" + dir;
+  k.spec = "files:" + a.dir;
   k.name = "files";
   k.caps = suite.claims.caps;
   for (DType d : suite.claims.caps.dtypes) k.precision.emplace_back(d, suite.claims.model(d));
-  k.notes.push_back("answers read from the case folders of " + dir + " (attnv cases export, " +
+  k.notes.push_back("answers read from the case folders of " + a.dir + " (attnv cases export, " +
                     std::string(conformance::tier_name(suite.tier)) + " suite)");
+  if (!a.claims.empty())
+    k.notes.push_back("precision models from --claims " + a.claims + ", replacing those recorded at export");
+  if (!a.second.empty()) k.notes.push_back("R13 compares these answers with a second run's, in " + a.second);
   return k;
 }
 
 int run_check(const CheckArgs& a) {
+  cases::CheckOptions opt;
+  for (const std::string& d : a.dtypes) opt.dtypes.push_back(*parse_dtype(d));
+  opt.only = a.only;
+  opt.second = a.second;
+  opt.claims = a.claims;
+  // Every input (the export, --second, --claims) is validated before any output is touched.
+  const cases::Suite suite = cases::checked_suite(a.dir, opt);
   prepare_outputs(a.out);
-  cases::CheckFilter filter;
-  for (const std::string& d : a.dtypes) filter.dtypes.push_back(*parse_dtype(d));
-  filter.only = a.only;
-  const cases::Suite suite = cases::read_suite(std::filesystem::path(a.dir) / cases::kExportFile);
   Progress progress(isatty(STDERR_FILENO) != 0);
   std::size_t done = 0;
   report::Certificate cert;
-  cert.report = cases::check(a.dir, [&](const conformance::RequirementResult& r) { progress.update(r, ++done, 0); }, filter);
+  cert.report = cases::check(a.dir, [&](const conformance::RequirementResult& r) { progress.update(r, ++done, 0); }, opt);
   progress.finish();
-  cert.kernel = files_kernel(a.dir, suite);
-  cert.command = "attnv cases check " + report::shell_quote(a.dir);
+  cert.kernel = files_kernel(a, suite);
+  // The whole run's command keeps the options that change verdicts; per-requirement reruns add
+  // --dtype and --only to it (report::reproduce_command).
+  cert.command = "attnv cases check " + report::shell_quote(a.dir) +
+                 (a.second.empty() ? "" : " --second " + report::shell_quote(a.second)) +
+                 (a.claims.empty() ? "" : " --claims " + report::shell_quote(a.claims));
   return emit_certificate(cert, a.out);
 }
 
@@ -97,7 +109,8 @@ void add_cases_command(CLI::App& app, int& exit_code) {
       "   exchange folders: docs/exchange-format.md)\n"
       "2. your program writes out.npy and lse.npy (and dq, dk, dv where dout.npy exists) into each case\n"
       "   folder, in the storage dtype (examples/numpy/attention.py)\n"
-      "3. attnv cases check DIR   (the same suite on your answers; exit 1 on findings)");
+      "3. attnv cases check DIR   (the same suite on your answers; exit 1 on findings)\n"
+      "   To judge determinism (R13): copy DIR before step 2, answer both copies, and add --second COPY.");
 
   auto e = std::make_shared<ExportArgs>();
   auto* ex = cmd->add_subcommand("export", "Write the cases the conformance suite asks a kernel to answer");
@@ -124,12 +137,20 @@ void add_cases_command(CLI::App& app, int& exit_code) {
   ck->footer(
       "Reads DIR/attnv-export.json and reruns the same conformance suite; each kernel call is\n"
       "answered from the out.npy, lse.npy (dq.npy, dk.npy, dv.npy) in its case folder. A missing or\n"
-      "malformed answer is a finding naming the case and the file. Exit 0: no findings, 1: findings,\n"
-      "2: usage or input error.");
+      "malformed answer is a finding naming the case and the file.\n"
+      "R13 (determinism) needs two runs of your program: copy DIR before answering it, answer both\n"
+      "copies, and give the copy with --second; the two answer sets are compared bit for bit (without\n"
+      "--second, R13 is NOT EXERCISED). R14 (inputs never written) is judged on the input files:\n"
+      "any q.npy, k.npy, ... changed since export (hashes in attnv-export.json) is a finding.\n"
+      "--claims FILE judges the answers under other precision models (its capabilities must be the\n"
+      "exported ones; copy \"claims\" from attnv-export.json and edit \"precision\").\n"
+      "Exit 0: no findings, 1: findings, 2: usage or input error (then nothing is written).");
   ck->add_option("DIR", c->dir, "folder written by attnv cases export")->required();
   ck->add_option("--dtype", c->dtypes, "only these dtypes of the export (comma separated)")
       ->delimiter(',')->check(dtype_validator());
   ck->add_option("--only", c->only, "only these requirements of the export (R1,R5 or names)")->delimiter(',');
+  ck->add_option("--second", c->second, "a copy of DIR answered by a second run of the program (judges R13)");
+  ck->add_option("--claims", c->claims, "claims file whose precision models replace the exported ones");
   add_output_options(*ck, c->out);
   ck->callback([c, &exit_code] { exit_code = run_check(*c); });
 }

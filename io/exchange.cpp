@@ -51,10 +51,6 @@ std::string read_manifest_text(const fs::path& file) {
   return text;
 }
 
-std::vector<ManifestEntry> read_manifest(const fs::path& dir) {
-  const fs::path file = dir / kManifestFile;
-  return parse_manifest(read_manifest_text(file), file.string());
-}
 
 // Shapes of every tensor a case folder holds.
 struct CaseShapes {
@@ -189,6 +185,11 @@ void write_case_files(const fs::path& folder, const Case& c) {
 }
 
 }  // namespace
+
+std::vector<ManifestEntry> read_manifest(const fs::path& dir) {
+  const fs::path file = dir / kManifestFile;
+  return parse_manifest(read_manifest_text(file), file.string());
+}
 
 std::vector<ExchangeCase> read_exchange_cases(const fs::path& dir) {
   const std::vector<ManifestEntry> entries = read_manifest(dir);

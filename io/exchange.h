@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/manifest.h"
 #include "problem/case.h"
 
 namespace attnv::io {
@@ -21,6 +22,9 @@ struct ExchangeCase {
   std::string dir;        // case folder relative to the exchange folder; empty: derive one
   std::string meta_json;  // the case's free-form "meta" object as JSON; empty when absent
 };
+
+// DIR/manifest.json alone (no tensors), size-checked and parsed; InputError naming the file.
+std::vector<ManifestEntry> read_manifest(const std::filesystem::path& dir);
 
 // Read every case: manifest, then each case's tensors, shape- and dtype-checked, then
 // check_case. Any problem is an InputError naming the file or the case (index and id).

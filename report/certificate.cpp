@@ -91,10 +91,11 @@ std::string shell_quote(const std::string& w) {
 }
 
 std::string reproduce_command(const Certificate& c, const RequirementResult& r) {
-  // The file route reruns the exported suite on the answers in the folder, with the same filters.
+  // The file route reruns the exported suite on the answers in the folder, with the same filters
+  // and the check's own options (--second, --claims), which the whole run's command holds.
   if (c.kernel.spec.rfind("files:", 0) == 0)
-    return "attnv cases check " + shell_quote(c.kernel.spec.substr(6)) + " --dtype " + std::string(dtype_name(r.dtype)) +
-           " --only " + shell_quote(r.id);
+    return (c.command.rfind("attnv cases check ", 0) == 0 ? c.command : "attnv cases check " + shell_quote(c.kernel.spec.substr(6))) +
+           " --dtype " + std::string(dtype_name(r.dtype)) + " --only " + shell_quote(r.id);
   return "attnv certify --kernel " + shell_quote(c.kernel.spec) + " --suite " +
          std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);

@@ -128,8 +128,9 @@ void findings(std::ostringstream& o, const Certificate& c, const Summary& s) {
     for (const conformance::Finding& f : r.findings) {
       o << "<dt>finding</dt><dd>" << html_escape(f.message) << "</dd>";
       if (!f.worst.empty()) o << "<dt>worst</dt><dd class=\"mono\">" << html_escape(f.worst) << "</dd>";
-      o << "<dt>case</dt><dd class=\"mono\">" << html_escape(f.case_id) << " (case " << f.case_index
-        << " of the stream)</dd>";
+      o << "<dt>case</dt><dd class=\"mono\">" << html_escape(f.case_id);
+      if (f.case_index >= 0) o << " (case " << f.case_index << " of the stream)";  // < 0: a case folder
+      o << "</dd>";
       if (!f.saved_case.empty()) o << "<dt>saved</dt><dd class=\"mono\">" << html_escape(f.saved_case) << "</dd>";
       if (const std::string cmd = repro_command(c, f); !cmd.empty())
         o << "<dt>repro</dt><dd class=\"mono\">" << html_escape(cmd) << "</dd>";

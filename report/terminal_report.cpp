@@ -91,7 +91,10 @@ void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
     for (const conformance::Finding& f : r.findings) {
       o << "  finding:   " << indent(f.message, 13) << "\n";
       if (!f.worst.empty()) o << "  worst:     " << indent(f.worst, 13) << "\n";
-      o << "  case:      " << f.case_id << " (case " << f.case_index << " of the stream)\n";
+      // A negative index: a case folder of the file route, not a case of the stream (R13, R14).
+      o << "  case:      " << f.case_id;
+      if (f.case_index >= 0) o << " (case " << f.case_index << " of the stream)";
+      o << "\n";
       if (!f.saved_case.empty()) o << "  saved:     " << f.saved_case << "\n";
       if (const std::string cmd = repro_command(c, f); !cmd.empty()) o << "  repro:     " << cmd << "\n";
       o << "  case line: " << f.reproduce << "\n";

@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <unistd.h>
 
 #include "cases/call_hash.h"
 #include "cases/cases.h"
+#include "cases/suite.h"
 #include "io/exchange.h"
 #include "io/npy.h"
 #include "problem/buffers.h"
@@ -180,34 +183,242 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
   fs::remove_all(dir);
 }
 
-// Through files, R13 and R14 hold by construction (answers read back cannot differ or write an
-// input): they are NOT EXERCISED, never PASS. Other requirements keep their verdicts.
-TEST(ExportCheck, DeterminismAndInputsUnchangedAreNotExercisedThroughFiles) {
+// Without the evidence a file can give (a second run for R13, input hashes for R14), R13 and R14
+// would hold by construction (answers read back cannot differ or write an input): their PASS is
+// NOT EXERCISED, with a note saying how to exercise it. Other requirements keep their verdicts.
+TEST(ExportCheck, DeterminismAndInputsUnchangedNeedEvidenceThroughFiles) {
   conformance::RequirementResult r13;
   r13.id = "R13";
   r13.property = "determinism";
   r13.verdict = conformance::Verdict::pass;
   r13.cases_checked = r13.cases_run = 100;
-  mark_unobservable_through_files(r13);
-  EXPECT_EQ(r13.verdict, conformance::Verdict::not_exercised);
-  EXPECT_EQ(r13.cases_checked, 0);
-  EXPECT_NE(r13.note.find("run the program twice"), std::string::npos);
+  conformance::RequirementResult shown = r13;
+  mark_unobservable_through_files(shown);
+  EXPECT_EQ(shown.verdict, conformance::Verdict::not_exercised);
+  EXPECT_EQ(shown.cases_checked, 0);
+  EXPECT_NE(shown.note.find("--second"), std::string::npos) << shown.note;
+  shown = r13;
+  mark_unobservable_through_files(shown, {.second_run = true});
+  EXPECT_EQ(shown.verdict, conformance::Verdict::pass);
   conformance::RequirementResult r14 = r13;
   r14.id = "R14";
   r14.property = "inputs_unchanged";
-  r14.verdict = conformance::Verdict::pass;
-  mark_unobservable_through_files(r14);
-  EXPECT_EQ(r14.verdict, conformance::Verdict::not_exercised);
+  shown = r14;
+  mark_unobservable_through_files(shown, {.second_run = true});
+  EXPECT_EQ(shown.verdict, conformance::Verdict::not_exercised);
+  EXPECT_NE(shown.note.find("export again"), std::string::npos) << shown.note;
+  shown = r14;
+  mark_unobservable_through_files(shown, {.input_files = true});
+  EXPECT_EQ(shown.verdict, conformance::Verdict::pass);
   conformance::RequirementResult r1 = r13;
   r1.id = "R1";
   r1.property = "matches_reference";
-  r1.verdict = conformance::Verdict::pass;
   mark_unobservable_through_files(r1);
   EXPECT_EQ(r1.verdict, conformance::Verdict::pass);
   conformance::RequirementResult failed = r13;
   failed.verdict = conformance::Verdict::fail;
   mark_unobservable_through_files(failed);
   EXPECT_EQ(failed.verdict, conformance::Verdict::fail);  // a malformed answer is still a finding
+}
+
+const conformance::RequirementResult& result_of(const conformance::ConformanceReport& rep, const std::string& id) {
+  for (const auto& r : rep.results)
+    if (r.id == id) return r;
+  throw std::runtime_error("no result for " + id);
+}
+
+// The case folder of the first case whose id starts with `prefix` ("R13/").
+fs::path folder_of(const fs::path& dir, const std::string& prefix) {
+  for (const io::ExchangeCase& ec : io::read_exchange_cases(dir))
+    if (ec.c.id.rfind(prefix, 0) == 0) return io::case_dir(dir, ec);
+  throw std::runtime_error("no case " + prefix);
+}
+
+// Moves element 0 of a float .npy file one step up in its storage dtype: the same shape and
+// dtype, one value (a few bits) different.
+void nudge(const fs::path& file, DType storage) {
+  io::NpyArray a = io::read_npy(file);
+  a.floats.at(0) = storage == DType::f32 ? static_cast<double>(std::nextafter(static_cast<float>(a.floats[0]), 1e30f))
+                                         : std::nextafter(a.floats[0], 1e300);
+  io::write_npy(file, a.shape, a.type, a.floats);
+}
+
+Suite hygiene_suite() {
+  Suite s;
+  s.dtypes = {DType::f32};
+  s.only = {"R13", "R14"};
+  s.claims = default_claims(s.dtypes);
+  s.claims.caps.backward = true;  // R13's forward+backward runs alternate between the two answer sets too
+  return s;
+}
+
+// R13 through files: NOT EXERCISED without a second run; with --second it compares the two runs,
+// in the replayed check (repeated calls answered from the second folder) and over every case
+// folder, and one changed bit in one answer is a FAIL naming the folder and the element.
+TEST(ExportCheck, SecondRunJudgesDeterminism) {
+  const fs::path dir = scratch("second_a"), copy = scratch("second_b");
+  export_cases(dir, hygiene_suite());
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  fs::copy(dir, copy, fs::copy_options::recursive);
+
+  conformance::ConformanceReport rep = check(dir);
+  EXPECT_EQ(result_of(rep, "R13").verdict, conformance::Verdict::not_exercised);
+  EXPECT_NE(result_of(rep, "R13").note.find("--second"), std::string::npos) << result_of(rep, "R13").note;
+
+  rep = check(dir, {}, {.second = copy});
+  const std::size_t folders = io::read_exchange_cases(dir).size();
+  EXPECT_EQ(result_of(rep, "R13").verdict, conformance::Verdict::pass) << all_findings(rep);
+  EXPECT_EQ(result_of(rep, "R13").cases_checked, 100 + static_cast<int>(folders)) << all_findings(rep);
+
+  // One bit of one answer of one of R13's own cases: the replayed check sees it (its two runs are
+  // the two folders) and so does the folder comparison, which names the folder and element.
+  const fs::path r13 = folder_of(copy, "R13/");
+  nudge(r13 / "out.npy", DType::f32);
+  rep = check(dir, {}, {.second = copy});
+  const conformance::RequirementResult& fail = result_of(rep, "R13");
+  ASSERT_EQ(fail.verdict, conformance::Verdict::fail) << all_findings(rep);
+  EXPECT_EQ(fail.cases_failed, 2) << "the replayed check and the folder comparison: " << all_findings(rep);
+  ASSERT_FALSE(fail.findings.empty());
+  const std::string msg = fail.findings[0].message;
+  EXPECT_NE(msg.find(r13.filename().string() + "/out.npy"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("out[b=0,h=0,i=0,d=0]"), std::string::npos) << msg;
+  EXPECT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::pass) << "answers are not inputs";
+
+  // A backward answer (dq) of a case another requirement recorded: only the folder comparison
+  // makes that call twice.
+  fs::copy_file(dir / r13.filename() / "out.npy", r13 / "out.npy", fs::copy_options::overwrite_existing);
+  const fs::path r14 = folder_of(copy, "R14/");
+  ASSERT_TRUE(fs::exists(r14 / "dq.npy"));
+  nudge(r14 / "dq.npy", DType::f32);
+  rep = check(dir, {}, {.second = copy});
+  ASSERT_EQ(result_of(rep, "R13").verdict, conformance::Verdict::fail) << all_findings(rep);
+  EXPECT_EQ(result_of(rep, "R13").cases_failed, 1);
+  EXPECT_NE(result_of(rep, "R13").findings.at(0).message.find(r14.filename().string() + "/dq.npy"), std::string::npos)
+      << all_findings(rep);
+  fs::remove_all(dir);
+  fs::remove_all(copy);
+}
+
+// A second folder that is not a copy of the same export is a usage error naming the file.
+TEST(ExportCheck, SecondFolderMustBeACopyOfTheSameExport) {
+  const fs::path dir = scratch("same_a"), copy = scratch("same_b"), other = scratch("same_c");
+  Suite s = hygiene_suite();
+  s.claims.caps.backward = false;  // forward only: the export is 10x faster
+  export_cases(dir, s);
+  fs::copy(dir, copy, fs::copy_options::recursive);
+  s.seed = 7;
+  export_cases(other, s);
+  const auto refused = [&](const CheckOptions& opt, const std::string& says) {
+    try {
+      check(dir, {}, opt);
+      ADD_FAILURE() << "accepted; expected: " << says;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused({.second = scratch("missing")}, "the folder does not exist");
+  refused({.second = other}, (other / kExportFile).string() + " differs from");
+  refused({.second = dir}, "itself");
+  refused({.only = {"R14"}, .second = copy}, "evidence for R13 (determinism), which this check does not run");
+  fs::remove(copy / io::kManifestFile);
+  refused({.second = copy}, (copy / io::kManifestFile).string() + " is missing");
+  fs::remove_all(dir);
+  fs::remove_all(copy);
+  fs::remove_all(other);
+}
+
+// R14 through files: judged on the input files, hashed at export. Untouched inputs PASS with
+// every case folder counted; a rewritten k.npy is a FAIL naming the file. (Before, R14 was NOT
+// EXERCISED through files whatever the program did.)
+TEST(ExportCheck, ChangedInputFileIsAnR14Finding) {
+  const fs::path dir = scratch("inputs");
+  Suite s = hygiene_suite();
+  s.only = {"R14"};
+  export_cases(dir, s);
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  const int folders = static_cast<int>(io::read_exchange_cases(dir).size());
+  conformance::ConformanceReport rep = check(dir);
+  ASSERT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::pass) << all_findings(rep);
+  EXPECT_EQ(result_of(rep, "R14").cases_checked, folders);
+
+  const fs::path folder = folder_of(dir, "R14/");
+  fs::copy_file(folder / "k.npy", dir / "k.npy.exported");
+  nudge(folder / "k.npy", DType::f32);
+  rep = check(dir);
+  const conformance::RequirementResult& r = result_of(rep, "R14");
+  ASSERT_EQ(r.verdict, conformance::Verdict::fail) << all_findings(rep);
+  EXPECT_EQ(r.cases_failed, 1);
+  EXPECT_NE(r.findings.at(0).message.find("input written: " + (folder / "k.npy").string() + " changed since export"),
+            std::string::npos)
+      << all_findings(rep);
+
+  // An input file that appears (a mask next to "mask": false) is a write too.
+  fs::copy_file(dir / "k.npy.exported", folder / "k.npy", fs::copy_options::overwrite_existing);
+  ASSERT_EQ(result_of(check(dir), "R14").verdict, conformance::Verdict::pass);
+  const fs::path no_mask = [&] {
+    for (const io::ExchangeCase& ec : io::read_exchange_cases(dir))
+      if (!ec.c.problem.has_mask) return io::case_dir(dir, ec);
+    throw std::runtime_error("every case has a mask");
+  }();
+  fs::copy_file(no_mask / "q.npy", no_mask / "mask.npy");
+  EXPECT_NE(result_of(check(dir), "R14").findings.at(0).message.find("mask.npy appeared since export"), std::string::npos);
+  fs::remove(no_mask / "mask.npy");
+
+  // An export without hashes (an earlier attnv) leaves R14 NOT EXERCISED, saying to export again.
+  std::ifstream in(dir / kExportFile);
+  nlohmann::json j = nlohmann::json::parse(in);
+  in.close();
+  j.erase("inputs");
+  std::ofstream(dir / kExportFile, std::ios::trunc) << j.dump();
+  rep = check(dir);
+  EXPECT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::not_exercised);
+  EXPECT_NE(result_of(rep, "R14").note.find("export again"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// --claims at check time: the precision model is replaced (a model too strict for the naive
+// kernel's f32 accumulation makes its correct answers fail R1), capabilities never are.
+TEST(ExportCheck, ClaimsAtCheckReplacePrecisionOnly) {
+  const fs::path dir = scratch("claims_check");
+  Suite s;
+  s.dtypes = {DType::f32};
+  s.only = {"R1"};
+  s.claims = default_claims(s.dtypes);
+  export_cases(dir, s);
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  ASSERT_TRUE(check(dir).ok());
+  nlohmann::json claims = nlohmann::json::parse(claims_to_json(s.claims));
+  const auto write = [&](const nlohmann::json& j) {
+    std::ofstream(dir / "claims.json", std::ios::trunc) << j.dump();
+    return dir / "claims.json";
+  };
+  claims["precision"]["f32"] = {{"accum", "f64"}, {"exp_ulps", 0.5}};  // f64 accumulation: a bound the f32 sums exceed
+  const fs::path strict = write(claims);
+  EXPECT_EQ(checked_suite(dir, {.claims = strict}).claims.model(DType::f32).accum, DType::f64);
+  conformance::ConformanceReport rep = check(dir, {}, {.claims = strict});
+  EXPECT_EQ(result_of(rep, "R1").verdict, conformance::Verdict::fail) << all_findings(rep);
+
+  claims["precision"]["f32"] = {{"exp_ulps", 8}};
+  rep = check(dir, {}, {.claims = write(claims)});
+  EXPECT_EQ(result_of(rep, "R1").verdict, conformance::Verdict::pass) << all_findings(rep);
+
+  claims["precision"]["f32"] = nlohmann::json::object();
+  claims["backward"] = true;
+  try {
+    check(dir, {}, {.claims = write(claims)});
+    ADD_FAILURE() << "a claims file changing a capability was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"backward\": true here, false in " + (dir / kExportFile).string()),
+              std::string::npos)
+        << e.what();
+  }
+  claims["backward"] = false;
+  claims["dtypes"] = {"f32", "bf16"};
+  EXPECT_THROW(check(dir, {}, {.claims = write(claims)}), InputError);
+  fs::remove_all(dir);
 }
 
 TEST(ExportCheck, BadFoldersAreInputErrors) {

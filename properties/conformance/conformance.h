@@ -88,9 +88,12 @@ struct Requirement {
   std::string mutants;    // the mutants shown to break it
   std::string needs;      // the capability it needs
   int cases[3];           // per tier
-  // false: answers read back from files cannot show it (R13: two runs cannot differ; R14: the
-  // program never sees attnv's buffers), so through files its PASS is NOT EXERCISED.
-  bool observable_through_files = true;
+  // What the file route (cases/) needs to see it. Replayed answers cannot show R13 (they cannot
+  // differ between two runs) or R14 (the program never sees attnv's buffers): R13 is judged by
+  // comparing a second run of the program (`cases check --second`), R14 on the input files
+  // (hashed at export); without that evidence their PASS is NOT EXERCISED.
+  enum class ThroughFiles { answers, second_run, input_files };
+  ThroughFiles through_files = ThroughFiles::answers;
   // A robustness requirement (R6): it blocks certification only for a kernel that claims
   // Capabilities::hidden_nonfinite; for the others it still runs and a failure is a NOTE.
   bool robustness = false;
