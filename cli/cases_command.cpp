@@ -144,7 +144,8 @@ void add_cases_command(CLI::App& app, int& exit_code) {
       "any q.npy, k.npy, ... changed since export (hashes in attnv-export.json) is a finding.\n"
       "--claims FILE judges the answers under other precision models (its capabilities must be the\n"
       "exported ones; copy \"claims\" from attnv-export.json and edit \"precision\").\n"
-      "Exit 0: no findings, 1: findings, 2: usage or input error (then nothing is written).");
+      "Exit 0: no findings, 1: findings, 2: usage or input error (then nothing is written), 3: attnv\n"
+      "could not judge a requirement (its own error, never a finding against the answers).");
   ck->add_option("DIR", c->dir, "folder written by attnv cases export")->required();
   ck->add_option("--dtype", c->dtypes, "only these dtypes of the export (comma separated)")
       ->delimiter(',')->check(dtype_validator());

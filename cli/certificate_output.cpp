@@ -103,8 +103,11 @@ int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
   std::cout << report::terminal_summary(for_terminal(cert), isatty(STDOUT_FILENO) != 0);
   if (!out.report_dir.empty())
     std::cout << "certificate written to " << io::printable(out.report_dir) << "/certificate.{json,junit.xml,html}\n";
+  const report::Summary s = report::summarize(cert);
+  // attnv's own error is never the kernel's finding: its own exit status (unless findings exist).
+  if (s.fail == 0 && s.attnv_errors > 0) return 3;
   if (!cert.report.ok()) return 1;
-  if (report::summarize(cert).pass == 0) {
+  if (s.pass == 0) {
     std::cerr << "attnv: error: nothing was certified: the kernel claims none of the requested requirements "
                  "and dtypes (see the 'not claimed' notes above; check --dtype and --only)\n";
     return 2;

@@ -82,7 +82,8 @@ void add_certify_command(CLI::App& app, int& exit_code) {
       "FAIL or not claimed, the worst error/bound ratio, and a reproduce command per finding.\n"
       "A plugin runs in a worker process: a crash, hang, out-of-bounds write or write into its\n"
       "inputs is a finding, and certification goes on.\n"
-      "Exit status: 0 certified, 1 findings, 2 usage or input error.\n"
+      "Exit status: 0 certified, 1 findings, 2 usage or input error, 3 attnv could not judge a\n"
+      "requirement (attnv's own error, reported as ATTNV ERROR, never a finding against the kernel).\n"
       "Example: attnv certify --kernel builtin:core --suite quick --report cert/");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
   cmd->add_option("--dtype", a->dtypes, "storage dtypes (f64, f32, f16, bf16; default: every dtype the kernel claims)")

@@ -47,6 +47,11 @@ int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice,
                      "recorded (" + j.mismatch + "); it was written by another attnv version, or edited");
   const props::PropertyResult& r = j.result;
   const std::string kernel = io::printable(choice.info.name);
+  if (r.status == props::Status::attnv_error) {
+    std::cout << "  ATTNV ERROR: " << io::printable(r.message, true) << '\n'
+              << "attnv repro: attnv could not judge this case (its own error, not the kernel's): neither fixed nor failing\n";
+    return 3;
+  }
   if (!r.judged()) {
     std::cout << "  NOT JUDGED: " << io::printable(r.message, true) << '\n';
     throw InputError("attnv repro: " + e.id + " cannot judge this case with kernel " + kernel +
@@ -124,7 +129,8 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "fuzz` does: the exact reference and the error bound of the kernel's precision model, NaN,\n"
       "written inputs, determinism, crashes.\n"
       "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error, or\n"
-      "a case the kernel's claims no longer let the requirement judge.\n"
+      "a case the kernel's claims no longer let the requirement judge, 3 attnv could not judge it\n"
+      "(attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
   cmd->add_option("DIR", a->dir, "a failure's evidence folder, or an exchange folder (manifest.json and case folders)")->required();

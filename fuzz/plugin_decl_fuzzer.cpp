@@ -90,7 +90,7 @@ void fuzz_status(FuzzedDataProvider& in) {
   // Mostly an address in or near the region, where the search through the layout happens.
   s.fault_addr = in.ConsumeBool() ? s.region_base + in.ConsumeIntegralInRange<std::uint64_t>(0, l.total + 8192)
                                   : in.ConsumeIntegral<std::uint64_t>();
-  const std::string m = plugin::describe_fault(s, l);
+  const std::string m = plugin::describe_fault(s, l).text;
   if (m.empty()) {
     std::fprintf(stderr, "fuzz: describe_fault gave an empty sentence\n");
     std::abort();

@@ -60,9 +60,9 @@ std::string hex(std::uint64_t x) {
 
 }  // namespace
 
-std::string describe_fault(const wire::Status& s, const CallLayout& l) {
+Fault describe_fault(const wire::Status& s, const CallLayout& l) {
   const std::string sig = signal_name(s.signal);
-  if (s.signal == SIGABRT) return "crashed with SIGABRT (abort)";
+  if (s.signal == SIGABRT) return {FaultKind::crashed, "crashed with SIGABRT (abort)"};
   const bool memory = s.signal == SIGSEGV || s.signal == SIGBUS;
   const std::uint64_t a = s.fault_addr, base = s.region_base;
   if (memory && base != 0 && a >= base && a < base + l.total) {
@@ -74,10 +74,11 @@ std::string describe_fault(const wire::Status& s, const CallLayout& l) {
       const std::int64_t rel = off - t.offset;
       const std::string name = l.names[k] ? l.names[k] : wire::kTensorNames[k];
       if (rel >= t.bytes)
-        return verb(s) + " into input " + name + " past its last element: byte offset " + std::to_string(rel) +
-               ", extent " + std::to_string(t.bytes) + " bytes";
+        return {FaultKind::out_of_bounds, verb(s) + " into input " + name + " past its last element: byte offset " +
+                                              std::to_string(rel) + ", extent " + std::to_string(t.bytes) + " bytes"};
       const std::string at = element_at(t, rel);
-      return verb(s) + " into input " + name + (at.empty() ? " at byte offset " + std::to_string(rel) : " at element " + at);
+      return {FaultKind::input_written,
+              verb(s) + " into input " + name + (at.empty() ? " at byte offset " + std::to_string(rel) : " at element " + at)};
     }
     // In a guard page: blame the nearer neighbour.
     const wire::Tensor* before = nullptr;
@@ -93,16 +94,19 @@ std::string describe_fault(const wire::Status& s, const CallLayout& l) {
     const std::int64_t ahead = after ? after->offset - off : 0;
     const bool blame_before = before && (!after || off - (before->offset + before->bytes) <= ahead);
     if (blame_before)
-      return verb(s) + " out of bounds past the end of " + (l.names[ib] ? l.names[ib] : wire::kTensorNames[ib]) + ": byte offset " + std::to_string(past) +
-             ", extent " + std::to_string(before->bytes) + " bytes";
+      return {FaultKind::out_of_bounds, verb(s) + " out of bounds past the end of " +
+                                            (l.names[ib] ? l.names[ib] : wire::kTensorNames[ib]) + ": byte offset " +
+                                            std::to_string(past) + ", extent " + std::to_string(before->bytes) + " bytes"};
     if (after)
-      return verb(s) + " out of bounds before the start of " + (l.names[ia] ? l.names[ia] : wire::kTensorNames[ia]) + ": byte offset -" + std::to_string(ahead);
-    return verb(s) + " the shared status page at byte offset " + std::to_string(off);
+      return {FaultKind::out_of_bounds, verb(s) + " out of bounds before the start of " +
+                                            (l.names[ia] ? l.names[ia] : wire::kTensorNames[ia]) + ": byte offset -" +
+                                            std::to_string(ahead)};
+    return {FaultKind::out_of_bounds, verb(s) + " the shared status page at byte offset " + std::to_string(off)};
   }
   std::string m = "crashed with " + sig;
   if (s.signal != SIGABRT) m += " at address " + hex(a);
   if (memory && s.access) m += s.access == 2 ? " (write)" : " (read)";
-  return m;
+  return {FaultKind::crashed, m};
 }
 
 }  // namespace attnv::plugin

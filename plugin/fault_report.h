@@ -4,11 +4,16 @@
 // offset 4096, extent 4096 bytes", "crashed with SIGSEGV at address 0x0 (write)".
 #include <string>
 
+#include "problem/kernel_fault.h"
 #include "shared_region.h"
 
 namespace attnv::plugin {
 
 std::string signal_name(int sig);  // "SIGSEGV", ...
-std::string describe_fault(const wire::Status& s, const CallLayout& l);
+struct Fault {
+  FaultKind kind;
+  std::string text;
+};
+Fault describe_fault(const wire::Status& s, const CallLayout& l);
 
 }  // namespace attnv::plugin

@@ -3,14 +3,15 @@
 // wrote outside its output buffers or refused the call. One line saying which, and where.
 // The conformance runner turns it into a finding like any exception; InputError (a plugin that
 // cannot be loaded or declares nonsense) stays a usage error.
-#include <stdexcept>
 #include <string>
+
+#include "problem/kernel_fault.h"
 
 namespace attnv::plugin {
 
-class KernelFailure : public std::runtime_error {
+class KernelFailure : public KernelFault {
  public:
-  using std::runtime_error::runtime_error;
+  using KernelFault::KernelFault;
 };
 
 }  // namespace attnv::plugin

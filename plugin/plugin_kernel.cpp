@@ -45,12 +45,12 @@ void PluginKernel::start_worker() {
     const Death d = worker_->death();
     worker_.reset();
     const wire::Status& s = region_->status();
-    std::string why = s.magic == wire::kMagic ? describe_fault(s, CallLayout{})
+    std::string why = s.magic == wire::kMagic ? describe_fault(s, CallLayout{}).text
                       : d.kind == Death::hung ? "hung (no answer within " + std::to_string(opt_.timeout_seconds) + " s; worker killed)"
                       : d.kind == Death::exited ? "exited with status " + std::to_string(d.code)
                       : d.kind == Death::signaled ? "killed by " + signal_name(d.code)
                                                   : d.detail;
-    throw KernelFailure("plugin " + path_ + ": while loading: " + why);
+    throw KernelFailure(d.kind == Death::hung ? FaultKind::hung : FaultKind::crashed, "plugin " + path_ + ": while loading: " + why);
   }
   if (h->kind != wire::ReplyKind::ok) {
     worker_.reset();
@@ -72,17 +72,17 @@ void PluginKernel::forward(const Problem& p, const KernelViews& views) {
 }
 
 void PluginKernel::backward(const Problem& p, const KernelViews& views) {
-  if (!caps_.backward) throw KernelFailure("plugin " + name_ + " does not claim backward");
+  if (!caps_.backward) throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim backward");
   call(static_cast<int>(wire::Op::backward), p, views_to_abi(views));
 }
 
 void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
-  if (!caps_.decode) throw KernelFailure("plugin " + name_ + " does not claim decode");
+  if (!caps_.decode) throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim decode");
   call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views)));
 }
 
-void PluginKernel::fail(const std::string& what, const std::string& why) {
-  throw KernelFailure("plugin " + name_ + " " + what + ": " + why);
+void PluginKernel::fail(const std::string& what, const std::string& why, FaultKind kind) {
+  throw KernelFailure(kind, "plugin " + name_ + " " + what + ": " + why);
 }
 
 void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
@@ -104,11 +104,14 @@ void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
     const Death d = worker_->death();
     worker_.reset();
     const wire::Status& s = region_->status();
-    if (s.magic == wire::kMagic) fail(what, describe_fault(s, l));
+    if (s.magic == wire::kMagic) {
+      const Fault f = describe_fault(s, l);
+      fail(what, f.text, f.kind);
+    }
     char t[64];
     std::snprintf(t, sizeof t, "%g", opt_.timeout_seconds);
     switch (d.kind) {
-      case Death::hung: fail(what, std::string("hung: no answer within ") + t + " s (worker killed)");
+      case Death::hung: fail(what, std::string("hung: no answer within ") + t + " s (worker killed)", FaultKind::hung);
       case Death::exited: fail(what, "exited with status " + std::to_string(d.code) + " during the call");
       case Death::signaled: fail(what, "killed by " + signal_name(d.code) + (d.detail.empty() ? "" : " (" + d.detail + ")"));
       case Death::broken: fail(what, "worker protocol error: " + d.detail);
@@ -116,13 +119,14 @@ void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
   }
   if (rep->kind == wire::ReplyKind::refused)
     fail(what, "refused the call (returned " + std::to_string(rep->code) + ")" +
-                   (rep->text[0] ? ": " + received_text(rep->text) : std::string(" without a last_error message")));
+                   (rep->text[0] ? ": " + received_text(rep->text) : std::string(" without a last_error message")),
+         FaultKind::refused);
   if (rep->kind != wire::ReplyKind::ok) {
     worker_.reset();
     fail(what, "worker error: " + received_text(rep->text));
   }
   if (const std::string bad = region_->check_canaries(l); !bad.empty())
-    fail(what, "wrote outside its output buffers: " + bad);
+    fail(what, "wrote outside its output buffers: " + bad, FaultKind::out_of_bounds);
   region_->copy_out(l);
 }
 

@@ -57,7 +57,7 @@ class PluginKernel : public Kernel {
  private:
   void start_worker();
   void call(int op, const Problem& p, const attnv_views& v);  // op: a wire::Op
-  [[noreturn]] void fail(const std::string& what, const std::string& why);
+  [[noreturn]] void fail(const std::string& what, const std::string& why, FaultKind kind = FaultKind::crashed);
 
   std::string path_;
   PluginOptions opt_;

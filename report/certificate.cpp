@@ -28,6 +28,10 @@ Summary summarize(const Certificate& c) {
         ++s.notes;
         s.noted.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
+      case Verdict::attnv_error:
+        ++s.attnv_errors;
+        s.unjudged.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+        break;
     }
     if (r.verdict == Verdict::fail) s.findings += static_cast<int>(r.findings.size());
     if (r.verdict == Verdict::fail) s.failed.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
@@ -36,7 +40,7 @@ Summary summarize(const Certificate& c) {
   }
   // A FAIL without a finding should not happen, but it must still count as a finding.
   s.findings = std::max(s.findings, s.fail);
-  s.certified = s.fail == 0 && s.pass > 0;
+  s.certified = s.fail == 0 && s.attnv_errors == 0 && s.pass > 0;
   s.partial = s.ids.size() < conformance::requirements().size();
   return s;
 }
@@ -71,8 +75,12 @@ std::string verdict_line(const Certificate& c) {
     if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
     o << " (" << run << ")";
   } else if (s.fail > 0) {
-    o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ")
-      << " (" << run << ")";
+    o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ");
+    if (s.attnv_errors) o << "; attnv could not judge " << join(s.unjudged, ", ") << " (attnv's own error)";
+    o << " (" << run << ")";
+  } else if (s.attnv_errors > 0) {
+    o << "NOT CERTIFIED: attnv could not judge " << join(s.unjudged, ", ")
+      << " (attnv's own error, not a finding against the kernel; please report it) (" << run << ")";
   } else {
     o << "NOT CERTIFIED: nothing was checked (" << s.not_claimed << " not claimed, " << s.not_exercised
       << " not exercised, " << run << ")";
@@ -99,6 +107,12 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
   return "attnv certify --kernel " + shell_quote(c.kernel.spec) + " --suite " +
          std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
+}
+
+std::string kind_text(const std::string& id) {
+  for (int k = 0; k <= static_cast<int>(props::FailKind::refused); ++k)
+    if (props::fail_kind_id(static_cast<props::FailKind>(k)) == id) return std::string(props::fail_kind_text(static_cast<props::FailKind>(k)));
+  return id;
 }
 
 std::string repro_command(const Certificate& c, const conformance::Finding& f) {

@@ -37,14 +37,15 @@ struct Certificate {
 // The run at a glance, as every renderer states it.
 struct Summary {
   // Requirement x dtype results by verdict (R1 on f32 and on bf16 count twice).
-  int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0, notes = 0;
+  int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0, notes = 0, attnv_errors = 0;
   int findings = 0;
-  bool certified = false;              // no FAIL and at least one PASS
+  bool certified = false;              // no FAIL, no ATTNV ERROR and at least one PASS
   std::vector<DType> dtypes;           // the dtypes of the results, in report order
   std::vector<std::string> ids;        // the requirement ids of the results, in report order
   std::vector<std::string> failed;     // "R5/f32", in report order
   std::vector<std::string> unexercised;  // "R7/f32": claimed, but no case exercised the check
   std::vector<std::string> noted;        // "R6/f32": a robustness requirement not claimed, failed
+  std::vector<std::string> unjudged;     // "R1/f32": attnv's own error stopped the requirement
   bool partial = false;                // not every requirement of the suite was run
 };
 Summary summarize(const Certificate& c);
@@ -59,6 +60,9 @@ std::string reproduce_command(const Certificate& c, const conformance::Requireme
 // Judges a saved finding again: "attnv repro --kernel SPEC FOLDER" ("" when it was not saved, or
 // when the kernel is answers read from files, which repro cannot call).
 std::string repro_command(const Certificate& c, const conformance::Finding& f);
+
+// A finding's kind for people: "outside_bound" -> "outside the bound" (the id itself if unknown).
+std::string kind_text(const std::string& kind_id);
 
 // Quotes a word for a POSIX shell only when it needs it ("plugin:/a b.so" -> 'plugin:/a b.so').
 std::string shell_quote(const std::string& word);

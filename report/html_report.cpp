@@ -55,6 +55,8 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
     << "</div><div class=\"l\">fail</div></div>";
   if (s.not_exercised)
     o << "<div class=\"card ne\"><div class=\"n\">" << s.not_exercised << "</div><div class=\"l\">not exercised</div></div>";
+  if (s.attnv_errors)
+    o << "<div class=\"card aerr\"><div class=\"n\">" << s.attnv_errors << "</div><div class=\"l\">attnv errors</div></div>";
   if (s.notes)
     o << "<div class=\"card note\"><div class=\"n\">" << s.notes << "</div><div class=\"l\">robustness notes</div></div>";
   o << "<div class=\"card nc\"><div class=\"n\">" << s.not_claimed << "</div><div class=\"l\">not claimed</div></div>";
@@ -102,6 +104,7 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
                         : r->verdict == Verdict::fail          ? "fail"
                         : r->verdict == Verdict::not_exercised ? "ne"
                         : r->verdict == Verdict::note          ? "note"
+                        : r->verdict == Verdict::attnv_error   ? "aerr"
                                                                : "nc";
       o << "<td class=\"v " << cls << "\" title=\"" << html_escape(cell_title(c, *r)) << "\">"
         << conformance::verdict_name(r->verdict);
@@ -117,15 +120,22 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
   o << "</tbody></table></section>\n";
 }
 
+// FAILs, then the robustness NOTEs with the same detail.
 void findings(std::ostringstream& o, const Certificate& c, const Summary& s) {
-  if (s.fail == 0) return;
+  if (s.fail == 0 && s.notes == 0) return;
   o << "<section id=\"findings\"><h2>Findings<small>" << s.findings << (s.findings == 1 ? " finding" : " findings")
-    << " in " << s.fail << (s.fail == 1 ? " failing result" : " failing results") << " (requirement &times; dtype)</small></h2>";
+    << " in " << s.fail << (s.fail == 1 ? " failing result" : " failing results") << " (requirement &times; dtype)";
+  if (s.notes) o << ", " << s.notes << " robustness " << (s.notes == 1 ? "note" : "notes");
+  o << "</small></h2>";
+  for (const Verdict shown : {Verdict::fail, Verdict::note})
   for (const RequirementResult& r : c.report.results) {
-    if (r.verdict != Verdict::fail) continue;
-    o << "<div class=\"finding\"><h3><span class=\"tag\">FAIL</span>" << html_escape(r.id + " " + r.property) << " on "
+    if (r.verdict != shown) continue;
+    o << "<div class=\"finding\"><h3><span class=\"tag\">" << (shown == Verdict::fail ? "FAIL" : "NOTE") << "</span>"
+      << html_escape(r.id + " " + r.property) << " on "
       << dt(r.dtype) << " <span class=\"muted\">&mdash; " << html_escape(statement_of(r.id)) << "</span></h3><dl>";
+    if (shown == Verdict::note) o << "<dt>note</dt><dd>" << html_escape(r.note) << "</dd>";
     for (const conformance::Finding& f : r.findings) {
+      if (!f.kind.empty()) o << "<dt>kind</dt><dd>" << html_escape(kind_text(f.kind)) << "</dd>";
       o << "<dt>finding</dt><dd>" << html_escape(f.message) << "</dd>";
       if (!f.worst.empty()) o << "<dt>worst</dt><dd class=\"mono\">" << html_escape(f.worst) << "</dd>";
       o << "<dt>case</dt><dd class=\"mono\">" << html_escape(f.case_id);

@@ -107,7 +107,8 @@ Json result(const Certificate& c, const RequirementResult& r) {
                             {"worst", f.worst},
                             {"reproduce", f.reproduce},
                             {"saved_case", f.saved_case},
-                            {"repro_command", repro_command(c, f)}});
+                            {"repro_command", repro_command(c, f)},
+                            {"kind", f.kind}});
   return Json{{"id", r.id},
               {"property", r.property},
               {"statement", statement_of(r.id)},
@@ -183,10 +184,12 @@ std::string to_json(const Certificate& c) {
                                   {"not_claimed", s.not_claimed},
                                   {"not_exercised", s.not_exercised},
                                   {"notes", s.notes},
+                                  {"attnv_errors", s.attnv_errors},
                                   {"findings", s.findings},
                                   {"failed", failed},
                                   {"not_exercised_results", s.unexercised},
                                   {"note_results", s.noted},
+                                  {"attnv_error_results", s.unjudged},
                                   {"partial", s.partial}}},
                  {"worst", worst},
                  {"results", results}};

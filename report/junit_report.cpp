@@ -91,21 +91,22 @@ std::string to_junit(const Certificate& c) {
   for (const RequirementResult& r : c.report.results) total_seconds += r.seconds;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"" << xml_escape("attnv certify " + c.kernel.spec) << "\" tests=\""
-    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"0\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes
+    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.attnv_errors << "\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes
     << "\" time=\"" << seconds(total_seconds) << "\">\n";
   for (DType d : s.dtypes) {
-    int tests = 0, failures = 0, skipped = 0;
+    int tests = 0, failures = 0, errors = 0, skipped = 0;
     double time = 0;
     for (const RequirementResult& r : c.report.results) {
       if (r.dtype != d) continue;
       ++tests;
       failures += r.verdict == Verdict::fail;
+      errors += r.verdict == Verdict::attnv_error;
       skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note;
       time += r.seconds;
     }
     const std::string suite = "attnv." + c.kernel.name + "." + std::string(dtype_name(d));
     o << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << tests << "\" failures=\"" << failures
-      << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << seconds(time) << "\">\n";
+      << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << seconds(time) << "\">\n";
     o << "    <properties>\n";
     o << "      <property name=\"kernel\" value=\"" << xml_escape(c.kernel.spec) << "\"/>\n";
     o << "      <property name=\"tier\" value=\"" << conformance::tier_name(c.report.tier) << "\"/>\n";
@@ -121,7 +122,10 @@ std::string to_junit(const Certificate& c) {
         continue;
       }
       o << ">\n";
-      if (r.verdict == Verdict::fail) {
+      if (r.verdict == Verdict::attnv_error) {
+        // JUnit's <error>: the harness failed, not the code under test.
+        o << "      <error message=\"" << xml_escape(r.note) << "\" type=\"attnv\"/>\n";
+      } else if (r.verdict == Verdict::fail) {
         const std::string message = r.findings.empty() ? "FAIL" : r.findings.front().message;
         o << "      <failure message=\"" << xml_escape(message) << "\" type=\"" << xml_escape(r.id) << "\">"
           << xml_escape(failure_text(c, r), false) << "</failure>\n";

@@ -57,6 +57,7 @@ std::string cell(const RequirementResult* r, const Paint& paint) {
     case Verdict::not_claimed: return paint(text, "2");
     case Verdict::not_exercised: return paint(text, "33");  // yellow: neither a pass nor a failure
     case Verdict::note: return paint(text, "36");           // cyan: reported, not claimed
+    case Verdict::attnv_error: return paint(text, "1;35");  // magenta: attnv's fault, not the kernel's
   }
   return text;
 }
@@ -89,6 +90,7 @@ void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
     if (r.cases_failed > 0)
       o << "  failed:    " << r.cases_failed << " of " << r.cases_run << " cases (" << r.failure_pattern << ")\n";
     for (const conformance::Finding& f : r.findings) {
+      if (!f.kind.empty()) o << "  kind:      " << kind_text(f.kind) << "\n";
       o << "  finding:   " << indent(f.message, 13) << "\n";
       if (!f.worst.empty()) o << "  worst:     " << indent(f.worst, 13) << "\n";
       // A negative index: a case folder of the file route, not a case of the stream (R13, R14).
@@ -118,6 +120,13 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << "\n";
   table(o, c, s, paint);
   findings(o, c, paint);
+  bool errors = false;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.verdict != Verdict::attnv_error && !(r.verdict == Verdict::fail && r.note.rfind("attnv error", 0) == 0)) continue;
+    if (!errors) o << "\n" << paint("ATTNV ERROR", "1;35") << " (attnv could not judge; its own fault, never the kernel's):\n";
+    errors = true;
+    o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
+  }
   bool header = false;
   for (const RequirementResult& r : c.report.results) {
     if (r.verdict != Verdict::not_exercised) continue;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli/tests/run_attnv.h"
@@ -50,16 +52,17 @@ TEST(CertifyPlugins, MisbehavingPluginsAreFindingsAndCertificationGoesOn) {
     const char* path;
     const char* requirements;  // the first one meets the bug; the run must go on to the second
     const char* says;  // the diagnosis; "a|b": either (where a write lands decides which)
+    const char* kind;  // the finding's kind (the certificate's JSON)
   };
   const Bad bad[] = {
-      {PLUGIN_BAD_SEGV, "R1,R3", "crashed with SIGSEGV"},
-      {PLUGIN_BAD_ABORT, "R1,R3", "SIGABRT"},
-      {PLUGIN_BAD_HANG, "R1,R3", "no answer within 1 s"},
-      {PLUGIN_BAD_OOB_WRITE, "R1,R3", "past the end of out|out: first corrupted byte 0 bytes past its end"},
-      {PLUGIN_BAD_CANARY, "R1,R3", "out: first corrupted byte"},
-      {PLUGIN_BAD_WRITES_Q, "R14,R3", "wrote into input q at element"},
-      {PLUGIN_BAD_NAN_OUT, "R1,R3", "non-finite"},
-      {PLUGIN_BAD_REFUSES, "R1,R3", "refused the call"},
+      {PLUGIN_BAD_SEGV, "R1,R3", "crashed with SIGSEGV", "crashed"},
+      {PLUGIN_BAD_ABORT, "R1,R3", "SIGABRT", "crashed"},
+      {PLUGIN_BAD_HANG, "R1,R3", "no answer within 1 s", "hung"},
+      {PLUGIN_BAD_OOB_WRITE, "R1,R3", "past the end of out|out: first corrupted byte 0 bytes past its end", "out_of_bounds"},
+      {PLUGIN_BAD_CANARY, "R1,R3", "out: first corrupted byte", "out_of_bounds"},
+      {PLUGIN_BAD_WRITES_Q, "R14,R3", "wrote into input q at element", "input_written"},
+      {PLUGIN_BAD_NAN_OUT, "R1,R3", "non-finite", "non_finite"},
+      {PLUGIN_BAD_REFUSES, "R1,R3", "refused the call", "refused"},
   };
   for (const Bad& b : bad) {
     const auto r = run_attnv(std::string("certify --kernel plugin:") + b.path + " --dtype f32 --timeout 1 --only " +
@@ -70,6 +73,9 @@ TEST(CertifyPlugins, MisbehavingPluginsAreFindingsAndCertificationGoesOn) {
     EXPECT_TRUE(has(r.output, "R3 ")) << "certification stopped at the first failure\n" << r.output;
     EXPECT_TRUE(has(r.output, "NOT CERTIFIED")) << r.output;
     EXPECT_GT(fs::file_size(dir / "c.json"), 100u) << "the report is written even when the plugin misbehaves";
+    std::ifstream json(dir / "c.json");
+    const std::string doc((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(has(doc, std::string("\"kind\": \"") + b.kind + "\"")) << b.path << " should be a finding of kind " << b.kind;
   }
   fs::remove_all(dir);
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 #include "problem/validate.h"
 #include "properties/checks/checks.h"
 #include "properties/checks/recording.h"
@@ -125,19 +126,22 @@ class DecodeRun {
     std::ostringstream where;
     where << label_ << ", call with cache_len " << c0 << " and n = " << n;
     try {
-      k_.decode(p, dv);
-    } catch (const std::exception& e) {
-      return where.str() + ": threw: " + e.what();
+      detail::kernel_call([&] { k_.decode(p, dv); });
+    } catch (const KernelFault& e) {
+      throw KernelFault(e.kind(), where.str() + ": " + e.what());  // the kernel's failure, with the call it was
     }
     for (std::int64_t& c : cache_len_) c += n;
     const Case fwd = equivalent_forward(pr_, c0, n, capacity_);
     Outputs got = sb.outputs();
     detail::record_run(fwd, layout_, false, got, /*decode=*/true);
-    if (!sb.inputs_unchanged()) return where.str() + ": q, k_new or v_new was written";
+    if (!sb.inputs_unchanged()) {
+      result.kind = FailKind::input_written;
+      return where.str() + ": q, k_new or v_new was written";
+    }
     if (std::string d = cache_difference(); !d.empty()) return where.str() + ": the cache " + d;
     // (b) the outputs against the equivalent forward's reference and bound.
     const Outputs exact = ref::fast_forward(fwd);
-    const PrecisionModel m = k_.precision(p.dtype);
+    const PrecisionModel m = detail::kernel_precision(k_, p.dtype);
     const bound::Bounds bounds = bound::forward_bound(fwd, exact, m);
     detail::record_exact(fwd, exact, bounds);
     if (!lse) {

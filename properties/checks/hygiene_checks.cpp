@@ -32,7 +32,7 @@ PropertyResult check_determinism(Kernel& k, const Case& c, Layout layout) {
     const Outputs g2 = detail::run(k, c, layout, true).out;
     d = differs(g1, g2, "two forward+backward runs, a forward between them");
   }
-  if (!d.empty()) return PropertyResult::fail(name, c.id, "two runs of the same case differ", d);
+  if (!d.empty()) return PropertyResult::fail(name, c.id, "two runs of the same case differ", d).with_kind(FailKind::nondeterministic);
   return PropertyResult::pass(name, c.id);
 }
 
@@ -42,7 +42,7 @@ PropertyResult check_inputs_unchanged(Kernel& k, const Case& c, Layout layout) {
   if (auto why = detail::not_claimed(k, c, backward); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
   if (detail::run(k, c, layout, backward).inputs_unchanged) return PropertyResult::pass(name, c.id);
   return PropertyResult::fail(name, c.id, backward ? "the forward or backward wrote into an input buffer"
-                                                   : "the forward wrote into an input buffer");
+                                                   : "the forward wrote into an input buffer").with_kind(FailKind::input_written);
 }
 
 }  // namespace attnv::props

@@ -157,13 +157,15 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
         std::ostringstream w;
         if (std::isnan(L) || (empty && L != -kInf)) {
           w << detail::element_name(c, "lse", c.li(b, h, i)) << " = " << L;
-          return PropertyResult::fail(name, c.id, std::isnan(L) ? "LSE is NaN" : "a row with no visible key has LSE != -inf", w.str());
+          return PropertyResult::fail(name, c.id, std::isnan(L) ? "LSE is NaN" : "a row with no visible key has LSE != -inf", w.str())
+              .with_kind(std::isnan(L) ? FailKind::non_finite : FailKind::outside_bound);
         }
         for (std::int64_t d = 0; d < s.Dv; ++d) {
           const double o = got.out[c.oi(b, h, i, d)];
           if (std::isnan(o) || (empty && o != 0)) {
             w << detail::element_name(c, "out", c.oi(b, h, i, d)) << " = " << o;
-            return PropertyResult::fail(name, c.id, std::isnan(o) ? "an output is NaN" : "a row with no visible key has O != 0", w.str());
+            return PropertyResult::fail(name, c.id, std::isnan(o) ? "an output is NaN" : "a row with no visible key has O != 0", w.str())
+                .with_kind(std::isnan(o) ? FailKind::non_finite : FailKind::outside_bound);
           }
         }
       }

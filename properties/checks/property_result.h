@@ -4,6 +4,7 @@
 // failure means; the checks only judge.
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "reference/bound/bound.h"
 
@@ -11,8 +12,24 @@ namespace attnv::props {
 
 // What one check on one case concluded. Only pass and fail judged anything; a check that had
 // nothing to exercise on its case (no hidden key to perturb, no fully masked row) says so and
-// is never counted as a pass.
-enum class Status { pass, fail, not_claimed, not_applicable, not_exercised };
+// is never counted as a pass. attnv_error: attnv itself could not judge the case (its reference
+// declined it, its own views were invalid): never charged to the kernel.
+enum class Status { pass, fail, not_claimed, not_applicable, not_exercised, attnv_error };
+
+// What kind of failure a FAIL is: what a check found wrong in the outputs, or how the call
+// itself failed (problem/kernel_fault.h).
+enum class FailKind {
+  outside_bound,     // a value (or a relation between runs) beyond its allowance; bitwise checks: 0
+  non_finite,        // NaN or inf where a finite value was due
+  nondeterministic,  // identical calls gave different bits
+  input_written,     // an input buffer changed
+  out_of_bounds,     // touched memory outside its buffers
+  crashed,
+  hung,
+  refused,
+};
+std::string_view fail_kind_id(FailKind k);    // "outside_bound", ...
+std::string_view fail_kind_text(FailKind k);  // "outside the bound", ... (for people)
 
 struct PropertyResult {
   bool ok = true;  // status != fail
@@ -27,6 +44,7 @@ struct PropertyResult {
   // (empty for the others): the certificate's histograms.
   bound::RatioHistogram hist;
   Status status = Status::pass;
+  FailKind kind = FailKind::outside_bound;  // of a failure
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
     return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}, Status::pass};
@@ -43,9 +61,17 @@ struct PropertyResult {
   static PropertyResult not_exercised(std::string property, std::string case_id, const std::string& why) {
     return {true, std::move(property), std::move(case_id), "not exercised: " + why, "", -1, {}, Status::not_exercised};
   }
+  // attnv could not judge the case: its own fault, reported as such (message "attnv error: <why>").
+  static PropertyResult attnv_error(std::string property, std::string case_id, const std::string& why) {
+    return {true, std::move(property), std::move(case_id), "attnv error: " + why, "", -1, {}, Status::attnv_error};
+  }
   bool judged() const { return status == Status::pass || status == Status::fail; }
   PropertyResult& with_ratio(double r) {
     worst_ratio = r;
+    return *this;
+  }
+  PropertyResult& with_kind(FailKind k) {
+    kind = k;
     return *this;
   }
   static PropertyResult fail(std::string property, std::string case_id, std::string message, std::string worst = "") {
@@ -54,7 +80,8 @@ struct PropertyResult {
 };
 
 inline std::ostream& operator<<(std::ostream& os, const PropertyResult& r) {
-  os << (!r.ok ? "FAIL " : r.judged() ? "PASS " : "SKIP ") << r.property << " [" << r.case_id << "]";
+  os << (!r.ok ? "FAIL " : r.judged() ? "PASS " : r.status == Status::attnv_error ? "ATTNV ERROR " : "SKIP ") << r.property
+     << " [" << r.case_id << "]";
   if (!r.message.empty()) os << ": " << r.message;
   if (!r.worst.empty()) os << "; worst: " << r.worst;
   return os;

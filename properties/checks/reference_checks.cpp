@@ -43,7 +43,10 @@ PropertyResult judge(const char* name, const Case& c, const Outputs& got, const 
   PropertyResult r = cmp.ok() ? PropertyResult::pass(name, c.id)
                               : PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
   r.with_ratio(cmp.worst_ratio());
-  for (const auto& t : cmp.tensors) r.hist += t.hist;
+  for (const auto& t : cmp.tensors) {
+    r.hist += t.hist;
+    if (t.non_finite > 0) r.kind = FailKind::non_finite;  // ranks first: a NaN is no rounding error
+  }
   return r;
 }
 
@@ -97,7 +100,9 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
           std::ostringstream where;
           where.precision(17);
           where << element_name(id, "out", n) << " (weight of key " << j << ") = " << w;
-          if (!(w >= 0)) return PropertyResult::fail(name, id.id, "a weight is negative or NaN", where.str());
+          if (!(w >= 0))
+            return PropertyResult::fail(name, id.id, "a weight is negative or NaN", where.str())
+                .with_kind(std::isnan(w) ? FailKind::non_finite : FailKind::outside_bound);
           if (!ref::visible(id, b, i, j) && w != 0)
             return PropertyResult::fail(name, id.id, "a hidden key has a nonzero weight", where.str());
           sum += w;
@@ -160,7 +165,7 @@ PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases
     if (!detail::not_claimed(k, c, false).empty()) continue;
     const Outputs got = detail::run(k, c, layout).out;
     const Outputs exact = ref::fast_forward(c);
-    means.push_back(bound::mean_signed_error_ulps(got.out, exact.out, k.precision(c.problem.dtype).out));
+    means.push_back(bound::mean_signed_error_ulps(got.out, exact.out, detail::kernel_precision(k, c.problem.dtype).out));
   }
   const bound::SignTest t = bound::sign_test(means);
   std::ostringstream o;

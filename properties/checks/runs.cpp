@@ -5,12 +5,33 @@
 #include <sstream>
 
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 #include "problem/validate.h"
 #include "properties/checks/recording.h"
 #include "reference/fast/fast.h"
 #include "reference/visibility.h"
 
 namespace attnv::props::detail {
+
+void kernel_call(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const KernelFault&) {
+    throw;
+  } catch (const InputError& e) {
+    throw KernelFault(FaultKind::refused, std::string("refused: ") + e.what());
+  } catch (const std::exception& e) {
+    throw KernelFault(FaultKind::crashed, std::string("threw: ") + e.what());
+  } catch (...) {
+    throw KernelFault(FaultKind::crashed, "threw an exception that is not a std::exception");
+  }
+}
+
+PrecisionModel kernel_precision(Kernel& k, DType storage) {
+  PrecisionModel m;
+  kernel_call([&] { m = k.precision(storage); });
+  return m;
+}
 
 std::string not_claimed(Kernel& k, const Case& c, bool backward) {
   const Capabilities caps = k.capabilities();
@@ -29,8 +50,10 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
   const bool lse = backward || k.capabilities().lse;
   if (!lse) buf.views().lse = TensorRef{};
   if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw InputError("invalid kernel views: " + e[0]);
-  k.forward(c.problem, buf.views());
-  if (backward) k.backward(c.problem, buf.views());
+  kernel_call([&] {
+    k.forward(c.problem, buf.views());
+    if (backward) k.backward(c.problem, buf.views());
+  });
   Outputs o = buf.outputs();
   if (!lse) o.lse.clear();
   record_run(c, layout, backward, o);
@@ -40,7 +63,7 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
 Exact exact_forward(Kernel& k, const Case& c) {
   Exact e;
   e.exact = ref::fast_forward(c);
-  const PrecisionModel m = k.precision(c.problem.dtype);
+  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
   e.bounds = bound::forward_bound(c, e.exact, m);
   e.out_dtype = m.out;
   record_exact(c, e.exact, e.bounds);
@@ -50,7 +73,7 @@ Exact exact_forward(Kernel& k, const Case& c) {
 Exact exact_backward(Kernel& k, const Case& c) {
   Exact e;
   e.exact = ref::fast_backward(c);
-  const PrecisionModel m = k.precision(c.problem.dtype);
+  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
   e.bounds = bound::backward_bound(c, e.exact, m);
   e.out_dtype = m.out;
   record_exact(c, e.exact, e.bounds);

@@ -1,6 +1,7 @@
 #pragma once
 // Shared plumbing of the checks: running a kernel on a case, the reference and its bound,
 // bitwise and within-the-bound comparison of two runs, naming an element.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,13 @@
 #include "reference/bound/bound.h"
 
 namespace attnv::props::detail {
+
+// Runs f, a call into the kernel: whatever it throws is the kernel's failure, a KernelFault
+// (InputError from an in-process kernel is a refusal; any other exception a crash). Everything a
+// check throws outside such a call is attnv's own error.
+void kernel_call(const std::function<void()>& f);
+// The kernel's precision model for a dtype (a kernel method: what it throws is the kernel's).
+PrecisionModel kernel_precision(Kernel& k, DType storage);
 
 // Why the kernel does not claim this case ("" when it does).
 std::string not_claimed(Kernel& k, const Case& c, bool backward);

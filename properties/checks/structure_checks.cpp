@@ -150,7 +150,7 @@ PropertyResult check_v_linearity(Kernel& k, const Case& c, Layout layout, std::u
   for (std::size_t n = 0; n < o12.out.size(); ++n) {
     const double a = o1.out[n], b = o2.out[n], ab = o12.out[n];
     if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(ab))
-      return PropertyResult::fail(name, c12.id, "non-finite output", detail::element_name(c, "out", n));
+      return PropertyResult::fail(name, c12.id, "non-finite output", detail::element_name(c, "out", n)).with_kind(FailKind::non_finite);
     // |ab - a - b| <= |ab - x12| + |a - x1| + |b - x2| since x12 = x1 + x2 exactly; each term is
     // within its threshold for a correct kernel; 2^-52 (|ab| + |a| + |b|) covers this double sum.
     const double allowed = bound::threshold(ab, e12.exact.out[n], e12.bounds.out[n], e12.out_dtype) +

@@ -13,6 +13,7 @@
 
 #include "io/exchange.h"
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 #include "properties/checks/checks.h"
 #include "properties/conformance/evidence.h"
 #include "properties/conformance/registry.h"
@@ -74,6 +75,24 @@ bool claims_dtype(Kernel& k, DType d) {
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+props::FailKind fail_kind(FaultKind k) {
+  switch (k) {
+    case FaultKind::crashed: return props::FailKind::crashed;
+    case FaultKind::hung: return props::FailKind::hung;
+    case FaultKind::refused: return props::FailKind::refused;
+    case FaultKind::input_written: return props::FailKind::input_written;
+    case FaultKind::out_of_bounds: return props::FailKind::out_of_bounds;
+  }
+  return props::FailKind::crashed;
+}
+
+// A failure of the call itself: the kernel was not left in a state worth more calls (each would
+// cost a worker restart or a timeout).
+bool call_failed(props::FailKind k) {
+  return k == props::FailKind::crashed || k == props::FailKind::hung || k == props::FailKind::refused ||
+         k == props::FailKind::out_of_bounds;
+}
 
 std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed, int index) {
   std::ostringstream o;
@@ -150,7 +169,16 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
   std::vector<Case> cases;
   for (int i = 0; i < n; ++i) cases.push_back(stream.next().c);
   res.cases_run = n;
-  const props::PropertyResult pr = props::check_unbiased_rounding(k, cases, Layout::bhtd);
+  props::PropertyResult pr;
+  try {
+    pr = props::check_unbiased_rounding(k, cases, Layout::bhtd);
+  } catch (const KernelFault& e) {
+    pr = props::PropertyResult::fail(r.property, "", e.what()).with_kind(fail_kind(e.kind()));
+  } catch (const std::exception& e) {
+    res.verdict = Verdict::attnv_error;
+    res.note = std::string("attnv error: ") + e.what() + " (attnv's own error, not the kernel's)";
+    return res;
+  }
   res.cases_checked = n;
   for (int i = 0; i < n; ++i) res.cases.push_back({i, cases[static_cast<std::size_t>(i)].id, cases[static_cast<std::size_t>(i)].problem, true, pr.ok, -1});
   if (!pr.ok) {
@@ -158,7 +186,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
                             r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
                                 " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
-                            ""});
+                            "", std::string(props::fail_kind_id(pr.kind))});
   } else {
     res.note = pr.message;
   }
@@ -189,6 +217,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::not_claimed: return "not claimed";
     case Verdict::not_exercised: return "NOT EXERCISED";
     case Verdict::note: return "NOTE";
+    case Verdict::attnv_error: return "ATTNV ERROR";
   }
   return "?";
 }
@@ -227,19 +256,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     return res;
   }
   const int n = r.cases[static_cast<int>(opt.tier)];
-  if (r.property == "unbiased_rounding") {
-    try {
-      return run_campaign(k, r, dtype, opt, n);
-    } catch (const std::exception& e) {  // a kernel that fails a call of the campaign
-      res.verdict = Verdict::fail;
-      res.findings.push_back({0, "", std::string("threw: ") + e.what(), "",
-                              r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
-                                  " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
-                              ""});
-      return res;
-    }
-  }
-  const props::PropertyEntry& entry = props::property(r.property);
+  if (r.property == "unbiased_rounding") return run_campaign(k, r, dtype, opt, n);
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
   // Every call a check makes is kept while failures are saved: the evidence of a failure holds
@@ -248,14 +265,16 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
-    props::PropertyResult pr;
-    try {
-      pr = entry.check(k, pc);
-    } catch (const std::exception& e) {
-      pr = props::PropertyResult::fail(r.property, pc.c.id, std::string("threw: ") + e.what());
-    }
+    const props::PropertyResult pr = judge_case(k, r, pc);
     const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
+    if (pr.status == props::Status::attnv_error) {
+      // attnv cannot judge this requirement here: said as attnv's, and nothing more is run on it.
+      if (res.verdict != Verdict::fail) res.verdict = Verdict::attnv_error;
+      res.note = pr.message + " (attnv's own error, not the kernel's; case " + pc.c.id + ", " +
+                 reproduce_line(r, dtype, opt.seed, i) + ")";
+      break;
+    }
     fold(res, pr, i, pc.c.problem);
     if (!pr.ok) {
       res.verdict = Verdict::fail;
@@ -265,12 +284,11 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
       if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
         res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
-                                save_case(opt, r, dtype, i, pc, pr, rec, k.name())});
+                                save_case(opt, r, dtype, i, pc, pr, rec, k.name()), std::string(props::fail_kind_id(pr.kind))});
       }
-      // A call that threw (a crash, a hang, a refusal) is not counted on: each would cost a worker
-      // restart or a timeout. Nor is anything once the caller asked to stop at its findings.
-      const bool threw = starts_with(pr.message, "threw: ");
-      if (threw || (opt.stop_at_findings && static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)))
+      // A call that failed (a crash, a hang, a refusal, a stray write) is not counted on: each would
+      // cost a worker restart or a timeout. Nor is anything once the caller asked to stop at its findings.
+      if (call_failed(pr.kind) || (opt.stop_at_findings && static_cast<int>(res.findings.size()) >= std::max(1, opt.max_findings)))
         break;
     }
   }
@@ -367,7 +385,19 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
 }
 
 bool ConformanceReport::ok() const {
-  return std::none_of(results.begin(), results.end(), [](const RequirementResult& r) { return r.verdict == Verdict::fail; });
+  return std::none_of(results.begin(), results.end(), [](const RequirementResult& r) {
+    return r.verdict == Verdict::fail || r.verdict == Verdict::attnv_error;
+  });
+}
+
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc) {
+  try {
+    return props::property(r.property).check(k, pc);
+  } catch (const KernelFault& e) {
+    return props::PropertyResult::fail(r.property, pc.c.id, e.what()).with_kind(fail_kind(e.kind()));
+  } catch (const std::exception& e) {
+    return props::PropertyResult::attnv_error(r.property, pc.c.id, e.what());
+  }
 }
 
 std::string describe(const RequirementResult& r) {
@@ -379,7 +409,7 @@ std::string describe(const RequirementResult& r) {
   if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
   if (!r.note.empty()) o << "; " << r.note;
   for (const Finding& f : r.findings) {
-    o << "\n  " << f.message;
+    o << "\n  " << (f.kind.empty() ? "" : "[" + f.kind + "] ") << f.message;
     if (!f.worst.empty()) o << "; worst: " << f.worst;
     o << "\n  case: " << f.case_id << "\n  reproduce: " << f.reproduce;
     if (!f.saved_case.empty()) o << "\n  saved: " << f.saved_case;

@@ -71,6 +71,7 @@
 
 #include "problem/kernel.h"
 #include "reference/bound/bound.h"
+#include "properties/checks/property_result.h"
 #include "properties/generators/property_case.h"
 
 namespace attnv::conformance {
@@ -120,7 +121,9 @@ struct ConformanceOptions {
 // anything to judge (R5 with no hidden key anywhere, say). Shown apart, never counted as a pass.
 // NOTE: a robustness requirement the kernel does not claim failed: reported with its findings,
 // never a certification failure, never counted as a pass.
-enum class Verdict { pass, fail, not_claimed, not_exercised, note };
+// ATTNV ERROR: attnv could not judge a case of the requirement (its reference declined it, its
+// own views were invalid): attnv's fault, never the kernel's; the run cannot certify.
+enum class Verdict { pass, fail, not_claimed, not_exercised, note, attnv_error };
 std::string_view verdict_name(Verdict v);
 
 struct Finding {
@@ -130,6 +133,7 @@ struct Finding {
   std::string worst;
   std::string reproduce;   // one line: "R5 no_leakage dtype=f32 seed=20261121 case=17"
   std::string saved_case;  // the exchange folder holding the case ("" when not saved)
+  std::string kind;        // props::fail_kind_id: "outside_bound", "non_finite", "crashed", ...
 };
 
 // One case a requirement ran: what the certificate plots (the covered shape space, the worst
@@ -169,11 +173,17 @@ struct ConformanceReport {
   Tier tier = Tier::quick;
   std::uint64_t seed = 0;
   std::vector<RequirementResult> results;  // requirement order, then dtype order
-  bool ok() const;                         // no FAIL (a NOTE is not one)
+  bool ok() const;                         // no FAIL and no ATTNV ERROR (a NOTE is neither)
   std::string table() const;               // one line per result
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
+
+// One case judged by one requirement's check, the judgement every front end shares (certify,
+// cases check, repro, the GoogleTest suite): what the kernel's call does wrong is a FAIL of its
+// kind (a KernelFault: crashed, hung, refused, ...); anything else thrown is attnv's own error
+// (Status::attnv_error), never charged to the kernel.
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc);
 
 // One requirement on one dtype.
 RequirementResult run_requirement(Kernel& k, const std::string& id_or_property, DType dtype,

@@ -232,11 +232,7 @@ Rejudgement rejudge(Kernel& k, const Evidence& e) {
   props::Recording now;
   {
     props::RecordRuns recording;
-    try {
-      j.result = props::property(r.property).check(k, e.pc);
-    } catch (const std::exception& ex) {
-      j.result = props::PropertyResult::fail(r.property, e.pc.c.id, std::string("threw: ") + ex.what());
-    }
+    j.result = judge_case(k, r, e.pc);
     now = recording.take();
   }
   const std::size_t n = std::min(now.runs.size(), e.runs.size());

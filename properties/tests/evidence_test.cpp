@@ -131,6 +131,29 @@ TEST(Evidence, EvidenceThatNoLongerMatchesTheCheckIsAttnvsError) {
   fs::remove_all(dir);
 }
 
+// A case the reference declines (a log-sum-exp beyond the double range) cannot be judged: that
+// is attnv's error, reported as such, and no verdict on the kernel (it used to be "threw: ...",
+// a FAIL charged to the kernel).
+TEST(Evidence, WhatAttnvCannotJudgeIsAttnvsErrorNotTheKernels) {
+  Problem p;
+  p.shape = Shape{1, 1, 1, 1, 2, 1, 1};
+  p.dtype = DType::f32;
+  p.scale = 0x1p900;
+  Evidence e;
+  e.id = "R1";
+  e.property = "matches_reference";
+  e.pc.c = make_zero_case(p);
+  e.pc.c.q = {0x1p127};
+  e.pc.c.k = {1, -1};
+  e.pc.c.v = {1, 2};
+  e.pc.c.id = "lse beyond f64";
+  props::NaiveKernel k;
+  const Rejudgement j = rejudge(k, e);
+  EXPECT_EQ(j.result.status, props::Status::attnv_error) << j.result;
+  EXPECT_TRUE(j.result.ok) << "not a failure of the kernel";
+  EXPECT_NE(j.result.message.find("log-sum-exp is not finite"), std::string::npos) << j.result.message;
+}
+
 TEST(Evidence, ReadingTellsAPlainExchangeFolderFromBrokenEvidence) {
   const fs::path dir = fresh("read");
   const std::vector<Evidence> es = failures("lost_rescale", "R9", dir, 1);

@@ -239,6 +239,24 @@ void expect_schema(const std::string& name, const std::string& json, bool valid)
   }
 }
 
+// A requirement attnv could not judge is its own error: ATTNV ERROR, never a FAIL, never
+// certified; JUnit calls it an <error> (the harness), not a <failure> (the code under test).
+TEST(ReportSample, AttnvsOwnErrorIsNeitherAFindingNorACertificate) {
+  Certificate c = cert("naive");
+  conformance::RequirementResult* r1 = find(c, "R1");
+  r1->verdict = conformance::Verdict::attnv_error;
+  r1->note = "attnv error: fast reference declined the case (attnv's own error, not the kernel's)";
+  const Summary s = summarize(c);
+  EXPECT_FALSE(s.certified);
+  EXPECT_EQ(s.attnv_errors, 1);
+  EXPECT_EQ(s.fail, 0);
+  const std::string t = terminal_summary(c, false);
+  EXPECT_TRUE(contains(t, "NOT CERTIFIED: attnv could not judge R1/f32 (attnv's own error")) << t;
+  EXPECT_TRUE(contains(t, "ATTNV ERROR")) << t;
+  EXPECT_TRUE(contains(to_junit(c), "<error message=\"attnv error: fast reference declined")) << to_junit(c);
+  expect_schema("attnv_error", to_json(c), true);
+}
+
 TEST(JsonReport, ValidAgainstTheSchema) {
   expect_schema("naive", to_json(cert("naive")), true);
   expect_schema("mutant", to_json(cert("mutant")), true);

@@ -1,0 +1,39 @@
+#pragma once
+// A kernel call that failed as a call: the kernel crashed, hung, refused, or wrote where it must
+// not. Thrown from (or on behalf of) Kernel::forward, backward, decode, so that a judge can tell
+// the kernel's failure from attnv's own (anything else a check throws is attnv's).
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace attnv {
+
+enum class FaultKind {
+  crashed,        // a signal, an exit, or (in process) an exception out of the call
+  hung,           // no answer within the time limit
+  refused,        // declined the call (a nonzero return, or InputError from an in-process kernel)
+  input_written,  // wrote into an input buffer
+  out_of_bounds,  // touched memory outside its buffers (guard pages, the slack after an output)
+};
+
+inline std::string_view fault_kind_id(FaultKind k) {
+  switch (k) {
+    case FaultKind::crashed: return "crashed";
+    case FaultKind::hung: return "hung";
+    case FaultKind::refused: return "refused";
+    case FaultKind::input_written: return "input_written";
+    case FaultKind::out_of_bounds: return "out_of_bounds";
+  }
+  return "?";
+}
+
+class KernelFault : public std::runtime_error {
+ public:
+  KernelFault(FaultKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  FaultKind kind() const { return kind_; }
+
+ private:
+  FaultKind kind_;
+};
+
+}  // namespace attnv

@@ -1,0 +1,33 @@
+#include "properties/checks/property_result.h"
+
+namespace attnv::props {
+
+std::string_view fail_kind_id(FailKind k) {
+  switch (k) {
+    case FailKind::outside_bound: return "outside_bound";
+    case FailKind::non_finite: return "non_finite";
+    case FailKind::nondeterministic: return "nondeterministic";
+    case FailKind::input_written: return "input_written";
+    case FailKind::out_of_bounds: return "out_of_bounds";
+    case FailKind::crashed: return "crashed";
+    case FailKind::hung: return "hung";
+    case FailKind::refused: return "refused";
+  }
+  return "?";
+}
+
+std::string_view fail_kind_text(FailKind k) {
+  switch (k) {
+    case FailKind::outside_bound: return "outside the bound";
+    case FailKind::non_finite: return "non-finite output";
+    case FailKind::nondeterministic: return "nondeterministic";
+    case FailKind::input_written: return "input written";
+    case FailKind::out_of_bounds: return "out-of-bounds access";
+    case FailKind::crashed: return "crashed";
+    case FailKind::hung: return "hung";
+    case FailKind::refused: return "refused the call";
+  }
+  return "?";
+}
+
+}  // namespace attnv::props
