@@ -8,6 +8,7 @@
 #include "io/manifest.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 
 namespace attnv::cases {
 
@@ -37,13 +38,13 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
   const std::string hex = hash_hex(call_hash(c));
   const auto it = by_hash_.find(hex);
   if (it == by_hash_.end())
-    throw InputError("no answer for a call of " + job_ + " (hash " + hex + "): the export has no such case (" +
+    throw HarnessError("no answer for a call of " + job_ + " (hash " + hex + "): the export has no such case (" +
                      (c.has_dout() ? "backward" : "forward") + ", " + describe(p) +
                      "); was the folder exported with other options, or did the check take a path the exporting "
                      "kernel's answers did not lead to (cases/README.md)?");
   const Entry& e = entries_[it->second];
   const std::string name = "case " + e.id;
-  if (!(e.problem == p)) throw InputError(name + ": manifest problem differs from the call's (" + describe(p) + ")");
+  if (!(e.problem == p)) throw HarnessError(name + ": manifest problem differs from the call's (" + describe(p) + ")");
   // Odd-numbered calls from DIR, even-numbered from the second run: R13's two forwards in a row
   // get one run each, and so do its two forward+backward runs (the lone forward between them
   // hashes to the forward-only case, counted apart).
@@ -53,11 +54,11 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
   try {
     o = io::read_outputs(folder, "", c);
   } catch (const InputError& err) {
-    throw InputError(name + ": " + err.what());
+    throw KernelFault(FaultKind::missing_output, name + ": " + err.what());
   }
   auto need = [&](const std::vector<double>& v, const char* file) {
     if (v.empty())
-      throw InputError("no answer for " + name + ": " + (folder / file).string() + " missing");
+      throw KernelFault(FaultKind::missing_output, "no answer for " + name + ": " + (folder / file).string() + " missing");
   };
   if (backward) {
     need(o.dq, "dq.npy");
@@ -82,7 +83,7 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
         m.precision(17);
         m << name << ": " << (folder / file).string() << ": element " << n << " = " << v[n]
           << " is not representable in " << dtype_name(t.dtype) << " (write answers in the storage dtype)";
-        throw InputError(m.str());
+        throw KernelFault(FaultKind::missing_output, m.str());
       }
   };
   storage(o.out, views.out, "out.npy");

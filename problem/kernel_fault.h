@@ -14,6 +14,7 @@ enum class FaultKind {
   refused,        // declined the call (a nonzero return, or InputError from an in-process kernel)
   input_written,  // wrote into an input buffer
   out_of_bounds,  // touched memory outside its buffers (guard pages, the slack after an output)
+  missing_output, // left an output unwritten, unreadable or not in its dtype (answers through files)
 };
 
 inline std::string_view fault_kind_id(FaultKind k) {
@@ -23,9 +24,18 @@ inline std::string_view fault_kind_id(FaultKind k) {
     case FaultKind::refused: return "refused";
     case FaultKind::input_written: return "input_written";
     case FaultKind::out_of_bounds: return "out_of_bounds";
+    case FaultKind::missing_output: return "missing_output";
   }
   return "?";
 }
+
+// attnv's own failure inside a kernel adapter (the replay of answers read from files cannot find
+// the call it is asked: the export and the check disagree): passed through as attnv's error,
+// never turned into a fault of the kernel.
+class HarnessError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class KernelFault : public std::runtime_error {
  public:

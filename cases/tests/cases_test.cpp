@@ -166,6 +166,7 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
   const std::string msg = rep.results[1].findings.at(0).message;
   EXPECT_NE(msg.find("no answer for case " + cases[0].c.id), std::string::npos) << msg;
   EXPECT_NE(msg.find("out.npy missing"), std::string::npos) << msg;
+  EXPECT_EQ(rep.results[1].findings.at(0).kind, "missing_output");
 
   // A wrong shape names the file; an answer not in the storage dtype is refused, not rounded.
   const fs::path out = io::case_dir(dir, cases[0]) / "out.npy";

@@ -9,6 +9,7 @@ std::string_view fail_kind_id(FailKind k) {
     case FailKind::nondeterministic: return "nondeterministic";
     case FailKind::input_written: return "input_written";
     case FailKind::out_of_bounds: return "out_of_bounds";
+    case FailKind::missing_output: return "missing_output";
     case FailKind::crashed: return "crashed";
     case FailKind::hung: return "hung";
     case FailKind::refused: return "refused";
@@ -23,6 +24,7 @@ std::string_view fail_kind_text(FailKind k) {
     case FailKind::nondeterministic: return "nondeterministic";
     case FailKind::input_written: return "input written";
     case FailKind::out_of_bounds: return "out-of-bounds access";
+    case FailKind::missing_output: return "missing output";
     case FailKind::crashed: return "crashed";
     case FailKind::hung: return "hung";
     case FailKind::refused: return "refused the call";

@@ -24,6 +24,7 @@ enum class FailKind {
   nondeterministic,  // identical calls gave different bits
   input_written,     // an input buffer changed
   out_of_bounds,     // touched memory outside its buffers
+  missing_output,    // an output left unwritten or unreadable (answers through files)
   crashed,
   hung,
   refused,

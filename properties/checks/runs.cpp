@@ -18,6 +18,8 @@ void kernel_call(const std::function<void()>& f) {
     f();
   } catch (const KernelFault&) {
     throw;
+  } catch (const HarnessError&) {
+    throw;
   } catch (const InputError& e) {
     throw KernelFault(FaultKind::refused, std::string("refused: ") + e.what());
   } catch (const std::exception& e) {

@@ -83,6 +83,7 @@ props::FailKind fail_kind(FaultKind k) {
     case FaultKind::refused: return props::FailKind::refused;
     case FaultKind::input_written: return props::FailKind::input_written;
     case FaultKind::out_of_bounds: return props::FailKind::out_of_bounds;
+    case FaultKind::missing_output: return props::FailKind::missing_output;
   }
   return props::FailKind::crashed;
 }
