@@ -8,7 +8,7 @@
 #include "cases/record_kernel.h"
 #include "io/exchange.h"
 #include "problem/error.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::cases {
 

@@ -1,9 +1,9 @@
-// attnv calibrate: the error bound's calibration table (reference/bound/calibration.h).
+// attnv calibrate: the error bound's calibration table (calibration/calibration.h).
 #include <iostream>
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "reference/bound/calibration.h"
+#include "calibration/calibration.h"
 
 namespace attnv::cli {
 

@@ -5,7 +5,7 @@
 #include "core/core_kernel.h"
 #include "plugin/plugin_kernel.h"
 #include "problem/error.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "problem/precision.h"
-#include "properties/emulated/emulated.h"
+#include "kernels/emulated/emulated.h"
 #include "reference/fast/fast.h"
 #include "reference/oracle/oracle.h"
 

@@ -25,7 +25,7 @@
 #include "problem/buffers.h"
 #include "problem/case.h"
 #include "problem/validate.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 #include "reference/fast/fast.h"
 
 namespace {

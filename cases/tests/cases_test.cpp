@@ -16,8 +16,8 @@
 #include "io/npy.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::cases {
 namespace {

@@ -13,7 +13,7 @@
 #include "io/exchange.h"
 #include "io/npy.h"
 #include "problem/buffers.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv {
 namespace {

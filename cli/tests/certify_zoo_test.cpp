@@ -9,7 +9,7 @@
 #include "attnv_mutant_plugins.h"
 #include "cli/tests/run_attnv.h"
 #include "properties/conformance/conformance.h"
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 
 namespace attnv {
 namespace {

@@ -6,8 +6,8 @@
 #if ATTNV_FUZZ_CORE
 #include "core/core_kernel.h"
 #endif
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 #ifndef ATTNV_FUZZ_DEFAULT_KERNEL
 #define ATTNV_FUZZ_DEFAULT_KERNEL "naive"

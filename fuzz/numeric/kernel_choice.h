@@ -1,7 +1,7 @@
 #pragma once
 // Which attnv::Kernel the numeric fuzz target tests: ATTNV_FUZZ_KERNEL in the environment, else
 // the compile-time ATTNV_FUZZ_DEFAULT_KERNEL, else "naive". Names: "naive", "naive_tiled"
-// (online softmax, key blocks of 16), "core", or any mutant of properties/kernels/mutants.h
+// (online softmax, key blocks of 16), "core", or any mutant of kernels/mutants.h
 // ("no_max_subtraction", "zero_padded_tail", "lost_rescale", ...).
 #include <memory>
 #include <string>

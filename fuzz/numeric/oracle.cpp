@@ -9,11 +9,11 @@
 #include <stdexcept>
 
 #include "fuzz/numeric/numeric_signal.h"
-#include "plugin/kernel_failure.h"
 #include "problem/dtype.h"
+#include "problem/element_name.h"
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 #include "problem/validate.h"
-#include "properties/checks/runs.h"
 #include "reference/fast/fast.h"
 
 namespace attnv::fuzz {
@@ -68,7 +68,7 @@ std::string first_difference(const Case& c, const Outputs& a, const Outputs& b) 
   const std::pair<const char*, const std::vector<double> Outputs::*> fields[] = {
       {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv}};
   for (const auto& [name, f] : fields)
-    if (!same_bits(a.*f, b.*f)) return props::detail::bitwise_difference(c, name, a.*f, b.*f);
+    if (!same_bits(a.*f, b.*f)) return bitwise_difference(c, name, a.*f, b.*f);
   return "";
 }
 
@@ -83,7 +83,7 @@ std::string worst_element(const Case& c, const bound::Comparison& cmp) {
   if (!pick || pick->worst_index < 0) return pick && pick->non_finite ? std::to_string(pick->non_finite) + " non-finite " + pick->name + " elements" : "";
   std::ostringstream o;
   o.precision(17);
-  o << props::detail::element_name(c, pick->name, static_cast<std::size_t>(pick->worst_index)) << " = " << pick->worst_out
+  o << element_name(c, pick->name, static_cast<std::size_t>(pick->worst_index)) << " = " << pick->worst_out
     << ", exact " << pick->worst_exact << ", bound " << pick->worst_bound << " (" << pick->worst_ratio << "x the allowance)";
   if (pick->non_finite) o << "; " << pick->non_finite << " non-finite " << pick->name << " elements";
   return o.str();
@@ -96,7 +96,7 @@ std::string first_nan(const Case& c, const Outputs& got) {
   for (const auto& [name, f] : fields) {
     const std::vector<double>& v = got.*f;
     for (std::size_t i = 0; i < v.size(); ++i)
-      if (std::isnan(v[i])) return props::detail::element_name(c, name, i) + " = NaN";
+      if (std::isnan(v[i])) return element_name(c, name, i) + " = NaN";
   }
   return "";
 }
@@ -150,7 +150,7 @@ Call call_kernel(Kernel& k, const Case& c, Layout layout, bool backward, bool ls
     r.declined = e.what();
     return r;
   } catch (const std::exception& e) {
-    const bool plugin = dynamic_cast<const plugin::KernelFailure*>(&e) != nullptr;
+    const bool plugin = dynamic_cast<const KernelFault*>(&e) != nullptr;  // says what it did itself
     r.failure = Finding{FindingKind::kernel_failure, std::string(plugin ? "" : "exception: ") + e.what(), "", c, layout, {}, backward};
     return r;
   } catch (...) {

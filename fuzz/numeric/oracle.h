@@ -7,7 +7,7 @@
 //
 // Findings, in the order they are looked for:
 //   kernel_failure  the kernel threw anything but InputError (a plugin's crash, hang, canary
-//                   or refusal arrives as plugin::KernelFailure);
+//                   or refusal arrives as a KernelFault, problem/kernel_fault.h);
 //   fp_exception    overflow, invalid operation or division by zero raised inside the kernel
 //                   (in-process kernels only: FpCheck::flags reads the sticky flags after the
 //                   call, FpCheck::trap turns them into SIGFPE for a stack in libFuzzer);

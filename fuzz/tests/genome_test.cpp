@@ -8,7 +8,7 @@
 
 #include "fuzz/numeric/case_genome.h"
 #include "problem/validate.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 #include "reference/fast/fast.h"
 
 namespace attnv::fuzz {

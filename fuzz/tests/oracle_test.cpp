@@ -10,8 +10,8 @@
 #include "fuzz/numeric/genome_mutator.h"
 #include "fuzz/numeric/oracle.h"
 #include "problem/error.h"
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::fuzz {
 namespace {

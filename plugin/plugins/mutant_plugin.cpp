@@ -1,9 +1,9 @@
-// One mutant of the zoo (properties/kernels/mutants.h) as a plugin; built once per mutant name
+// One mutant of the zoo (kernels/mutants.h) as a plugin; built once per mutant name
 // with -DATTNV_MUTANT="name" (plugin/CMakeLists.txt): libattnv_mutant_<name>.so.
 #include <stdexcept>
 
 #include "attnv_export_kernel.h"
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 
 namespace {
 

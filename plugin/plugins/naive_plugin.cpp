@@ -1,5 +1,5 @@
-// The naive kernel (properties/kernels/naive_kernel.h) as a plugin: libattnv_naive_plugin.so.
+// The naive kernel (kernels/naive_kernel.h) as a plugin: libattnv_naive_plugin.so.
 #include "attnv_export_kernel.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 
 ATTNV_EXPORT_KERNEL_VERSIONED(std::make_unique<attnv::props::NaiveKernel>(), "attnv-naive")

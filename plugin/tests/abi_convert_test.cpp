@@ -8,7 +8,7 @@
 #include "abi_convert.h"
 #include "attnv_mutant_plugins.h"
 #include "problem/error.h"
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 
 namespace attnv::plugin {
 namespace {

@@ -12,7 +12,7 @@
 #include "problem/buffers.h"
 #include "problem/error.h"
 #include "properties/checks/checks.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 #include "test_case.h"
 
 namespace attnv::plugin {

@@ -8,6 +8,7 @@
 
 #include "problem/buffers.h"
 #include "problem/case.h"
+#include "problem/element_name.h"
 #include "problem/kernel.h"
 #include "reference/bound/bound.h"
 
@@ -38,13 +39,8 @@ struct Exact {
 Exact exact_forward(Kernel& k, const Case& c);
 Exact exact_backward(Kernel& k, const Case& c);
 
-// "out[b=0,h=1,i=3,d=2]" for a dense index of an output tensor of the case.
-std::string element_name(const Case& c, const std::string& tensor, std::size_t index);
-
-// Bitwise comparison restricted to the elements where `which(index)` is true; returns "" or a
-// description of the first differing element.
-std::string bitwise_difference(const Case& c, const std::string& tensor, const std::vector<double>& a,
-                               const std::vector<double>& b, const std::vector<bool>* which = nullptr);
+using attnv::bitwise_difference;  // problem/element_name.h
+using attnv::element_name;
 
 // |a - b| <= threshold(a) + threshold(b) around the common exact value (checks.h); returns "" or
 // a description of the worst offending element. Non-finite values must agree exactly with each

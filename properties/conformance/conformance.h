@@ -5,7 +5,7 @@
 // run_conformance; they only decide what a failure means.
 //
 // THE REQUIREMENTS. Each: what must hold; the check(s) of properties/checks/checks.h that judge
-// it; the mutant(s) of properties/kernels/mutants.h shown to break it (kill test); the
+// it; the mutant(s) of kernels/mutants.h shown to break it (kill test); the
 // capability a kernel must claim for the requirement to apply (else "not claimed").
 //
 //  R1  Forward O and LSE match the exact reference within the per-element bound of the kernel's

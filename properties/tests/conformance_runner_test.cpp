@@ -12,9 +12,9 @@
 #include "properties/conformance/conformance.h"
 #include "properties/conformance/evidence.h"
 #include "problem/error.h"
-#include "properties/kernels/emulated_kernel.h"
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/emulated_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::conformance {
 namespace {

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "properties/conformance/conformance_gtest.h"
-#include "properties/kernels/emulated_kernel.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/emulated_kernel.h"
+#include "kernels/naive_kernel.h"
 
 ATTNV_CONFORMANCE_SUITE(Naive, [] { return std::make_unique<attnv::props::NaiveKernel>(); });
 ATTNV_CONFORMANCE_SUITE(NaiveTiled16, [] {

@@ -13,8 +13,8 @@
 #include "problem/error.h"
 #include "properties/conformance/conformance.h"
 #include "properties/conformance/evidence.h"
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::conformance {
 namespace {

@@ -7,8 +7,8 @@
 #include "problem/buffers.h"
 #include "properties/checks/checks.h"
 #include "properties/generators/property_case.h"
-#include "properties/kernels/emulated_kernel.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/emulated_kernel.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::props {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 #include "properties/tests/registry.h"
 
 namespace attnv::props::testing {

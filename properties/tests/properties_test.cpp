@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "properties/kernels/emulated_kernel.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/emulated_kernel.h"
+#include "kernels/naive_kernel.h"
 #include "properties/tests/registry.h"
 
 namespace attnv::props::testing {

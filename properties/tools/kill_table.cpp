@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "properties/conformance/conformance.h"
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 
 int main(int argc, char** argv) {
   using namespace attnv;

@@ -3,8 +3,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "properties/kernels/mutants.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::report::testing {
 namespace {

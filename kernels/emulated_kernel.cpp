@@ -1,4 +1,4 @@
-#include "properties/kernels/emulated_kernel.h"
+#include "kernels/emulated_kernel.h"
 
 #include "problem/buffers.h"
 

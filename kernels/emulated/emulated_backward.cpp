@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "problem/error.h"
-#include "properties/emulated/emulated_arith.h"
+#include "kernels/emulated/emulated_arith.h"
 #include "reference/visibility.h"
 #include "util/parallel.h"
 

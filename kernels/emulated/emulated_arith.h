@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "properties/emulated/emulated.h"
+#include "kernels/emulated/emulated.h"
 
 namespace attnv::emulated::detail {
 

@@ -1,6 +1,6 @@
 // The naive kernel and its planted bugs (see naive_kernel.h). Arithmetic runs in Acc (float, or
 // double for f64 storage); the inputs are exact in Acc, so converting them loses nothing.
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/naive_kernel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "problem/error.h"
-#include "properties/emulated/emulated_arith.h"
+#include "kernels/emulated/emulated_arith.h"
 #include "reference/visibility.h"
 #include "util/parallel.h"
 

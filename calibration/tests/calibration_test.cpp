@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reference/bound/calibration.h"
+#include "calibration/calibration.h"
 
 namespace attnv::bound {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "problem/error.h"
-#include "properties/emulated/emulated_arith.h"
+#include "kernels/emulated/emulated_arith.h"
 
 namespace attnv::emulated::detail {
 

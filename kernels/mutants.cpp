@@ -1,8 +1,8 @@
-#include "properties/kernels/mutants.h"
+#include "kernels/mutants.h"
 
 #include "problem/buffers.h"
-#include "properties/kernels/emulated_kernel.h"
-#include "properties/kernels/naive_kernel.h"
+#include "kernels/emulated_kernel.h"
+#include "kernels/naive_kernel.h"
 
 namespace attnv::props {
 namespace {

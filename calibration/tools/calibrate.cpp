@@ -5,7 +5,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "reference/bound/calibration.h"
+#include "calibration/calibration.h"
 
 int main(int argc, char** argv) {
   attnv::bound::CalibrationOptions opt;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "problem/kernel.h"
-#include "properties/emulated/emulated.h"
+#include "kernels/emulated/emulated.h"
 
 namespace attnv::props {
 

@@ -1,4 +1,4 @@
-#include "reference/bound/calibration.h"
+#include "calibration/calibration.h"
 
 #include <algorithm>
 #include <cmath>

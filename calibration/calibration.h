@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gen/families.h"
-#include "properties/emulated/emulated.h"
+#include "kernels/emulated/emulated.h"
 #include "reference/bound/bound.h"
 
 namespace attnv::bound {

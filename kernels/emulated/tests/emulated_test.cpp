@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "problem/error.h"
-#include "properties/emulated/emulated.h"
+#include "kernels/emulated/emulated.h"
 
 namespace attnv::emulated {
 namespace {
