@@ -28,6 +28,7 @@ Summary summarize(const Certificate& c) {
         ++s.notes;
         s.noted.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
+      case Verdict::not_judged: ++s.not_judged; break;
       case Verdict::attnv_error:
         ++s.attnv_errors;
         s.unjudged.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
@@ -76,6 +77,7 @@ std::string verdict_line(const Certificate& c) {
     o << " (" << run << ")";
   } else if (s.fail > 0) {
     o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ");
+    if (s.not_judged) o << "; " << s.not_judged << " not judged after a fault of the kernel";
     if (s.attnv_errors) o << "; attnv could not judge " << join(s.unjudged, ", ") << " (attnv's own error)";
     o << " (" << run << ")";
   } else if (s.attnv_errors > 0) {
@@ -150,8 +152,9 @@ const CaseRecord* record_of(const RequirementResult& r, const std::string& case_
 std::optional<Worst> worst_for(const Certificate& c, DType d) {
   std::optional<Worst> best;
   for (const RequirementResult& r : c.report.results) {
-    // A robustness NOTE is shown in its own section: the headline is the claimed requirements'.
-    if (r.dtype != d || !(r.worst_ratio >= 0) || r.verdict == Verdict::note) continue;
+    // A robustness NOTE is shown in its own section, a NOT JUDGED result's fault under its owner:
+    // the headline is the judged, claimed requirements'.
+    if (r.dtype != d || !(r.worst_ratio >= 0) || r.verdict == Verdict::note || r.verdict == Verdict::not_judged) continue;
     if (!best || r.worst_ratio > best->ratio) best = Worst{r.worst_ratio, &r, record_of(r, r.worst_case)};
   }
   return best;

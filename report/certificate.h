@@ -37,7 +37,7 @@ struct Certificate {
 // The run at a glance, as every renderer states it.
 struct Summary {
   // Requirement x dtype results by verdict (R1 on f32 and on bf16 count twice).
-  int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0, notes = 0, attnv_errors = 0;
+  int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0, notes = 0, attnv_errors = 0, not_judged = 0;
   int findings = 0;
   bool certified = false;              // no FAIL, no ATTNV ERROR and at least one PASS
   std::vector<DType> dtypes;           // the dtypes of the results, in report order

@@ -91,7 +91,7 @@ std::string to_junit(const Certificate& c) {
   for (const RequirementResult& r : c.report.results) total_seconds += r.seconds;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"" << xml_escape("attnv certify " + c.kernel.spec) << "\" tests=\""
-    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.attnv_errors << "\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes
+    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.attnv_errors << "\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes + s.not_judged
     << "\" time=\"" << seconds(total_seconds) << "\">\n";
   for (DType d : s.dtypes) {
     int tests = 0, failures = 0, errors = 0, skipped = 0;
@@ -101,7 +101,8 @@ std::string to_junit(const Certificate& c) {
       ++tests;
       failures += r.verdict == Verdict::fail;
       errors += r.verdict == Verdict::attnv_error;
-      skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note;
+      skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note ||
+                 r.verdict == Verdict::not_judged;
       time += r.seconds;
     }
     const std::string suite = "attnv." + c.kernel.name + "." + std::string(dtype_name(d));

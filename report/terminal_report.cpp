@@ -55,6 +55,7 @@ std::string cell(const RequirementResult* r, const Paint& paint) {
     case Verdict::pass: return paint(text, "32");
     case Verdict::fail: return paint(text, "1;31");
     case Verdict::not_claimed: return paint(text, "2");
+    case Verdict::not_judged: return paint(text, "2");
     case Verdict::not_exercised: return paint(text, "33");  // yellow: neither a pass nor a failure
     case Verdict::note: return paint(text, "36");           // cyan: reported, not claimed
     case Verdict::attnv_error: return paint(text, "1;35");  // magenta: attnv's fault, not the kernel's
@@ -125,6 +126,13 @@ std::string terminal_summary(const Certificate& c, bool color) {
     if (r.verdict != Verdict::attnv_error && !(r.verdict == Verdict::fail && r.note.rfind("attnv error", 0) == 0)) continue;
     if (!errors) o << "\n" << paint("ATTNV ERROR", "1;35") << " (attnv could not judge; its own fault, never the kernel's):\n";
     errors = true;
+    o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
+  }
+  bool unjudged = false;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.verdict != Verdict::not_judged) continue;
+    if (!unjudged) o << "\nNOT JUDGED (a fault of the kernel, reported once, stopped them):\n";
+    unjudged = true;
     o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
   }
   bool header = false;

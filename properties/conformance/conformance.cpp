@@ -92,7 +92,33 @@ props::FailKind fail_kind(FaultKind k) {
 // cost a worker restart or a timeout).
 bool call_failed(props::FailKind k) {
   return k == props::FailKind::crashed || k == props::FailKind::hung || k == props::FailKind::refused ||
-         k == props::FailKind::out_of_bounds;
+         k == props::FailKind::out_of_bounds || k == props::FailKind::input_written;
+}
+
+// A memory fault of the kernel (a write into an input, a touch outside its buffers) fails every
+// requirement whose calls meet it: it is one finding, kept by R14 for a written input or else by
+// the first result in report order; the others whose every finding is that fault become NOT
+// JUDGED, pointing at it. (Results that also failed otherwise stay FAIL.)
+void one_finding_per_fault(ConformanceReport& rep) {
+  for (const props::FailKind kind : {props::FailKind::input_written, props::FailKind::out_of_bounds}) {
+    const std::string id(props::fail_kind_id(kind));
+    auto only = [&](const RequirementResult& r) {
+      return r.verdict == Verdict::fail && !r.findings.empty() &&
+             std::all_of(r.findings.begin(), r.findings.end(), [&](const Finding& f) { return f.kind == id; });
+    };
+    const RequirementResult* owner = nullptr;
+    for (const RequirementResult& r : rep.results)
+      if (only(r) && r.id == "R14" && kind == props::FailKind::input_written && !owner) owner = &r;
+    for (const RequirementResult& r : rep.results)
+      if (only(r) && !owner) owner = &r;
+    if (!owner) continue;
+    const std::string where = owner->id + "/" + std::string(dtype_name(owner->dtype));
+    for (RequirementResult& r : rep.results) {
+      if (&r == owner || !only(r)) continue;
+      r.verdict = Verdict::not_judged;
+      r.note = "not judged: its calls met the kernel's " + std::string(props::fail_kind_text(kind)) + " fault, reported once under " + where;
+    }
+  }
 }
 
 std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed, int index) {
@@ -219,6 +245,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::not_exercised: return "NOT EXERCISED";
     case Verdict::note: return "NOTE";
     case Verdict::attnv_error: return "ATTNV ERROR";
+    case Verdict::not_judged: return "NOT JUDGED";
   }
   return "?";
 }
@@ -363,6 +390,7 @@ ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
   const std::vector<Job> js = jobs(k, opt);
   JobRunner runner(opt, js.size());
   for (const Job& j : js) rep.results.push_back(runner.run(k, j));
+  one_finding_per_fault(rep);
   return rep;
 }
 
@@ -382,6 +410,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
         rep.results[n] = runner.run(*k, js[n]);
     }
   }, threads, 1);
+  one_finding_per_fault(rep);
   return rep;
 }
 

@@ -123,7 +123,10 @@ struct ConformanceOptions {
 // never a certification failure, never counted as a pass.
 // ATTNV ERROR: attnv could not judge a case of the requirement (its reference declined it, its
 // own views were invalid): attnv's fault, never the kernel's; the run cannot certify.
-enum class Verdict { pass, fail, not_claimed, not_exercised, note, attnv_error };
+// NOT JUDGED: every failure of the requirement was one memory fault of the kernel (a write into
+// an input, a touch outside its buffers) that another result reports (R14 for a written input,
+// else the first in report order): one finding of its kind, not one per requirement.
+enum class Verdict { pass, fail, not_claimed, not_exercised, note, attnv_error, not_judged };
 std::string_view verdict_name(Verdict v);
 
 struct Finding {
