@@ -173,7 +173,8 @@ struct Engine {
         t.push_back(logit(b, h, i, keys[next]));
         js.push_back(keys[next++]);
       }
-      // The bug: a partial last block padded with zero keys that nobody masks (score 0, V 0).
+      // The bugs: a partial last block padded with keys that nobody masks, V 0 and a score of 0
+      // (zero_padded_tail) or of softcap(-inf) = -cap (softcap_pads_tile).
       const std::int64_t padding = opt.plant == Plant::zero_padded_tail || softcap_pads()
                                        ? std::max<std::int64_t>(0, j0 + block - s().Tk) : 0;
       for (std::int64_t z = 0; z < padding; ++z) {
