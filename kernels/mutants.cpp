@@ -44,11 +44,12 @@ class ViewBugKernel : public Kernel {
 };
 
 Mutant planted(std::string name, Plant plant, std::string bug, std::string requirement,
-               Structure structure = Structure::naive, DType dtype = DType::f32) {
+               Structure structure = Structure::naive, DType dtype = DType::f32, std::int64_t block = NaiveOptions{}.block) {
   Mutant m{name, std::move(bug), std::move(requirement), dtype, {}};
-  m.make = [name, plant, structure]() -> std::unique_ptr<Kernel> {
+  m.make = [name, plant, structure, block]() -> std::unique_ptr<Kernel> {
     NaiveOptions o;
     o.structure = structure;
+    o.block = block;
     o.plant = plant;
     return std::make_unique<NaiveKernel>(o, name);
   };
@@ -86,6 +87,8 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("causal_off_by_one", Plant::causal_off_by_one, "causal rule j <= p_i + 1", "no_leakage"));
     z.push_back(planted("alignment_confused", Plant::alignment_confused, "bottom_right alignment treated as top_left", "matches_reference"));
     z.push_back(planted("zero_padded_tail", Plant::zero_padded_tail, "tiled: keys past Tk in the last block count as zero keys", "rows_sum_to_one", S::tiled));
+    // 64-key blocks, ggml's tile: up to 63 padding slots, which is what the bug weighs.
+    z.push_back(planted("softcap_pads_tile", Plant::softcap_pads_tile, "tiled main path: with a softcap and no mask the last tile's padding slots weigh exp(-cap), not 0", "matches_reference", S::tiled, DType::f32, 64));
     z.push_back(planted("lost_rescale", Plant::lost_rescale, "tiled: output accumulator not rescaled when the max grows", "key_permutation", S::tiled));
     z.push_back(planted("f16_accumulation", Plant::f16_accumulation, "P.V accumulated in f16", "matches_reference"));
     z.push_back(planted("bf16_output_truncated", Plant::truncated_output, "outputs truncated toward zero instead of rounded", "unbiased_rounding", S::naive, DType::bf16));

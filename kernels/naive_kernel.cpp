@@ -151,6 +151,14 @@ struct Engine {
     return m + std::log(l);
   }
 
+  // The ggml bug: padding slots start at -inf, the mask would keep them there, but with no mask
+  // the softcap runs over them and tanh turns -inf into -1. Only a dispatch to the tiled main
+  // path has padding slots: the small problems a toy generator draws never get there.
+  bool softcap_pads() const {
+    return opt.plant == Plant::softcap_pads_tile && c.problem.softcap && !c.problem.has_mask && s().Tq >= 64 &&
+           s().Tk >= 64 && s().Dk % 64 == 0;
+  }
+
   // FlashAttention-2 online softmax over key blocks. Returns L.
   Acc tiled_row(std::int64_t b, std::int64_t h, std::int64_t i, const std::vector<std::int64_t>& keys,
                 std::vector<Acc>& acc) const {
@@ -165,10 +173,12 @@ struct Engine {
         t.push_back(logit(b, h, i, keys[next]));
         js.push_back(keys[next++]);
       }
-      // The bug: a partial last block padded with zero keys that nobody masks (score 0, V 0).
-      const std::int64_t padding = opt.plant == Plant::zero_padded_tail ? std::max<std::int64_t>(0, j0 + block - s().Tk) : 0;
+      // The bugs: a partial last block padded with keys that nobody masks, V 0 and a score of 0
+      // (zero_padded_tail) or of softcap(-inf) = -cap (softcap_pads_tile).
+      const std::int64_t padding = opt.plant == Plant::zero_padded_tail || softcap_pads()
+                                       ? std::max<std::int64_t>(0, j0 + block - s().Tk) : 0;
       for (std::int64_t z = 0; z < padding; ++z) {
-        t.push_back(0);
+        t.push_back(opt.plant == Plant::zero_padded_tail ? Acc(0) : -static_cast<Acc>(*c.problem.softcap));
         js.push_back(-1);
       }
       if (t.empty()) continue;  // a fully hidden block is skipped

@@ -31,6 +31,8 @@ enum class Plant {
   causal_off_by_one,      // causal rule j <= p_i + 1
   alignment_confused,     // bottom_right treated as top_left
   zero_padded_tail,       // tiled: the last block's keys past Tk count as keys with K = 0, V = 0
+  softcap_pads_tile,      // tiled main path (Tq, Tk >= 64, Dk % 64 == 0), softcap, no mask: the last
+                          // block's padding slots hold softcap(-inf) = -cap, not -inf (ggml)
   lost_rescale,           // tiled: the output accumulator is not rescaled when the max grows
   f16_accumulation,       // the P.V accumulator rounded to f16 after every addition
   truncated_output,       // outputs truncated toward zero instead of rounded (bf16: the classic)

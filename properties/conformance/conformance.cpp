@@ -56,17 +56,16 @@ std::string missing_capability(const Requirement& r, const Capabilities& c) {
 class Stream {
  public:
   Stream(const Requirement& r, DType dtype, std::uint64_t seed, const std::optional<Capabilities>& claims)
-      : gen_(props::gen_property_case(options_for(r, dtype, claims))), random_(stream_seed(seed, r.property, dtype)) {}
+      : cases_(options_for(r, dtype, claims), stream_seed(seed, r.property, dtype)) {}
   // RapidCheck's generation context is process-global (not thread-safe): one draw at a time.
   props::PropertyCase next() {
     static std::mutex draw;
     const std::lock_guard<std::mutex> lock(draw);
-    return gen_(random_.split()).value();
+    return cases_.next();
   }
 
  private:
-  rc::Gen<props::PropertyCase> gen_;
-  rc::Random random_;
+  props::CaseStream cases_;
 };
 
 bool claims_dtype(Kernel& k, DType d) {

@@ -11,7 +11,8 @@
 //  R1  Forward O and LSE match the exact reference within the per-element bound of the kernel's
 //      declared precision model.  check_matches_reference.  Broken by d_model_scale,
 //      no_max_subtraction, alignment_confused, f16_accumulation, emulated_pv_accum_f16,
-//      emulated_sloppy_exp, dropout_at_inference.  Needs: the dtype (any forward).
+//      emulated_sloppy_exp, dropout_at_inference, softcap_pads_tile (only production shapes
+//      reach it).  Needs: the dtype (any forward).
 //  R2  Backward dQ, dK, dV (and the forward) match the reference within the bound.
 //      check_backward_matches_reference.  Broken by dk_missing_scale, emulated_dk_missing_scale.
 //      Needs: backward.  (The reference's own gradients are checked against high-precision

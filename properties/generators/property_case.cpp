@@ -56,7 +56,59 @@ void fit(Shape& s, const GenOptions& opt) {
   }
 }
 
+// A production length: whole 64-tiles, and a ragged tail (1..63) in 9 of 10 draws: the tail is
+// where a tiled kernel pads, the exact multiple where it must not.
+I production_length(I tiles) {
+  return 64 * tiles + (*sometimes<bool>(9, false, true) ? *rc::gen::inRange<I>(1, 64) : 0);
+}
+
+// The shape of a real model's call: one batch, head dims of real models, GQA groups of 4 and 8
+// (when claimed), and one long dimension at a time: a long context (Tq of 1 to 4 tiles, Tk up to
+// 64 tiles) or a long prompt (Tq up to 32 tiles, Tk of 1 to 4 tiles). Cost decides the weights:
+// the reference and the bound take ~40 ns per unit of Hq*Tq*Tk*(Dk+Dv), so one 64 x 64 tile
+// at D = 64 (~50 ms with tails) already costs what 30 toy cases do. Hence mostly one tile and a
+// tail each way, few heads, and thousands of keys only now and then, within production_max_work.
+void production_shape(Shape& s, const GenOptions& opt, bool gqa) {
+  s.B = 1;
+  s.Hkv = 1;
+  const I group = !gqa ? 1
+                  : opt.grouped ? *rc::gen::weightedElement<I>({{2, 4}, {1, 8}})
+                                : *rc::gen::weightedElement<I>({{4, 1}, {1, 4}, {1, 8}});
+  s.Hq = s.Hkv * group;
+  s.Dk = *rc::gen::weightedElement<I>({{2, 64}, {2, 128}, {1, 256}});
+  s.Dv = std::min(s.Dk, opt.max_dv);
+  const bool long_keys = *rc::gen::element(true, false);
+  const I short_len = production_length(*rc::gen::weightedOneOf<I>({{3, rc::gen::just<I>(1)}, {1, rc::gen::inRange<I>(2, 5)}}));
+  const I long_tiles = *rc::gen::weightedOneOf<I>(
+      {{14, rc::gen::just<I>(1)}, {5, rc::gen::inRange<I>(2, 9)}, {1, rc::gen::inRange<I>(9, long_keys ? 65 : 33)}});
+  const I per_long = s.Hq * short_len * (s.Dk + s.Dv);  // work per unit of the long length
+  const I long_len = production_length(std::min(long_tiles, std::max<I>(1, opt.production_max_work / per_long / 64)));
+  s.Tq = long_keys ? short_len : long_len;
+  s.Tk = long_keys ? long_len : short_len;
+}
+
 }  // namespace
+
+bool is_production_index(int production_every, std::int64_t index) {
+  return production_every > 0 && (index + 1) % production_every == 0;
+}
+
+namespace {
+GenOptions with_production(GenOptions opt, bool production) {
+  opt.production = production;
+  return opt;
+}
+}  // namespace
+
+CaseStream::CaseStream(const GenOptions& opt, std::uint64_t seed)
+    : every_(opt.production_every),
+      toy_(gen_property_case(with_production(opt, false))),
+      production_(gen_property_case(with_production(opt, true))),
+      random_(seed) {}
+
+PropertyCase CaseStream::next() {
+  return (is_production_index(every_, index_++) ? production_ : toy_)(random_.split()).value();
+}
 
 std::string_view family_name(ValueFamily f) {
   switch (f) {
@@ -77,14 +129,18 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
     Problem p;
     Shape& s = p.shape;
     p.dtype = *rc::gen::elementOf(opt.dtypes);
-    s.B = *rc::gen::weightedElement<I>({{6, 1}, {3, 2}, {1, 3}});
-    s.Hkv = *rc::gen::inRange<I>(1, 4);
-    s.Hq = s.Hkv * (claims(&Capabilities::gqa) ? *rc::gen::inRange<I>(opt.grouped ? 2 : 1, 4) : 1);
-    s.Tq = *gen_length();
-    s.Tk = *gen_length();
-    s.Dk = *gen_head_dim();
-    s.Dv = *sometimes<bool>(7, false, true) ? *gen_head_dim() : s.Dk;  // Dv != Dk often
-    fit(s, opt);
+    if (opt.production) {
+      production_shape(s, opt, claims(&Capabilities::gqa));
+    } else {
+      s.B = *rc::gen::weightedElement<I>({{6, 1}, {3, 2}, {1, 3}});
+      s.Hkv = *rc::gen::inRange<I>(1, 4);
+      s.Hq = s.Hkv * (claims(&Capabilities::gqa) ? *rc::gen::inRange<I>(opt.grouped ? 2 : 1, 4) : 1);
+      s.Tq = *gen_length();
+      s.Tk = *gen_length();
+      s.Dk = *gen_head_dim();
+      s.Dv = *sometimes<bool>(7, false, true) ? *gen_head_dim() : s.Dk;  // Dv != Dk often
+      fit(s, opt);
+    }
     if (opt.options) {
       if (opt.positional) {
         p.causal = *sometimes<bool>(3, false, true);

@@ -47,6 +47,17 @@ struct GenOptions {
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
   std::int64_t max_tk = 1000;
   std::int64_t max_dv = 256;
+  // Production shapes (issue 16): toy shapes alone reached a tiled kernel's main path (Tq >= 64,
+  // D in {64, 128}, a ragged key tile) in ~3% of standard-tier cases, so a bug living only there
+  // needed luck. Case i of a CaseStream is production-shaped when (i + 1) % production_every == 0:
+  // an exact share of every stream and tier. 0: never, for requirements whose check cannot take
+  // such a shape (each exemption says why in registry.cpp).
+  int production_every = 16;
+  // A production case is bounded by this instead of max_work and max_tk (which would shrink it
+  // back to a toy). It bounds the long dimension; the smallest production shape (one 64-tile
+  // plus a tail each way) is always drawn whole.
+  std::int64_t production_max_work = 40000000;
+  bool production = false;        // draw a production shape (CaseStream sets it case by case)
   // Set: draw only problems the kernel claims (no GQA, alignment, window, mask, bias, kv_len,
   // softcap, custom scale or strided layout it does not claim), so a kernel that claims little
   // still gets every case judged. When a feature is claimed the draws are the same as unset.
@@ -66,6 +77,24 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
 
 rc::Gen<Problem> gen_problem(const GenOptions& opt);
 rc::Gen<PropertyCase> gen_property_case(const GenOptions& opt = {});
+
+// Whether case `index` (from 0) of a stream is production-shaped (GenOptions::production_every).
+bool is_production_index(int production_every, std::int64_t index);
+
+// The cases of one seeded stream, in order, every production_every-th production-shaped. The
+// toy cases are the ones gen_property_case(opt) draws from the same Random: adding the share
+// changed no other case of a stream. Not thread-safe (RapidCheck's generation is not).
+class CaseStream {
+ public:
+  CaseStream(const GenOptions& opt, std::uint64_t seed);
+  PropertyCase next();
+
+ private:
+  int every_;
+  rc::Gen<PropertyCase> toy_, production_;
+  rc::Random random_;
+  std::int64_t index_ = 0;
+};
 
 // Prints the problem (describe), family, seed, layout, and the tensors when they are small.
 void showValue(const PropertyCase& pc, std::ostream& os);

@@ -8,6 +8,7 @@
 #include <rapidcheck.h>
 
 #include "problem/validate.h"
+#include "properties/conformance/registry.h"
 #include "properties/generators/property_case.h"
 
 namespace attnv::props {
@@ -76,6 +77,74 @@ TEST(Generators, ValueFamiliesDoWhatTheySay) {
     const Case top = make_values(p, ValueFamily::f16_top, 3, false, false);
     for (double x : top.v) EXPECT_TRUE(std::abs(x) >= 6e4 && std::abs(x) <= 65504) << x;
   }
+}
+
+// Where a tiled kernel's main path runs: a full query tile, a full key tile, a real head dim.
+bool production_shaped(const Shape& s) {
+  return s.Tq >= 64 && s.Tk >= 64 && (s.Dk == 64 || s.Dk == 128 || s.Dk == 256);
+}
+
+// Issue 16: the share of production shapes is designed, not left to luck. Every stream the
+// conformance suite draws (each property's options) gives exactly 1 case in production_every
+// (none where a property is exempt), at the indices is_production_index names; toy shapes never
+// pass for production ones (max_work keeps them below a 64 x 64 tile at Dk = 64).
+TEST(Generators, EveryStreamDrawsItsFixedShareOfProductionShapes) {
+  constexpr int kCases = 60;
+  std::vector<std::pair<std::string, GenOptions>> streams{{"unbiased_rounding", rounding_campaign_options()}};
+  for (const PropertyEntry& e : property_registry()) streams.emplace_back(e.name, e.options);
+  std::set<std::string> exempt;
+  for (const auto& [name, opt] : streams) {
+    CaseStream stream(opt, 11);
+    int production = 0;
+    for (int i = 0; i < kCases; ++i) {
+      const PropertyCase pc = stream.next();
+      ASSERT_TRUE(check_case(pc.c).empty()) << name << ' ' << case_label(pc) << ": " << check_case(pc.c)[0];
+      const bool shaped = production_shaped(pc.c.problem.shape);
+      EXPECT_EQ(shaped, is_production_index(opt.production_every, i)) << name << " case " << i << ": " << case_label(pc);
+      production += shaped;
+    }
+    EXPECT_EQ(production, opt.production_every > 0 ? kCases / opt.production_every : 0) << name;
+    if (opt.production_every == 0) exempt.insert(name);
+  }
+  // The exemptions are deliberate (registry.cpp says why): a new one must be added here too.
+  EXPECT_EQ(exempt, (std::set<std::string>{"decode_equals_prefill", "score_rank", "entropy_temperature", "score_variance"}));
+}
+
+// The production cases themselves: ragged key tails mostly and exact tiles sometimes, every
+// real head dim, long keys and long prompts, GQA ratios 4 and 8 as well as MHA, and only GQA in a
+// grouped stream.
+TEST(Generators, ProductionShapesAreRaggedGroupedAndLong) {
+  GenOptions opt;
+  opt.production = true;
+  std::set<std::int64_t> dims, groups;
+  int ragged = 0, exact = 0, n = 0;
+  std::int64_t longest_tk = 0, longest_tq = 0;
+  for (const PropertyCase& pc : draw(opt, 150)) {
+    const Shape& s = pc.c.problem.shape;
+    ASSERT_TRUE(production_shaped(s)) << case_label(pc);
+    ASSERT_TRUE(check_case(pc.c).empty()) << case_label(pc) << ": " << check_case(pc.c)[0];
+    ++n;
+    (s.Tk % 64 != 0 ? ragged : exact) += 1;
+    dims.insert(s.Dk);
+    groups.insert(s.Hq / s.Hkv);
+    longest_tk = std::max(longest_tk, s.Tk);
+    longest_tq = std::max(longest_tq, s.Tq);
+    EXPECT_EQ(s.B, 1) << case_label(pc);
+  }
+  EXPECT_GT(ragged, n * 3 / 4);
+  EXPECT_GT(exact, 0);
+  EXPECT_EQ(dims, (std::set<std::int64_t>{64, 128, 256}));
+  EXPECT_EQ(groups, (std::set<std::int64_t>{1, 4, 8}));
+  EXPECT_GT(longest_tk, 1024);
+  EXPECT_GT(longest_tq, 512);
+  opt.grouped = true;
+  groups.clear();
+  for (const PropertyCase& pc : draw(opt, 40)) groups.insert(pc.c.problem.shape.Hq / pc.c.problem.shape.Hkv);
+  EXPECT_EQ(groups, (std::set<std::int64_t>{4, 8}));
+  // A kernel that does not claim GQA gets MHA only.
+  opt.claims = Capabilities{};
+  opt.claims->gqa = false;
+  for (const PropertyCase& pc : draw(opt, 20)) EXPECT_EQ(pc.c.problem.shape.Hq, pc.c.problem.shape.Hkv);
 }
 
 TEST(Generators, ShowValuePrintsTheProblemAndSmallTensors) {

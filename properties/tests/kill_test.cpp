@@ -31,12 +31,11 @@ struct Kill {
 Kill hunt(Kernel& k, const PropertyEntry& entry, DType dtype) {
   GenOptions opt = entry.options;
   opt.dtypes = {dtype};
-  const auto gen = gen_property_case(opt);
-  rc::Random random(kSeed);
+  CaseStream stream(opt, kSeed);  // with its share of production shapes, as the suite draws
   Kill kill;
   const auto t0 = std::chrono::steady_clock::now();
   for (int n = 1; n <= kMaxCases && (!kill.killed || n <= kRateCases); ++n) {
-    const PropertyCase pc = gen(random.split()).value();
+    const PropertyCase pc = stream.next();
     const PropertyResult r = entry.check(k, pc);
     if (!r.ok && n <= kRateCases) ++kill.failing;
     if (!r.ok && !kill.killed) {
