@@ -21,7 +21,7 @@ constexpr int kManyRuns = 2 * GenOptions{}.production_every;
 const std::vector<PropertyEntry>& property_registry() {
   static const std::vector<PropertyEntry> r = [] {
     std::vector<PropertyEntry> e;
-    // 1 in 10 rather than the default 1 in 16: one run and one reference a case make it the
+    // 1 in 10 rather than the default 1 in 32: one run and one reference a case make it the
     // cheapest place for a production shape, and it judges most of a tiled kernel's arithmetic.
     e.push_back({"matches_reference", with([](GenOptions& o) { o.production_every = 10; }),
                  [](Kernel& k, const PropertyCase& pc) { return check_matches_reference(k, pc.c, pc.layout); }});

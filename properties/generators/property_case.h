@@ -52,11 +52,11 @@ struct GenOptions {
   // needed luck. Case i of a CaseStream is production-shaped when (i + 1) % production_every == 0:
   // an exact share of every stream and tier. 0: never, for requirements whose check cannot take
   // such a shape (each exemption says why in registry.cpp).
-  int production_every = 16;
+  int production_every = 32;
   // A production case is bounded by this instead of max_work and max_tk (which would shrink it
   // back to a toy). It bounds the long dimension; the smallest production shape (one 64-tile
   // plus a tail each way) is always drawn whole.
-  std::int64_t production_max_work = 40000000;
+  std::int64_t production_max_work = 20000000;
   bool production = false;        // draw a production shape (CaseStream sets it case by case)
   // Set: draw only problems the kernel claims (no GQA, alignment, window, mask, bias, kv_len,
   // softcap, custom scale or strided layout it does not claim), so a kernel that claims little

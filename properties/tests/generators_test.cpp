@@ -89,7 +89,7 @@ bool production_shaped(const Shape& s) {
 // (none where a property is exempt), at the indices is_production_index names; toy shapes never
 // pass for production ones (max_work keeps them below a 64 x 64 tile at Dk = 64).
 TEST(Generators, EveryStreamDrawsItsFixedShareOfProductionShapes) {
-  constexpr int kCases = 60;
+  constexpr int kCases = 128;
   std::vector<std::pair<std::string, GenOptions>> streams{{"unbiased_rounding", rounding_campaign_options()}};
   for (const PropertyEntry& e : property_registry()) streams.emplace_back(e.name, e.options);
   std::set<std::string> exempt;
