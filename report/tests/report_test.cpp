@@ -159,7 +159,9 @@ TEST(TerminalReport, AFailedRequirementRanksAsInfinityInTheHeadline) {
     ASSERT_TRUE(w);
     bool failed = false;
     for (const auto& r : c.report.results) failed = failed || (r.dtype == d && r.verdict == conformance::Verdict::fail);
-    if (failed) EXPECT_TRUE(std::isinf(w->ratio)) << dtype_name(d) << ": " << w->ratio;
+    if (failed) {
+      EXPECT_TRUE(std::isinf(w->ratio)) << dtype_name(d) << ": " << w->ratio;
+    }
   }
 }
 
