@@ -186,7 +186,8 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 // One case judged by one requirement's check, the judgement every front end shares (certify,
 // cases check, repro, the GoogleTest suite): what the kernel's call does wrong is a FAIL of its
 // kind (a KernelFault: crashed, hung, refused, ...); anything else thrown is attnv's own error
-// (Status::attnv_error), never charged to the kernel.
+// (Status::attnv_error), never charged to the kernel. A case outside the kernel's claims (a
+// capability the requirement needs, a strided layout) is not claimed, not judged.
 props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc);
 
 // One requirement on one dtype.

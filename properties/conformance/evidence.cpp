@@ -221,14 +221,6 @@ Rejudgement rejudge(Kernel& k, const Evidence& e) {
   if (r.property == "unbiased_rounding")
     throw InputError(r.id + " is a campaign over many cases: rerun it with its reproduce command, not from one case");
   Rejudgement j;
-  // The suite draws layouts within the claims (the checks trust the drawn layout): a kernel that
-  // no longer claims strided views cannot be judged on a strided case, which is not "fixed".
-  if (e.pc.layout != Layout::bhtd && !k.capabilities().strided) {
-    j.result = props::PropertyResult::not_claimed(r.property, e.pc.c.id,
-                                                  "strided layouts (the case is laid out " +
-                                                      std::string(layout_name(e.pc.layout)) + ")");
-    return j;
-  }
   props::Recording now;
   {
     props::RecordRuns recording;

@@ -15,6 +15,7 @@
 #include "kernels/emulated_kernel.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
+#include "kernels/narrowed_kernel.h"
 
 namespace attnv::conformance {
 namespace {
@@ -54,21 +55,6 @@ class NarrowKernel : public Kernel {
 // production kernels compute hidden scores and add -inf); a NOTE never makes the report fail and
 // never counts as a pass. A kernel that does not leak passes R6 whether it claims it or not.
 TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
-  class Unclaimed : public Kernel {
-   public:
-    explicit Unclaimed(std::unique_ptr<Kernel> k) : k_(std::move(k)) {}
-    std::string name() const override { return k_->name(); }
-    Capabilities capabilities() const override {
-      Capabilities c = k_->capabilities();
-      c.hidden_nonfinite = false;
-      return c;
-    }
-    PrecisionModel precision(DType d) const override { return k_->precision(d); }
-    void forward(const Problem& p, const KernelViews& v) override { k_->forward(p, v); }
-
-   private:
-    std::unique_ptr<Kernel> k_;
-  };
   std::unique_ptr<Kernel> leaky;
   for (const props::Mutant& m : props::mutant_zoo())
     if (m.name == "hidden_times_zero") leaky = m.make();
@@ -82,7 +68,8 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   EXPECT_EQ(claimed.results[0].verdict, Verdict::fail) << describe(claimed.results[0]);
   EXPECT_FALSE(claimed.ok());
 
-  Unclaimed unclaimed(std::move(leaky));
+  const auto unclaim = [](Capabilities& c) { c.hidden_nonfinite = false; };
+  props::NarrowedKernel unclaimed(std::move(leaky), unclaim);
   const ConformanceReport noted = run_conformance(unclaimed, opt);
   ASSERT_EQ(noted.results.size(), 1u);
   const RequirementResult& r = noted.results[0];
@@ -92,7 +79,7 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   EXPECT_NE(r.note.find("robustness note"), std::string::npos) << r.note;
   EXPECT_TRUE(noted.ok());
 
-  Unclaimed correct(std::make_unique<props::NaiveKernel>());
+  props::NarrowedKernel correct(std::make_unique<props::NaiveKernel>(), unclaim);
   const ConformanceReport fine = run_conformance(correct, opt);
   EXPECT_EQ(fine.results[0].verdict, Verdict::pass) << describe(fine.results[0]);
 }

@@ -15,6 +15,7 @@
 #include "properties/conformance/evidence.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
+#include "kernels/narrowed_kernel.h"
 
 namespace attnv::conformance {
 namespace {
@@ -26,16 +27,6 @@ std::unique_ptr<Kernel> mutant(const std::string& name) {
     if (m.name == name) return m.make();
   throw std::runtime_error("no mutant " + name);
 }
-
-// The naive kernel, claiming dense BHTD views only.
-class DenseOnly : public props::NaiveKernel {
- public:
-  Capabilities capabilities() const override {
-    Capabilities c = NaiveKernel::capabilities();
-    c.strided = false;
-    return c;
-  }
-};
 
 fs::path fresh(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("attnv_evidence_" + name);
@@ -82,12 +73,26 @@ TEST(Evidence, ALayoutBugStillFailsInItsLayoutUntilFixed) {
     EXPECT_EQ(now.runs_compared, 1);
 
     // A kernel that does not claim strided views cannot be judged on this case: not "fixed".
-    DenseOnly dense;
+    props::NarrowedKernel dense(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.strided = false; });
     const Rejudgement unclaimed = rejudge(dense, e);
     EXPECT_FALSE(unclaimed.result.judged()) << unclaimed.result;
     EXPECT_EQ(unclaimed.result.status, props::Status::not_claimed) << unclaimed.result;
   }
   EXPECT_EQ(seen, (std::set<Layout>{Layout::bthd, Layout::gapped})) << "both strided layouts were judged again";
+  fs::remove_all(dir);
+}
+
+// A capability the requirement needs and the kernel no longer claims: R2's case judged again
+// with a kernel that claims no backward is not claimed, not "fixed".
+TEST(Evidence, ARequirementsCapabilityNoLongerClaimedIsNotJudged) {
+  const fs::path dir = fresh("capability");
+  const std::vector<Evidence> es = failures("dk_missing_scale", "R2", dir, 1);
+  ASSERT_EQ(es.size(), 1u);
+  props::NarrowedKernel forward_only(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.backward = false; });
+  const Rejudgement j = rejudge(forward_only, es[0]);
+  EXPECT_EQ(j.result.status, props::Status::not_claimed) << j.result;
+  props::NaiveKernel fixed;
+  EXPECT_TRUE(rejudge(fixed, es[0]).result.judged());
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,34 @@
+#pragma once
+// A kernel that claims less than the one it wraps: the same calls and precision, with some
+// capabilities taken back. Tests use it to show what a requirement says of a kernel that does
+// not claim something (R6 unclaimed, a strided case, a missing backward).
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "problem/kernel.h"
+
+namespace attnv::props {
+
+class NarrowedKernel : public Kernel {
+ public:
+  NarrowedKernel(std::unique_ptr<Kernel> inner, std::function<void(Capabilities&)> narrow)
+      : inner_(std::move(inner)), narrow_(std::move(narrow)) {}
+  std::string name() const override { return inner_->name(); }
+  Capabilities capabilities() const override {
+    Capabilities c = inner_->capabilities();
+    narrow_(c);
+    return c;
+  }
+  PrecisionModel precision(DType d) const override { return inner_->precision(d); }
+  void forward(const Problem& p, const KernelViews& v) override { inner_->forward(p, v); }
+  void backward(const Problem& p, const KernelViews& v) override { inner_->backward(p, v); }
+  void decode(const Problem& p, const DecodeViews& v) override { inner_->decode(p, v); }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+  std::function<void(Capabilities&)> narrow_;
+};
+
+}  // namespace attnv::props
