@@ -94,7 +94,8 @@ struct Engine {
       const Acc cap = static_cast<Acc>(*c.problem.softcap);
       t = cap * std::tanh(t / cap);
     }
-    if (c.problem.has_bias) t += static_cast<Acc>(c.bias[c.mi(i, j)]);
+    if (c.problem.has_bias)
+      t += static_cast<Acc>(c.bias[c.mi(i, j)]) * (opt.plant == Plant::bias_scaled ? scale() : Acc(1));
     if (opt.plant == Plant::spurious_alibi) t -= static_cast<Acc>(std::abs(static_cast<double>(i - j)) / 4);
     return t;
   }

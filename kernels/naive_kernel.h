@@ -52,6 +52,7 @@ enum class Plant {
   head_slicing,           // query head h, dim d reads Q's packed column h*Dk + d as [Dk, Hq] (head-minor)
   decode_top_left,        // decode: attends with top_left alignment (query i sees keys <= i)
   decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
+  bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
 };
 
 enum class Structure { naive, tiled };

@@ -1,5 +1,6 @@
 #include "properties/checks/runs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -141,5 +142,21 @@ Case with_identity_v(const Case& c) {
 }
 
 bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i) { return !ref::visible_keys(c, b, i).empty(); }
+
+double exact_grid(DType t, double M) {
+  if (!(M > 0)) M = 1;
+  if (!(4 * M < max_finite(t))) return 0;
+  const double g = std::ldexp(1.0, std::ilogb(4 * M) + 1 - mantissa_bits(t));
+  const double smallest = std::ldexp(1.0, min_exponent(t) + 1 - mantissa_bits(t));  // subnormal spacing
+  return std::max(g, smallest);
+}
+
+double on_grid(double x, double g) { return std::nearbyint(x / g) * g; }
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
 
 }  // namespace attnv::props::detail

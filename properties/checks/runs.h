@@ -57,6 +57,13 @@ std::string disagreement(const Case& c, const std::string& tensor, const std::ve
                          const std::vector<double>& bnd_a, const std::vector<double>& bnd_b, DType out_dtype,
                          double* worst_ratio = nullptr);
 
+// A power-of-two grid g for values of magnitude < 4M in dtype t: every multiple of g below 4M in
+// magnitude is representable (at most p significant bits, exponent in range), so sums of two
+// grid values below 2M each are exact. 0 when 4M overflows the dtype.
+double exact_grid(DType t, double M);
+double on_grid(double x, double g);
+double max_abs(const std::vector<double>& v);
+
 // The case with V replaced by identity rows (Dv = Tk, v_j = e_j) and no dO: its output row i is
 // the weight row P_i. The caller keeps Tk small.
 Case with_identity_v(const Case& c);

@@ -17,24 +17,9 @@ namespace {
 
 using I = std::int64_t;
 
-// A power-of-two grid g for values of magnitude < 4M in dtype t: every multiple of g below 4M in
-// magnitude is representable (at most p significant bits, exponent in range). 0 when 4M
-// overflows the dtype.
-double exact_grid(DType t, double M) {
-  if (!(M > 0)) M = 1;
-  if (!(4 * M < max_finite(t))) return 0;
-  const double g = std::ldexp(1.0, std::ilogb(4 * M) + 1 - mantissa_bits(t));
-  const double smallest = std::ldexp(1.0, min_exponent(t) + 1 - mantissa_bits(t));  // subnormal spacing
-  return std::max(g, smallest);
-}
-
-double on_grid(double x, double g) { return std::nearbyint(x / g) * g; }
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
-}
+using detail::exact_grid;
+using detail::max_abs;
+using detail::on_grid;
 
 // A case built by the check itself (the statistical and the rank checks need their own shapes):
 // Q and K N(0, sigma^2) rounded to the dtype, no options.
