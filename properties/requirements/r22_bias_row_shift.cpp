@@ -39,8 +39,9 @@ props::PropertyResult check_bias_row_shift(Kernel& k, const props::PropertyCase&
   double ratio = 0;
   std::string d = props::detail::disagreement(base, "out", a.out, b.out, ea.exact.out, ea.bounds.out, eb.bounds.out,
                                               ea.out_dtype, &ratio);
-  // LSE (when claimed): lse_b - t_i against lse_a, each within its own allowance.
-  const DType ld = lse_dtype(base.problem.dtype);
+  // LSE (when claimed): lse_b - t_i against lse_a, each within its own allowance (rounding at
+  // the output dtype, as bound::compare judges the LSE).
+  const DType ld = ea.out_dtype;
   for (std::size_t n = 0; d.empty() && n < a.lse.size() && n < b.lse.size(); ++n) {
     const double ti = t[n % static_cast<std::size_t>(Tq)], ex = ea.exact.lse[n];
     const bool agree = std::isfinite(ex) ? std::abs(b.lse[n] - ti - a.lse[n]) <= bound::threshold(a.lse[n], ex, ea.bounds.lse[n], ld) +
