@@ -18,7 +18,7 @@ header h1{margin:10px 0 4px;font-size:28px;font-weight:700}
 header h1 .ver{font-weight:400;opacity:.8;font-size:20px}
 header .line{margin:0 0 14px;font-size:16px;opacity:.95}
 header dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:0;font-size:13px}
-header dt{opacity:.7;margin:0}header dd{margin:0;font-family:var(--mono)}
+header dt{opacity:.7;margin:0}header dd{margin:0;font-family:var(--mono);overflow-wrap:anywhere}
 header dl div{display:flex;gap:8px}
 main{padding:8px 40px 40px;max-width:1400px}
 section{margin-top:26px}
