@@ -233,32 +233,29 @@ std::string scatter_svg(const std::string& id, const std::string& title, const s
     if (!p.ok) ++c.failed;
     if (!c.worst || rank(p) > rank(*c.worst)) c.worst = &p;
   }
-  std::vector<std::pair<std::pair<int, int>, const Cell*>> by_ratio, by_verdict;
-  for (const auto& [key, c] : cells) by_ratio.emplace_back(key, &c), by_verdict.emplace_back(key, &c);
-  // Worst drawn last, so it is on top; failures on top of everything in the verdict view.
-  std::stable_sort(by_ratio.begin(), by_ratio.end(), [&](const auto& a, const auto& b) {
-    return rank(*a.second->worst).second < rank(*b.second->worst).second;
-  });
-  std::stable_partition(by_verdict.begin(), by_verdict.end(), [](const auto& e) { return e.second->failed == 0; });
+  // Worst drawn last, so it is on top: failures, then by ratio.
+  std::vector<std::pair<std::pair<int, int>, const Cell*>> order;
+  for (const auto& [key, c] : cells) order.emplace_back(key, &c);
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) { return rank(*a.second->worst) < rank(*b.second->worst); });
   const double cell_px = std::min(pw, ph) / (decades * kPerDecade);
-  auto mark = [&](const std::pair<int, int>& key, const Cell& c, const std::string& fill) {
+  // One circle per cell carries both colourings as CSS variables (--r by ratio, --v by verdict);
+  // the page's CSS picks one, so the hover text is written once.
+  o << "<g>";
+  for (const auto& [key, c] : order) {
     // The cell's centre; the radius grows with log(count), up to half a cell.
     const double cx = L + (key.second + 0.5) / (decades * kPerDecade) * pw;
     const double cy = T + ph - (key.first + 0.5) / (decades * kPerDecade) * ph;
-    const double r = std::min(cell_px * 0.5, 2.5 + 1.6 * std::log10(static_cast<double>(c.count)));
+    const double r = std::min(cell_px * 0.5, 2.5 + 1.6 * std::log10(static_cast<double>(c->count)));
     std::ostringstream tip;
-    tip << c.count << (c.count == 1 ? " case" : " cases") << ", Tq " << num(std::pow(10.0, key.first / double(kPerDecade)))
+    tip << c->count << (c->count == 1 ? " case" : " cases") << ", Tq " << num(std::pow(10.0, key.first / double(kPerDecade)))
         << "-" << num(std::pow(10.0, (key.first + 1) / double(kPerDecade))) << ", Tk "
         << num(std::pow(10.0, key.second / double(kPerDecade))) << "-" << num(std::pow(10.0, (key.second + 1) / double(kPerDecade)));
-    if (c.failed) tip << "; " << c.failed << " FAIL";
-    tip << "\nworst: " << c.worst->title;
-    o << "<circle cx=\"" << num(cx) << "\" cy=\"" << num(cy) << "\" r=\"" << num(r) << "\" fill=\"" << fill << "\""
-      << (c.failed ? " class=\"failpt\"" : "") << "><title>" << html_escape(tip.str()) << "</title></circle>";
-  };
-  o << "<g class=\"by-ratio\">";
-  for (const auto& [key, c] : by_ratio) mark(key, *c, ratio_color(c->worst->ratio));
-  o << "</g><g class=\"by-verdict\">";
-  for (const auto& [key, c] : by_verdict) mark(key, *c, c->failed ? kFail : kPass);
+    if (c->failed) tip << "; " << c->failed << " FAIL";
+    tip << "\nworst: " << c->worst->title;
+    o << "<circle class=\"cell" << (c->failed ? " failpt" : "") << "\" cx=\"" << num(cx) << "\" cy=\"" << num(cy) << "\" r=\""
+      << num(r) << "\" style=\"--r:" << ratio_color(c->worst->ratio) << ";--v:" << (c->failed ? kFail : kPass) << "\"><title>"
+      << html_escape(tip.str()) << "</title></circle>";
+  }
   o << "</g></svg>";
   return o.str();
 }

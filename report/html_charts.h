@@ -28,8 +28,8 @@ std::string histogram_svg(const std::string& id, const std::string& title, const
 
 // The covered shape space at (Tk, Tq), log axes: the judged cases binned into a grid of quarter
 // decades, one mark per non-empty cell (its size grows with the count), so the page stays small
-// however many cases ran. Two groups of marks are drawn: class "by-ratio" (colored by the
-// cell's worst ratio) and class "by-verdict" (any failure); the page's CSS shows one of them.
+// however many cases ran. Each mark carries two colours, --r (the cell's worst ratio) and --v
+// (any failure); the page's CSS uses one of them, as the toggle says.
 struct Point {
   double tq, tk;
   double ratio;       // < 0: no ratio

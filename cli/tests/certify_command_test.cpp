@@ -215,7 +215,7 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
 }
 
 // The quick suite's HTML page stays small: the coverage scatter bins cases into cells instead
-// of drawing one circle per case (27,784 circles made 4.5-5.7 MB pages).
+// of drawing one circle per case: 241 KB against 4.3 MB (17,462 circles) on the same run.
 TEST(CertifyCommand, QuickSuiteHtmlPageStaysSmall) {
   const fs::path dir = fresh_dir("certify_html_size");
   const auto r = run_attnv("certify --kernel builtin:core --suite quick --html " + (dir / "c.html").string(), dir);
