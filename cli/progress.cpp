@@ -53,10 +53,17 @@ void Progress::draw(const std::string& what) {
 void Progress::on_case(const std::string& id, DType dtype, int cases_run, int cases) {
   const std::lock_guard<std::mutex> lock(mutex_);
   in_flight_[{id, dtype}] = cases > 0 ? static_cast<double>(cases_run) / cases : 0;
-  // A redraw at most 5 times a second, and only once the total is known (a bar needs it).
-  if (!terminal_ || total_ == 0 || std::chrono::steady_clock::now() - last_draw_ < std::chrono::milliseconds(200)) return;
-  draw(io::printable(id + " [" + std::string(dtype_name(dtype)) + "] case " + std::to_string(cases_run) + "/" +
-                     std::to_string(cases)));
+  // A redraw at most 5 times a second.
+  if (!terminal_ || std::chrono::steady_clock::now() - last_draw_ < std::chrono::milliseconds(200)) return;
+  const std::string what = io::printable(id + " [" + std::string(dtype_name(dtype)) + "] case " + std::to_string(cases_run) +
+                                         "/" + std::to_string(cases));
+  if (total_ > 0) return draw(what);
+  // Before the first requirement finishes the number of requirements is not known: no bar yet.
+  char line[320];
+  std::snprintf(line, sizeof line, "\r\033[K%5.0f s  %s", elapsed(), what.c_str());
+  std::cerr << line << std::flush;
+  drawn_ = true;
+  last_draw_ = std::chrono::steady_clock::now();
 }
 
 void Progress::update(const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
