@@ -4,14 +4,18 @@
 # the exact command to run.
 #   ci/install-deps.sh          what the main job needs: build the `attnv` program and certify
 #   ci/install-deps.sh --tests  that, plus what the test suite needs (ci/test.sh)
+#   --list                      print the package names and install nothing
 set -euo pipefail
 
 tests=0
-case "${1:-}" in
-  "") ;;
-  --tests) tests=1 ;;
-  *) echo "usage: ci/install-deps.sh [--tests]" >&2; exit 2 ;;
-esac
+list=0
+for arg in "$@"; do
+  case $arg in
+    --tests) tests=1 ;;
+    --list) list=1 ;;
+    *) echo "usage: ci/install-deps.sh [--tests] [--list]" >&2; exit 2 ;;
+  esac
+done
 
 # The main job: configure and build the release preset (every library the `attnv` program links,
 # and the headers CMake's find_package() looks for at configure time).
@@ -28,6 +32,11 @@ if [ $tests -eq 1 ]; then
     python3-numpy                   # examples/numpy (the cases_numpy_example test)
     python3-jsonschema chromium      # report tests: the certificate schema, the HTML page rendered headless
   )
+fi
+
+if [ $list -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 missing=()
