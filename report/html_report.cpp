@@ -78,7 +78,8 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
 std::string cell_title(const Certificate& c, const RequirementResult& r) {
   std::ostringstream t;
   t << r.id << " " << r.property << " on " << dt(r.dtype) << ": " << conformance::verdict_name(r.verdict) << "\n"
-    << r.cases_run << " cases run, " << r.cases_checked << " judged";
+    << r.cases_run << " cases run, " << r.cases_checked << " judged, " << r.exercised << ' ' << r.exercised_unit
+    << " (a PASS needs " << r.min_exercised << ')';
   if (r.worst_ratio >= 0) t << "\nworst error/allowance " << format_ratio(r.worst_ratio) << " (" << r.worst_case << ")";
   if (!r.note.empty()) t << "\n" << r.note;
   for (const conformance::Finding& f : r.findings) t << "\nfinding: " << f.message;

@@ -90,7 +90,8 @@ PropertyResult compare_guarded(const char* name, const Case& c, const Case& chan
   if (d.empty()) d = detail::bitwise_difference(changed, "lse", before.lse, after.lse, &h.rows_lse);
   if (d.empty())
     return PropertyResult::pass(name, c.id, std::to_string(h.changed) + " hidden rows/entries changed, " +
-                                                std::to_string(h.guarded_rows) + " rows guarded");
+                                                std::to_string(h.guarded_rows) + " rows guarded")
+        .with_exercised(h.changed);
   return PropertyResult::fail(name, c.id, std::string("an output row that sees no changed key changed when ") + what, d);
 }
 
@@ -172,7 +173,7 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
     }
   // NaN in a row with keys is R1's to judge; R7 is about rows without any.
   if (masked == 0) return PropertyResult::not_exercised(name, c.id, "no fully masked row");
-  return PropertyResult::pass(name, c.id, std::to_string(masked) + " fully masked rows");
+  return PropertyResult::pass(name, c.id, std::to_string(masked) + " fully masked rows").with_exercised(masked);
 }
 
 }  // namespace attnv::props

@@ -2,6 +2,7 @@
 // What a property check returns instead of asserting: whether it held, a message, the case and
 // the worst element. Test glue (RapidCheck, GoogleTest, the conformance runner) decides what a
 // failure means; the checks only judge.
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ struct PropertyResult {
   bound::RatioHistogram hist;
   Status status = Status::pass;
   FailKind kind = FailKind::outside_bound;  // of a failure
+  // What the case gave the check to judge, in the requirement's unit (Requirement::exercised):
+  // elements compared, hidden entries perturbed, fully masked rows seen, ... 1 by default (one
+  // case judged). Summed over a requirement's cases and held against its minimum for a PASS.
+  std::int64_t exercised = 1;
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
     return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}, Status::pass};
@@ -69,6 +74,10 @@ struct PropertyResult {
   bool judged() const { return status == Status::pass || status == Status::fail; }
   PropertyResult& with_ratio(double r) {
     worst_ratio = r;
+    return *this;
+  }
+  PropertyResult& with_exercised(std::int64_t n) {
+    exercised = n;
     return *this;
   }
   PropertyResult& with_kind(FailKind k) {

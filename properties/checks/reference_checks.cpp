@@ -42,7 +42,7 @@ PropertyResult judge(const char* name, const Case& c, const Outputs& got, const 
     return PropertyResult::not_exercised(name, c.id, "the declared precision model bounds no element of this case");
   PropertyResult r = cmp.ok() ? PropertyResult::pass(name, c.id)
                               : PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
-  r.with_ratio(cmp.worst_ratio());
+  r.with_ratio(cmp.worst_ratio()).with_exercised(cmp.elements() - cmp.unjudged());
   for (const auto& t : cmp.tensors) {
     r.hist += t.hist;
     if (t.non_finite > 0) r.kind = FailKind::non_finite;  // ranks first: a NaN is no rounding error
@@ -171,8 +171,8 @@ PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases
   std::ostringstream o;
   o << t.toward_zero << " of " << t.cases << " cases err toward zero (share " << t.share << ", p = " << t.p_value << ")";
   const std::string id = std::to_string(cases.size()) + " cases";
-  if (t.biased) return PropertyResult::fail(name, id, "outputs biased toward zero (truncation?)", o.str());
-  return PropertyResult::pass(name, id, o.str());
+  if (t.biased) return PropertyResult::fail(name, id, "outputs biased toward zero (truncation?)", o.str()).with_exercised(t.cases);
+  return PropertyResult::pass(name, id, o.str()).with_exercised(t.cases);
 }
 
 }  // namespace attnv::props

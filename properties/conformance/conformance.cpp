@@ -15,7 +15,6 @@
 #include "problem/kernel_fault.h"
 #include "properties/checks/checks.h"
 #include "properties/conformance/evidence.h"
-#include "properties/conformance/registry.h"
 #include "util/parallel.h"
 
 namespace attnv::conformance {
@@ -33,22 +32,10 @@ std::uint64_t stream_seed(std::uint64_t seed, const std::string& property, DType
 }
 
 props::GenOptions options_for(const Requirement& r, DType dtype, const std::optional<Capabilities>& claims) {
-  props::GenOptions o = r.property == "unbiased_rounding" ? props::rounding_campaign_options()
-                                                           : props::property(r.property).options;
+  props::GenOptions o = r.options;
   o.dtypes = {dtype};
   o.claims = claims;
   return o;
-}
-
-// The capability a requirement cannot be judged without, when the kernel lacks it ("" when it
-// has it, or when the requirement needs no more than a forward). From the table's `needs`.
-std::string missing_capability(const Requirement& r, const Capabilities& c) {
-  if (r.needs == "backward" && !c.backward) return "backward";
-  if (r.needs == "gqa" && !c.gqa) return "grouped heads (GQA)";
-  if (r.needs == "strided" && !c.strided) return "strided layouts";
-  if (r.needs == "custom_scale" && !c.custom_scale) return "custom scale";
-  if (r.needs == "decode" && !c.decode) return "decode";
-  return "";
 }
 
 // The cases of a stream, drawn in order (drawing is cheap next to running a check).
@@ -166,7 +153,10 @@ std::string layout_pattern(const std::array<int, 3>& failed, int total) {
 
 void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
   const bool judged = pr.judged();
-  if (judged) ++res.cases_checked;
+  if (judged) {
+    ++res.cases_checked;
+    res.exercised += pr.exercised;
+  }
   if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
   if (pr.status == props::Status::not_exercised) {
     ++res.cases_not_exercised;
@@ -185,6 +175,16 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   if (res.note.empty() && pr.status == props::Status::not_claimed) res.note = pr.message;
 }
 
+// A PASS needs the tier's minimum of evidence (Requirement::min_exercised): judging a few cases
+// with nothing in them is not the check having run. Below it the result is NOT EXERCISED.
+void judge_evidence(RequirementResult& res, Tier tier) {
+  if (res.verdict != Verdict::pass || res.exercised >= res.min_exercised) return;
+  res.verdict = Verdict::not_exercised;
+  res.note = "exercised only " + std::to_string(res.exercised) + " " + res.exercised_unit + " over " +
+             std::to_string(res.cases_checked) + " judged cases; the " + std::string(tier_name(tier)) + " tier needs " +
+             std::to_string(res.min_exercised);
+}
+
 RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, const ConformanceOptions& opt, int n) {
   RequirementResult res;
   res.id = r.id;
@@ -196,7 +196,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
   res.cases_run = n;
   props::PropertyResult pr;
   try {
-    pr = props::check_unbiased_rounding(k, cases, Layout::bhtd);
+    pr = r.campaign(k, cases);
   } catch (const KernelFault& e) {
     pr = props::PropertyResult::fail(r.property, "", e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
@@ -205,6 +205,9 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     return res;
   }
   res.cases_checked = n;
+  res.exercised = pr.exercised;
+  res.exercised_unit = r.exercised;
+  res.min_exercised = min_exercised(r, opt.tier);
   for (int i = 0; i < n; ++i) res.cases.push_back({i, cases[static_cast<std::size_t>(i)].id, cases[static_cast<std::size_t>(i)].problem, true, pr.ok, -1});
   if (!pr.ok) {
     res.verdict = Verdict::fail;
@@ -214,6 +217,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
                             "", std::string(props::fail_kind_id(pr.kind))});
   } else {
     res.note = pr.message;
+    judge_evidence(res, opt.tier);
   }
   return res;
 }
@@ -269,6 +273,8 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   res.id = r.id;
   res.property = r.property;
   res.dtype = dtype;
+  res.exercised_unit = r.exercised;
+  res.min_exercised = min_exercised(r, opt.tier);
   if (!claims_dtype(k, dtype)) {
     res.verdict = Verdict::not_claimed;
     res.note = "not claimed: dtype " + std::string(dtype_name(dtype));
@@ -276,13 +282,13 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   }
   // Requirements that exist only for a capability (R2, R10, R11, R19) are not claimed as a whole;
   // the others draw only cases the kernel claims.
-  if (const std::string need = missing_capability(r, k.capabilities()); !need.empty()) {
+  if (const std::string need = r.missing(k.capabilities()); !need.empty()) {
     res.verdict = Verdict::not_claimed;
     res.note = "not claimed: " + need;
     return res;
   }
   const int n = r.cases[static_cast<int>(opt.tier)];
-  if (r.property == "unbiased_rounding") return run_campaign(k, r, dtype, opt, n);
+  if (r.campaign) return run_campaign(k, r, dtype, opt, n);
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
   // Every call a check makes is kept while failures are saved: the evidence of a failure holds
@@ -335,6 +341,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       res.note = "none of " + std::to_string(res.cases_run) + " cases exercised it" +
                  (res.not_exercised_why.empty() ? std::string() : " (the first: " + res.not_exercised_why + ")");
   }
+  judge_evidence(res, opt.tier);
   return res;
 }
 
@@ -423,13 +430,13 @@ props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::P
   // What the claims rule out is not judged. The suite never draws such a case, but a saved one
   // judged again with another kernel (repro) may be: then it is neither fixed nor failing.
   const Capabilities caps = k.capabilities();
-  if (const std::string need = missing_capability(r, caps); !need.empty())
+  if (const std::string need = r.missing(caps); !need.empty())
     return props::PropertyResult::not_claimed(r.property, pc.c.id, need);
   if (pc.layout != Layout::bhtd && !caps.strided)
     return props::PropertyResult::not_claimed(r.property, pc.c.id,
                                               "strided layouts (the case is laid out " + std::string(layout_name(pc.layout)) + ")");
   try {
-    return props::property(r.property).check(k, pc);
+    return r.check(k, pc);
   } catch (const KernelFault& e) {
     return props::PropertyResult::fail(r.property, pc.c.id, e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
@@ -441,6 +448,7 @@ std::string describe(const RequirementResult& r) {
   std::ostringstream o;
   o << r.id << ' ' << r.property << " [" << dtype_name(r.dtype) << "] " << verdict_name(r.verdict) << ": "
     << r.cases_checked << " of " << r.cases_run << " cases judged";
+  if (r.cases_checked > 0) o << " (" << r.exercised << ' ' << r.exercised_unit << ")";
   if (r.cases_failed > 0) o << ", " << r.cases_failed << " failed (" << r.failure_pattern << ")";
   if (r.cases_not_exercised > 0) o << " (" << r.cases_not_exercised << " not exercised)";
   if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";

@@ -11,7 +11,6 @@
 #include "io/exchange.h"
 #include "io/npy.h"
 #include "problem/error.h"
-#include "properties/conformance/registry.h"
 
 namespace attnv::conformance {
 namespace {

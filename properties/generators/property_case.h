@@ -51,7 +51,7 @@ struct GenOptions {
   // D in {64, 128}, a ragged key tile) in ~3% of standard-tier cases, so a bug living only there
   // needed luck. Case i of a CaseStream is production-shaped when (i + 1) % production_every == 0:
   // an exact share of every stream and tier. 0: never, for requirements whose check cannot take
-  // such a shape (each exemption says why in registry.cpp).
+  // such a shape (each exemption says why in its requirement file, properties/requirements/).
   int production_every = 32;
   // A production case is bounded by this instead of max_work and max_tk (which would shrink it
   // back to a toy). It bounds the long dimension; the smallest production shape (one 64-tile

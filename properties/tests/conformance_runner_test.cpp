@@ -11,7 +11,9 @@
 #include "io/exchange.h"
 #include "properties/conformance/conformance.h"
 #include "properties/conformance/evidence.h"
+#include "problem/buffers.h"
 #include "problem/error.h"
+#include "reference/fast/fast.h"
 #include "kernels/emulated_kernel.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
@@ -20,12 +22,6 @@
 namespace attnv::conformance {
 namespace {
 
-std::set<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::set<std::string> w;
-  for (std::string x; in >> x;) w.insert(x);
-  return w;
-}
 
 // A kernel that claims little: f32 only, MHA, no options, dense BHTD views only. It refuses
 // anything else, so a case drawn outside its claims would be a finding; instead every drawn case
@@ -124,11 +120,51 @@ TEST(ConformanceRunner, MaskingRequirementsWithoutHiddenKeysAreNotExercised) {
   }
 }
 
+// A kernel whose f64 outputs are the exact values (the fast reference, correctly rounded to
+// f64): it makes no rounding error at all, so the sign test of R15 has no signed error to count.
+class ExactF64Kernel : public Kernel {
+ public:
+  std::string name() const override { return "exact_f64"; }
+  Capabilities capabilities() const override {
+    Capabilities c = inner_.capabilities();
+    c.dtypes = {DType::f64};
+    return c;
+  }
+  PrecisionModel precision(DType storage) const override { return inner_.precision(storage); }
+  void forward(const Problem& p, const KernelViews& v) override { write_outputs(ref::fast_forward(case_from_views(p, v)), p, v); }
+
+ private:
+  props::NaiveKernel inner_;
+};
+
+// A PASS needs the tier's minimum of what the requirement counts as exercised, not one judged
+// case. The exact kernel has every one of R15's 400 cases judged, yet none carries a signed
+// error: 0 cases in the sign test, below the quick tier's 200, is NOT EXERCISED (it used to read
+// "PASS: 0 of 0 cases err toward zero"). The naive kernel's rounding errors fill the test.
+TEST(ConformanceRunner, APassNeedsTheTiersMinimumOfEvidence) {
+  ExactF64Kernel exact;
+  const RequirementResult r = run_requirement(exact, "R15", DType::f64);
+  EXPECT_EQ(r.verdict, Verdict::not_exercised) << describe(r);
+  EXPECT_EQ(r.cases_checked, r.cases_run) << describe(r);
+  EXPECT_EQ(r.exercised, 0) << describe(r);
+  EXPECT_EQ(r.min_exercised, min_exercised(requirement("R15"), Tier::quick));
+  EXPECT_NE(r.note.find("exercised only 0 cases in the sign test"), std::string::npos) << r.note;
+  props::NaiveKernel naive;
+  const RequirementResult n = run_requirement(naive, "R15", DType::f64);
+  EXPECT_EQ(n.verdict, Verdict::pass) << describe(n);
+  EXPECT_GE(n.exercised, n.min_exercised) << describe(n);
+  // Every requirement states its unit and a positive minimum at every tier.
+  for (const Requirement& q : requirements()) {
+    EXPECT_FALSE(q.exercised.empty()) << q.id;
+    for (Tier t : {Tier::quick, Tier::standard, Tier::full}) EXPECT_GT(min_exercised(q, t), 0) << q.id;
+  }
+}
+
 TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
   std::set<std::string> listed;
   for (const Requirement& r : requirements()) {
     ASSERT_FALSE(r.mutants.empty()) << r.id << " has no mutant shown to break it";
-    for (const std::string& m : words(r.mutants)) {
+    for (const std::string& m : r.mutants) {
       listed.insert(m);
       bool found = false;
       for (const props::Mutant& z : props::mutant_zoo())
@@ -175,7 +211,9 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
     // A check that compares runs (a perturbation, a permutation, a layout, a slice, a repeat)
     // keeps both in its evidence, the perturbed inputs included.
     const std::set<std::string> comparing{"R5", "R6", "R8", "R9", "R10", "R11", "R12", "R13", "R16", "R17"};
-    if (comparing.count(req.id)) EXPECT_GE(e->runs.size(), 2u) << m.name;
+    if (comparing.count(req.id)) {
+      EXPECT_GE(e->runs.size(), 2u) << m.name;
+    }
     // Judged again the same way, the mutant still fails and the correct kernel passes: repro
     // says "fixed" only when the same judgement passes.
     const std::unique_ptr<Kernel> broken = m.make();

@@ -8,7 +8,7 @@
 #include <rapidcheck.h>
 
 #include "problem/validate.h"
-#include "properties/conformance/registry.h"
+#include "properties/conformance/conformance.h"
 #include "properties/generators/property_case.h"
 
 namespace attnv::props {
@@ -90,8 +90,8 @@ bool production_shaped(const Shape& s) {
 // pass for production ones (max_work keeps them below a 64 x 64 tile at Dk = 64).
 TEST(Generators, EveryStreamDrawsItsFixedShareOfProductionShapes) {
   constexpr int kCases = 128;
-  std::vector<std::pair<std::string, GenOptions>> streams{{"unbiased_rounding", rounding_campaign_options()}};
-  for (const PropertyEntry& e : property_registry()) streams.emplace_back(e.name, e.options);
+  std::vector<std::pair<std::string, GenOptions>> streams;
+  for (const conformance::Requirement& r : conformance::requirements()) streams.emplace_back(r.property, r.options);
   std::set<std::string> exempt;
   for (const auto& [name, opt] : streams) {
     CaseStream stream(opt, 11);
@@ -106,7 +106,7 @@ TEST(Generators, EveryStreamDrawsItsFixedShareOfProductionShapes) {
     EXPECT_EQ(production, opt.production_every > 0 ? kCases / opt.production_every : 0) << name;
     if (opt.production_every == 0) exempt.insert(name);
   }
-  // The exemptions are deliberate (registry.cpp says why): a new one must be added here too.
+  // The exemptions are deliberate (each requirement file says why): a new one must be added here too.
   EXPECT_EQ(exempt, (std::set<std::string>{"decode_equals_prefill", "score_rank", "entropy_temperature", "score_variance"}));
 }
 

@@ -10,7 +10,7 @@
 #include <rapidcheck.h>
 
 #include "kernels/mutants.h"
-#include "properties/tests/registry.h"
+#include "properties/conformance/conformance.h"
 
 namespace attnv::props::testing {
 namespace {
@@ -28,7 +28,7 @@ struct Kill {
 };
 
 // The per-case property, case after case, until it fails.
-Kill hunt(Kernel& k, const PropertyEntry& entry, DType dtype) {
+Kill hunt(Kernel& k, const conformance::Requirement& entry, DType dtype) {
   GenOptions opt = entry.options;
   opt.dtypes = {dtype};
   CaseStream stream(opt, kSeed);  // with its share of production shapes, as the suite draws
@@ -55,15 +55,17 @@ Kill hunt(Kernel& k, const PropertyEntry& entry, DType dtype) {
 }
 
 // The campaign-level sign test over the first n cases, n growing in steps of 20.
-Kill hunt_bias(Kernel& k) {
-  const auto gen = gen_property_case(rounding_campaign_options());
+Kill hunt_campaign(Kernel& k, const conformance::Requirement& entry, DType dtype) {
+  GenOptions opt = entry.options;
+  opt.dtypes = {dtype};
+  const auto gen = gen_property_case(opt);
   rc::Random random(kSeed);
   std::vector<Case> cases;
   Kill kill;
   const auto t0 = std::chrono::steady_clock::now();
   while (!kill.killed && static_cast<int>(cases.size()) < kMaxCases) {
     for (int n = 0; n < 20; ++n) cases.push_back(gen(random.split()).value().c);
-    const PropertyResult r = check_unbiased_rounding(k, cases, Layout::bhtd);
+    const PropertyResult r = entry.campaign(k, cases);
     kill.cases = static_cast<int>(cases.size());
     if (!r.ok) {
       kill.killed = true;
@@ -80,8 +82,9 @@ TEST(MutantZoo, EveryMutantIsCaughtByItsProperty) {
   std::printf("\n%-26s %-27s %5s %8s %7s  %s\n", "mutant", "caught by", "cases", "seconds", "rate", "first failure");
   for (const Mutant& m : mutant_zoo()) {
     const std::unique_ptr<Kernel> k = m.make();
-    const Kill kill = m.requirement == "unbiased_rounding" ? hunt_bias(*k) : hunt(*k, property(m.requirement), m.dtype);
-    const std::string rate = m.requirement == "unbiased_rounding" ? "-" : std::to_string(kill.failing) + "/" + std::to_string(kRateCases);
+    const conformance::Requirement& r = conformance::requirement(m.requirement);
+    const Kill kill = r.campaign ? hunt_campaign(*k, r, m.dtype) : hunt(*k, r, m.dtype);
+    const std::string rate = r.campaign ? "-" : std::to_string(kill.failing) + "/" + std::to_string(kRateCases);
     std::printf("%-26s %-27s %5d %8.3f %7s  %s\n", m.name.c_str(), m.requirement.c_str(), kill.cases, kill.seconds,
                 rate.c_str(), kill.killed ? kill.how.substr(0, 150).c_str() : "NOT CAUGHT");
     EXPECT_TRUE(kill.killed) << m.name << " (" << m.bug << ") survived " << kMaxCases << " cases of " << m.requirement
@@ -91,9 +94,8 @@ TEST(MutantZoo, EveryMutantIsCaughtByItsProperty) {
 
 // A property no mutant is meant to break is a property never shown able to fail.
 TEST(MutantZoo, EveryPropertyHasAMutantMeantToBreakIt) {
-  std::vector<std::string> names{"unbiased_rounding"};
-  for (const PropertyEntry& e : property_registry()) names.push_back(e.name);
-  for (const std::string& n : names) {
+  for (const conformance::Requirement& r : conformance::requirements()) {
+    const std::string& n = r.property;
     bool covered = false;
     for (const Mutant& m : mutant_zoo()) covered |= m.requirement == n;
     EXPECT_TRUE(covered) << "no mutant targets " << n;

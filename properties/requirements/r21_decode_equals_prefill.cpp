@@ -1,0 +1,25 @@
+// Decode with a KV cache equals prefill: prefill then single tokens, and chunked prefill, give
+// after every call the full prefill's rows within the bound, and the cache holds exactly the
+// appended K/V (bitwise; untouched past cache_len + n). Prompts of up to 40 tokens (two decode
+// runs of several calls each, a reference per call); no production share, as a production
+// prompt (>= 64 tokens) is what max_tk = 40 rules out.
+#include "properties/checks/checks.h"
+#include "properties/conformance/requirement.h"
+
+namespace attnv::conformance {
+
+Requirement r21_decode_equals_prefill() {
+  return {
+      .id = "R21",
+      .property = "decode_equals_prefill",
+      .statement = "decode with a KV cache equals prefill; the cache holds exactly the appended K/V",
+      .mutants = {"decode_top_left", "decode_append_shifted"},
+      .needs = "decode",
+      .missing = needs_claim(&Capabilities::decode, "decode"),
+      .options = drawn([](props::GenOptions& o) { o.kv_len = false; o.max_tk = 40; o.max_work = 60000; o.production_every = 0; }),
+      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_decode_equals_prefill(k, pc.c, pc.layout, pc.seed); },
+      .cases = {40, 300, 3000},
+  };
+}
+
+}  // namespace attnv::conformance
