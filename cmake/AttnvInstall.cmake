@@ -28,7 +28,7 @@ install(TARGETS ${ATTNV_EXPORTED_TARGETS} EXPORT attnvTargets
 set(ATTNV_PUBLIC_HEADERS
   problem/buffers.h problem/case.h problem/dtype.h problem/kernel.h problem/precision.h
   problem/problem.h problem/tensor.h
-  properties/checks/property_result.h properties/conformance/conformance.h
+  properties/checks/property_result.h properties/conformance/conformance.h properties/conformance/requirement.h
   properties/conformance/conformance_gtest.h properties/generators/property_case.h
   reference/bound/bound.h)
 foreach(h IN LISTS ATTNV_PUBLIC_HEADERS)
