@@ -44,7 +44,7 @@ void require_same_export(const fs::path& dir, const fs::path& second) {
     throw InputError(where + ": that is " + dir.string() +
                      " itself; comparing a folder with itself proves nothing. Copy the export, run the program on "
                      "the copy too, and give the copy");
-  for (const std::string name : {std::string(kExportFile), std::string(io::kManifestFile)}) {
+  for (const std::string& name : {std::string(kExportFile), std::string(io::kManifestFile)}) {
     const fs::path mine = dir / name, theirs = second / name;
     if (!fs::exists(theirs))
       throw InputError(where + ": " + theirs.string() + " is missing: the second folder must be a copy of the export " +

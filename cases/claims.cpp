@@ -161,9 +161,13 @@ std::string capability_difference(const Claims& a, const Claims& b, const std::s
   if (a.caps.dtypes != b.caps.dtypes)
     return "\"dtypes\": " + names(a.caps.dtypes) + " here, " + names(b.caps.dtypes) + " in " + b_name;
   const auto word = [](bool v) { return v ? "true" : "false"; };
-  for (const Flag& f : kFlags)
-    if (a.caps.*f.field != b.caps.*f.field)
-      return "\"" + std::string(f.key) + "\": " + word(a.caps.*f.field) + " here, " + word(b.caps.*f.field) + " in " + b_name;
+  for (const Flag& f : kFlags) {
+    if (a.caps.*f.field != b.caps.*f.field) {
+      std::string m = "\"";  // appended, not "\"" + key: GCC 12 warns (-Wrestrict, a false positive) on that form
+      m += f.key;
+      return m + "\": " + word(a.caps.*f.field) + " here, " + word(b.caps.*f.field) + " in " + b_name;
+    }
+  }
   if (a.caps.decode != b.caps.decode) return "\"decode\" differs from " + b_name;
   return "";
 }

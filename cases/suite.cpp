@@ -50,7 +50,10 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
             {"bytes", bytes},
             {"inputs", inputs}};
   for (DType d : s.dtypes) j["dtypes"].push_back(dtype_name(d));
-  const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
+  std::string tmp_name = ".";  // appended, not "." + name: GCC 12 warns (-Wrestrict, a false positive) on that form
+  tmp_name += file.filename().string();
+  tmp_name += ".tmp";
+  const std::filesystem::path tmp = file.parent_path() / tmp_name;
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << j.dump(2) << '\n';

@@ -2,7 +2,7 @@
 # -> comparison -> report, so
 #   reference/ includes nothing of kernels/, properties/, core/, calibration/, plugin/, cases/,
 #              cli/, fuzz/ (an independent reference shares no code with what it judges);
-#   kernels/   includes only problem/, util/ and reference/visibility.h (the emulated kernels' SPEC
+#   kernels/   includes only problem/, util/ and reference/visibility.h (the emulated kernels' docs/semantics.md
 #              visibility), never the checks that judge them;
 #   fuzz/      (its library and harnesses, not its tests) does not reach into properties/ or
 #              plugin/ internals (the plugin parser harness excepted: plugin/ is what it fuzzes).

@@ -10,7 +10,7 @@
 # Usage: ci/test.sh [--no-asan] [--no-tsan] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash ci/install-deps.sh
+bash ci/install-deps.sh --tests
 
 asan=1
 tsan=1

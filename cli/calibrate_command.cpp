@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/seed_option.h"
 #include "calibration/calibration.h"
 
 namespace attnv::cli {
@@ -23,7 +24,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       "p < 1e-6); the test suite asserts them with derived thresholds (reference/bound/BOUND.md).");
   cmd->add_option("--cases", opt->cases_per_model, "cases per precision model")
       ->check(CLI::Range(1, 10000000))->capture_default_str();
-  cmd->add_option("--seed", opt->first_seed, "first seed")->capture_default_str();
+  cmd->add_option("--seed", opt->first_seed, "first seed")->check(seed_validator())->capture_default_str();
   cmd->add_flag("!--no-backward", opt->backward, "forward only");
   cmd->add_flag("--f64", *include_f64, "also calibrate f64 storage with f64 accumulation");
   cmd->callback([opt, include_f64, &exit_code] {

@@ -10,6 +10,8 @@
 #include "cases/cases.h"
 #include "cli/certificate_output.h"
 #include "cli/commands.h"
+#include "cli/seed_option.h"
+#include "cli/output_target.h"
 #include "cli/progress.h"
 #include "cli/dtype_option.h"
 #include "io/text.h"
@@ -85,7 +87,7 @@ int run_check(const CheckArgs& a) {
   // Every input (the export, --second, --claims) is validated before any output is touched.
   const cases::Suite suite = cases::checked_suite(a.dir, opt);
   prepare_outputs(a.out);
-  Progress progress(isatty(STDERR_FILENO) != 0);
+  Progress progress(can_redraw(STDERR_FILENO));
   std::size_t done = 0;
   report::Certificate cert;
   cert.report = cases::check(a.dir, [&](const conformance::RequirementResult& r) { progress.update(r, ++done, 0); }, opt);
@@ -124,7 +126,7 @@ void add_cases_command(CLI::App& app, int& exit_code) {
   ex->add_option("--dtype", e->dtypes, "storage dtypes, comma separated (f64, f32, f16, bf16)")
       ->required()->delimiter(',')->check(dtype_validator());
   ex->add_option("--out", e->out, "folder to write the cases into")->required();
-  ex->add_option("--seed", e->seed, "suite seed")->capture_default_str();
+  ex->add_option("--seed", e->seed, "suite seed")->check(seed_validator())->capture_default_str();
   ex->add_option("--only", e->only, "requirements to run, comma separated (R1,R5 or names)")->delimiter(',');
   ex->add_option("--claims", e->claims, "JSON file of capabilities and precision models (cases/README.md)");
   ex->callback([e, &exit_code] {

@@ -5,6 +5,8 @@
 #include <span>
 #include <unistd.h>
 
+#include "cli/output_target.h"
+#include "cli/provenance.h"
 #include "io/npy.h"
 #include "io/text.h"
 #include "problem/error.h"
@@ -23,7 +25,8 @@ void write_text(const fs::path& path, const std::string& text) {
 }
 
 void require_parent(const std::string& file, const char* option) {
-  if (file.empty()) return;
+  if (file.empty() || is_stdout(file)) return;
+  require_regular_target(file, option);
   const fs::path parent = fs::absolute(fs::path(file)).parent_path();
   if (!fs::is_directory(parent))
     throw InputError(std::string(option) + " " + file + ": the folder " + parent.string() + " does not exist");
@@ -40,6 +43,8 @@ report::Certificate for_terminal(report::Certificate c) {
   clean(c.kernel.spec);
   clean(c.kernel.name);
   clean(c.kernel.version);
+  clean(c.provenance.cpu);
+  clean(c.provenance.compiler);
   for (std::string& n : c.kernel.notes) clean(n, true);
   clean(c.report.kernel);
   for (conformance::RequirementResult& r : c.report.results) {
@@ -65,15 +70,21 @@ void add_output_options(CLI::App& cmd, OutputOptions& out) {
   cmd.add_option("--report", out.report_dir,
                  "folder for the whole certificate: certificate.json, certificate.junit.xml, certificate.html "
                  "and failures/ (each failing case in the exchange layout)");
-  cmd.add_option("--json", out.json, "write the certificate as JSON (docs/certificate.md; byte-identical per seed)");
-  cmd.add_option("--junit", out.junit, "write JUnit XML for CI systems");
-  cmd.add_option("--html", out.html, "write the self-contained HTML certificate");
+  cmd.add_option("--json", out.json,
+                 "write the certificate as JSON (docs/certificate.md; byte-identical per seed); - for standard output");
+  cmd.add_option("--junit", out.junit, "write JUnit XML for CI systems; - for standard output");
+  cmd.add_option("--html", out.html, "write the self-contained HTML certificate; - for standard output");
+  cmd.add_option("--color", out.color,
+                 "colour the summary: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))->capture_default_str();
 }
 
 void prepare_outputs(const OutputOptions& out) {
   require_parent(out.json, "--json");
   require_parent(out.junit, "--junit");
   require_parent(out.html, "--html");
+  if (is_stdout(out.json) + is_stdout(out.junit) + is_stdout(out.html) > 1)
+    throw InputError("only one of --json, --junit and --html can be - (standard output): they would be mixed");
   if (!out.report_dir.empty()) {
     std::error_code ec;
     fs::create_directories(out.report_dir, ec);
@@ -84,6 +95,7 @@ void prepare_outputs(const OutputOptions& out) {
 
 int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
   if (cert.attnv_version.empty()) cert.attnv_version = ATTNV_VERSION;
+  if (cert.provenance.attnv_commit.empty()) cert.provenance = this_run();
   // Each form is rendered once, and only when some output wants it.
   const fs::path dir(out.report_dir);
   const bool to_dir = !out.report_dir.empty();
@@ -97,12 +109,19 @@ int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
   for (const auto& f : forms) {
     if (f.file.empty() && !to_dir) continue;
     const std::string text = f.render(cert);
-    if (!f.file.empty()) write_text(f.file, text);
+    if (is_stdout(f.file))
+      std::cout << text << std::flush;
+    else if (!f.file.empty())
+      write_text(f.file, text);
     if (to_dir) write_text(dir / f.in_dir, text);
   }
-  std::cout << report::terminal_summary(for_terminal(cert), isatty(STDOUT_FILENO) != 0);
+  // With a report on standard output the summary goes to stderr, so stdout stays parseable.
+  const bool summary_to_stderr = is_stdout(out.json) || is_stdout(out.junit) || is_stdout(out.html);
+  std::ostream& summary = summary_to_stderr ? std::cerr : std::cout;
+  summary << path_note();
+  summary << report::terminal_summary(for_terminal(cert), use_color(out.color, summary_to_stderr ? STDERR_FILENO : STDOUT_FILENO));
   if (!out.report_dir.empty())
-    std::cout << "certificate written to " << io::printable(out.report_dir) << "/certificate.{json,junit.xml,html}\n";
+    summary << "certificate written to " << io::printable(out.report_dir) << "/certificate.{json,junit.xml,html}\n";
   const report::Summary s = report::summarize(cert);
   // attnv's own error is never the kernel's finding: its own exit status (unless findings exist).
   if (s.fail == 0 && s.attnv_errors > 0) return 3;

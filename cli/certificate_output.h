@@ -11,13 +11,14 @@ namespace attnv::cli {
 
 struct OutputOptions {
   std::string report_dir;  // certificate.json, certificate.junit.xml, certificate.html, failures/
-  std::string json, junit, html;
+  std::string json, junit, html;  // "-" is standard output (the summary then goes to stderr)
+  std::string color = "auto";     // auto, always, never (cli/output_target.h)
 };
 
 void add_output_options(CLI::App& cmd, OutputOptions& out);
 
 // Fails early (InputError) when an output cannot be written: a missing parent folder, a report
-// folder that is a file. Called before the run, so a long run never ends in an unwritable path.
+// folder that is a file, a target that is not a regular file, two outputs on standard output. Called before the run, so a long run never ends in an unwritable path.
 void prepare_outputs(const OutputOptions& out);
 
 // Writes every requested file (each atomically), prints the summary; returns the exit status:

@@ -8,8 +8,10 @@
 
 #include "cli/certificate_output.h"
 #include "cli/commands.h"
+#include "cli/seed_option.h"
 #include "cli/dtype_option.h"
 #include "cli/kernel_spec.h"
+#include "cli/output_target.h"
 #include "cli/progress.h"
 #include "problem/error.h"
 #include "util/parallel.h"
@@ -59,10 +61,11 @@ int run_certify(const CertifyArgs& a) {
 
   prepare_outputs(a.out);
   const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
-  Progress progress(isatty(STDERR_FILENO) != 0);
+  Progress progress(can_redraw(STDERR_FILENO));
   opt.on_result = [&progress](const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
     progress.update(r, done, total);
   };
+  opt.on_case = [&progress](const std::string& id, DType d, int run, int cases) { progress.on_case(id, d, run, cases); };
   report::Certificate cert;
   cert.report = conformance::run_conformance(choice.make, opt);
   progress.finish();
@@ -85,12 +88,12 @@ void add_certify_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 certified, 1 findings, 2 usage or input error, 3 attnv could not judge a\n"
       "requirement (attnv's own error, reported as ATTNV ERROR, never a finding against the kernel).\n"
       "Example: attnv certify --kernel builtin:core --suite quick --report cert/");
-  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
+  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   cmd->add_option("--dtype", a->dtypes, "storage dtypes (f64, f32, f16, bf16; default: every dtype the kernel claims)")
       ->check(dtype_validator())->delimiter(',');
   cmd->add_option("--suite", a->suite, "case counts per requirement: quick, standard or full")
       ->check(CLI::IsMember({"quick", "standard", "full"}))->capture_default_str();
-  cmd->add_option("--seed", a->seed, "seed of every case stream (same seed, same cases, same JSON)")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed of every case stream (same seed, same cases, same JSON)")->check(seed_validator())->capture_default_str();
   cmd->add_option("--only", a->only, "requirements to run (ids or names: R5,no_leakage; default: all)")->delimiter(',');
   cmd->add_option("--jobs", a->jobs, "requirement x dtype jobs run at once (default: the CPU count)")->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/output_target.h"
+#include "cli/seed_option.h"
 #include "cli/dtype_option.h"
 #include "cli/fuzz_search.h"
 #include "cli/kernel_spec.h"
@@ -132,6 +134,7 @@ int run_fuzz(const FuzzArgs& a) {
   // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
+  std::cout << path_note();
   std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec)) << ' '
             << io::printable(report::shell_quote(a.out)) << '\n';
   return 1;
@@ -150,17 +153,17 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "floating-point exception (in-process kernels). The backward too where the kernel\n"
       "claims it. Inputs that reach new headroom / error levels are kept, so the search climbs.\n"
       "The first finding is shrunk and written to --out as an exchange folder; replay it with\n"
-      "`attnv repro --kernel SPEC DIR`.\n"
+      "`attnv repro --kernel KERNEL DIR`.\n"
       "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error.\n"
       "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
-  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
+  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   cmd->add_option("--dtype", a->dtype, "storage dtype of every case (default: every dtype the kernel claims)")
       ->check(dtype_validator());
   cmd->add_option("--max-time", a->max_time, "seconds to search")->check(CLI::Range(0.0, 1e7))->capture_default_str();
   cmd->add_option("--jobs", a->jobs, "independent searchers, each with its own kernel (plugin: its own worker)")
       ->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--out", a->out, "folder the reproducer of a finding is written to")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "seed of the search (searcher i uses seed + i)")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed of the search (searcher i uses seed + i)")->check(seed_validator())->capture_default_str();
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   cmd->add_option("--corpus", a->corpus, "folder of seed inputs (default: the repository's fuzz/corpus/numeric when present)");

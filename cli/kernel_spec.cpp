@@ -6,6 +6,7 @@
 #include "plugin/plugin_kernel.h"
 #include "problem/error.h"
 #include "kernels/naive_kernel.h"
+#include "util/sha256.h"
 
 namespace attnv::cli {
 namespace {
@@ -41,6 +42,8 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
     const plugin::PluginKernel probe(abs, popt);
     KernelChoice choice{[abs, popt] { return std::unique_ptr<Kernel>(std::make_unique<plugin::PluginKernel>(abs, popt)); },
                         describe("plugin:" + abs, probe, probe.version())};
+    // The file's hash names the exact build certified (a name and version string do not).
+    choice.info.sha256 = util::sha256_file_hex(abs);
     // A plugin's decode is held to R21 (decode equals prefill) like any claimed capability.
     return choice;
   }

@@ -1,5 +1,5 @@
 #pragma once
-// `--kernel SPEC`: which kernel a command runs. builtin:core (the optimized core, in process),
+// `--kernel KERNEL`: which kernel a command runs. builtin:core (the optimized core, in process),
 // builtin:naive (the plain naive kernel, in process) or plugin:PATH (a shared library
 // implementing plugin/include/attnv_plugin.h, run in a worker process).
 #include <string>

@@ -132,7 +132,7 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "a case the kernel's claims no longer let the requirement judge, 3 attnv could not judge it\n"
       "(attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
-  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->required();
+  cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   cmd->add_option("DIR", a->dir, "a failure's evidence folder, or an exchange folder (manifest.json and case folders)")->required();
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();

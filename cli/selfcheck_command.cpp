@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/seed_option.h"
 #include "cli/dtype_option.h"
 #include "cli/selfcheck.h"
 
@@ -23,7 +24,7 @@ void add_selfcheck_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 100000))->capture_default_str();
   cmd->add_option("--rows", opt->rows_per_medium_case, "oracle rows sampled per realistic-size case")
       ->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "first seed")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "first seed")->check(seed_validator())->capture_default_str();
   cmd->add_option("--dtype", *dtypes, "storage dtypes (f64, f32, f16, bf16)")
       ->check(dtype_validator())->delimiter(',')->capture_default_str();
   cmd->add_flag("!--no-backward", opt->backward, "skip the dQ, dK, dV comparison");

@@ -1,6 +1,13 @@
-# cmake --install: the headers under include/attnv (so "problem/case.h" style includes work with
-# include/attnv on the include path), the static libraries of the conformance suite, and the
-# package files: find_package(attnv) gives attnv::conformance.
+# cmake --install:
+#   bin/attnv, libexec/attnv/attnv-worker   the command line program and the worker it runs
+#                                           plugins in (found relative to bin/attnv)
+#   include/attnv/attnv_plugin.h            the plugin ABI; share/pkgconfig/attnv-plugin.pc for it
+#   include/attnv/{problem,properties,...}  the public C++ headers (a curated list, below), so
+#                                           "problem/kernel.h" style includes work with
+#                                           include/attnv on the include path
+#   lib/, lib/cmake/attnv                   the conformance suite's static libraries and the CMake
+#                                           package: find_package(attnv) gives attnv::conformance
+#   share/doc/attnv/semantics.md            the contract the headers point to
 include(CMakePackageConfigHelpers)
 
 set(ATTNV_EXPORTED_TARGETS attnv_conformance attnv_prop_checks attnv_prop_generators attnv_problem
@@ -15,10 +22,34 @@ target_include_directories(attnv_util INTERFACE $<INSTALL_INTERFACE:${CMAKE_INST
 
 install(TARGETS ${ATTNV_EXPORTED_TARGETS} EXPORT attnvTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir problem util gen io reference properties)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnv
-          FILES_MATCHING PATTERN "*.h" PATTERN "tests" EXCLUDE PATTERN "fuzz" EXCLUDE)
+# The public C++ headers: what the conformance suite's entry point (conformance_gtest.h) and a
+# kernel behind attnv::Kernel include, and nothing else; the rest of the tree is internal. The
+# install_consumer test builds a project against exactly these, so a missing one fails there.
+set(ATTNV_PUBLIC_HEADERS
+  problem/buffers.h problem/case.h problem/dtype.h problem/kernel.h problem/precision.h
+  problem/problem.h problem/tensor.h
+  properties/checks/property_result.h properties/conformance/conformance.h properties/conformance/requirement.h
+  properties/conformance/conformance_gtest.h properties/generators/property_case.h
+  reference/bound/bound.h)
+foreach(h IN LISTS ATTNV_PUBLIC_HEADERS)
+  get_filename_component(dir ${h} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnv/${dir})
 endforeach()
+
+# The command line program and its worker.
+install(TARGETS attnv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS attnv-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/attnv)
+
+# For plugin authors: the C header, and a pkg-config file that finds it wherever the tree was
+# installed (its prefix is relative to the .pc file, so `cmake --install --prefix` and a moved
+# tree both work). Header only, so it goes to share/pkgconfig.
+install(FILES ${PROJECT_SOURCE_DIR}/plugin/include/attnv_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnv)
+file(RELATIVE_PATH ATTNV_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_DATADIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" ATTNV_PC_TO_PREFIX "${ATTNV_PC_TO_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/attnv-plugin.pc.in ${PROJECT_BINARY_DIR}/attnv-plugin.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/attnv-plugin.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/semantics.md ${PROJECT_SOURCE_DIR}/docs/certificate.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(EXPORT attnvTargets NAMESPACE attnv:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attnv)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/attnvConfig.cmake.in
   ${PROJECT_BINARY_DIR}/attnvConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attnv)

@@ -1,5 +1,5 @@
 #pragma once
-// The multi-head attention layer (shared/SPEC.md "Multi-head layer") on top of the core:
+// The multi-head attention layer (docs/semantics.md "The multi-head layer") on top of the core:
 //   Q = X Wq (+ bq),  K = Xkv Wk (+ bk),  V = Xkv Wv (+ bv)       (Eigen, f32 accumulation)
 //   heads: column h*Dk + d of Q is dimension d of query head h (K, V: KV head, SPEC's split)
 //   O = attention(Q, K, V) through core::forward with any of its options (causal, mask, ...)

@@ -1,7 +1,8 @@
 #pragma once
-// Rotary position embedding (RoPE) in the NeoX half-split form (SPEC "Incremental decoding"):
-// for a head vector x of even dimension D at absolute position p, element d < D/2 is paired
-// with d + D/2 and the pair rotated by the angle a = p theta_d, theta_d = base^(-2d/D):
+// Rotary position embedding (RoPE) in the NeoX half-split form (docs/semantics.md, "The
+// multi-head layer and rotary embedding"): for a head vector x of even dimension D at absolute
+// position p, element d < D/2 is paired with d + D/2 and the pair rotated by the angle
+// a = p theta_d, theta_d = base^(-2d/D):
 //   y_d       = x_d cos a - x_{d+D/2} sin a
 //   y_{d+D/2} = x_{d+D/2} cos a + x_d sin a.
 // Applied to Q and K before attention; with a KV cache each new token is rotated at its own

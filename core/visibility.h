@@ -1,6 +1,6 @@
 #pragma once
-// Which keys a query row sees (SPEC "Scores, visibility, softmax"), written from SPEC for the
-// core alone (the core never includes reference/). The interval rules (padding, causal,
+// Which keys a query row sees (docs/semantics.md "Which keys a query sees"), written from it for
+// the core alone (the core never includes reference/). The interval rules (padding, causal,
 // window) give each row one contiguous key range; the boolean mask and a -inf bias hide single
 // keys inside it and are applied per element by the tile loop.
 #include <cstdint>

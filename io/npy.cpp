@@ -323,6 +323,10 @@ std::vector<unsigned char> encode_npy_ints(std::span<const std::int64_t> shape, 
 void write_file_atomic(const std::filesystem::path& path, std::span<const unsigned char> bytes) {
   static std::atomic<unsigned> counter{0};
   const std::string name = name_of(path);
+  std::error_code st_ec;
+  const auto st = std::filesystem::symlink_status(path, st_ec);
+  if (!st_ec && st.type() != std::filesystem::file_type::not_found && st.type() != std::filesystem::file_type::regular)
+    fail(name, "exists and is not a regular file (a link, device, pipe or folder); refusing to replace it");
   // Hidden, unique per process and call, in the target's folder (rename(2) cannot cross file systems).
   std::string tmp_name = ".";
   tmp_name += path.filename().string();

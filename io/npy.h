@@ -94,7 +94,9 @@ void write_npy_storage(const std::filesystem::path& path, std::span<const std::i
 // Permission denied" (a folder on the way that is not searchable); "" when it is a regular file.
 std::string unreadable_reason(const std::filesystem::path& path);
 
-// Write bytes to `path` through a temporary file in the same folder and a rename.
+// Write bytes to `path` through a temporary file in the same folder and a rename. Refuses
+// (InputError) a `path` that exists and is not a regular file: a rename would replace the
+// device, pipe, socket, folder or symbolic link itself (as root, `/dev/stdout` for everyone).
 void write_file_atomic(const std::filesystem::path& path, std::span<const unsigned char> bytes);
 
 }  // namespace attnv::io

@@ -16,14 +16,24 @@
 namespace attnv::plugin {
 
 std::string default_worker_path() {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  fs::path installed;
   if (!ec) {
-    const std::filesystem::path next = self.parent_path() / "attnv-worker";
-    if (access(next.c_str(), X_OK) == 0) return next.string();
+    // Beside this program (the build tree's layout for tools built into one folder), then where
+    // `cmake --install` puts it relative to bin/ (ATTNV_WORKER_FROM_BIN: ../libexec/attnv/attnv-worker).
+    for (const fs::path& next : {self.parent_path() / "attnv-worker", self.parent_path() / ATTNV_WORKER_FROM_BIN}) {
+      if (access(next.c_str(), X_OK) == 0) return next.lexically_normal().string();
+    }
+    installed = (self.parent_path() / ATTNV_WORKER_FROM_BIN).lexically_normal();
   }
   if (const char* env = std::getenv("ATTNV_WORKER"); env && *env) return env;
-  return ATTNV_WORKER_BUILD_PATH;
+  // The build tree's worker serves only programs of the build tree: an installed attnv must
+  // find its own (and says where it looked), not silently run a build folder's copy.
+  const std::string build_dir = ATTNV_BUILD_DIR;
+  if (installed.empty() || self.string().rfind(build_dir + "/", 0) == 0) return ATTNV_WORKER_BUILD_PATH;
+  return installed.string();
 }
 
 PluginKernel::PluginKernel(std::string path, PluginOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {

@@ -22,8 +22,9 @@ namespace attnv::plugin {
 
 struct PluginOptions {
   double timeout_seconds = 60;  // per call (and for loading)
-  // attnv-worker to run. Empty: next to the running program, else $ATTNV_WORKER, else the one
-  // this build made.
+  // attnv-worker to run. Empty: next to the running program, else ../libexec/attnv/ from its
+  // folder (an installed attnv), else $ATTNV_WORKER, else (programs of the build tree only) the
+  // one this build made.
   std::string worker_path;
 };
 

@@ -2,7 +2,7 @@
 // The attention problem: one description used by the core, the reference, the properties, the
 // file exchange and the certifier alike. It describes shapes and options only; the values live
 // in a Case (problem/case.h) and strided buffers in TensorRef (problem/tensor.h).
-// What each field means is defined in shared/SPEC.md.
+// What each field means is defined in docs/semantics.md ("The problem parameters").
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace attnv {
 
-// Which corner the causal rule and the window are aligned to (SPEC "the query's position").
+// Which corner the causal rule and the window are aligned to (docs/semantics.md "Which keys a query sees").
 //   top_left:     p_i = i
 //   bottom_right: p_i = i + kv_len[b] - Tq   (the KV-cache / decode convention)
 enum class Alignment : std::uint8_t { top_left, bottom_right };

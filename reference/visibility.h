@@ -1,5 +1,5 @@
 #pragma once
-// Which keys a query sees (SPEC "Scores, visibility, softmax"), written from SPEC alone: the
+// Which keys a query sees (docs/semantics.md "Which keys a query sees"), written from it alone: the
 // reference never includes core/, so a misreading here cannot be shared with the core. The
 // oracle does not use this file either: it has its own copy (oracle/oracle_visibility.cpp, in
 // 128-bit positions), so that a mistake here (window sides near 2^63 once wrapped around) is a

@@ -25,11 +25,22 @@ struct KernelInfo {
   Capabilities caps;
   std::vector<std::pair<DType, PrecisionModel>> precision;  // the declared model per dtype
   std::vector<std::string> notes;  // "decode declared but not yet checked", ...
+  std::string sha256;  // SHA-256 (hex) of the plugin file certified; "" for built-in kernels and exchange folders
+};
+
+// What did the certifying: attnv's own build and the machine. Identifies the run (two builds of
+// attnv, or two machines, never look alike); no verdict depends on it.
+struct Provenance {
+  std::string attnv_commit;  // git commit attnv was configured from ("unknown" outside a git checkout)
+  std::string compiler;      // the compiler that built attnv: "GCC 12.2.0"
+  std::string cpu;           // the CPU's model name (/proc/cpuinfo; "unknown" when absent)
+  std::string isa;           // the SIMD path attnv's optimized core and fast reference take here: "avx2+fma+f16c" or "portable"
 };
 
 struct Certificate {
   std::string attnv_version;  // "0.1.0"
   std::string command;        // the command line that reproduces the whole run
+  Provenance provenance;
   KernelInfo kernel;
   conformance::ConformanceReport report;
 };
@@ -57,7 +68,7 @@ std::string verdict_line(const Certificate& c);
 // The command that reruns one requirement on one dtype:
 // "attnv certify --kernel builtin:core --suite quick --dtype f32 --seed 20261121 --only R5".
 std::string reproduce_command(const Certificate& c, const conformance::RequirementResult& r);
-// Judges a saved finding again: "attnv repro --kernel SPEC FOLDER" ("" when it was not saved, or
+// Judges a saved finding again: "attnv repro --kernel KERNEL FOLDER" ("" when it was not saved, or
 // when the kernel is answers read from files, which repro cannot call).
 std::string repro_command(const Certificate& c, const conformance::Finding& f);
 

@@ -26,15 +26,15 @@ struct Series {
 // vertical line marks ratio 1, the bound. `id` makes the SVG's internal ids unique on the page.
 std::string histogram_svg(const std::string& id, const std::string& title, const std::vector<Series>& series);
 
-// The covered shape space: one point per judged case at (Tk, Tq), log axes. Two groups of
-// points are drawn: class "by-ratio" (colored by the case's worst ratio) and class "by-verdict"
-// (pass / fail); the page's CSS shows one of them.
+// The covered shape space at (Tk, Tq), log axes: the judged cases binned into a grid of quarter
+// decades, one mark per non-empty cell (its size grows with the count), so the page stays small
+// however many cases ran. Each mark carries two colours, --r (the cell's worst ratio) and --v
+// (any failure); the page's CSS uses one of them, as the toggle says.
 struct Point {
   double tq, tk;
   double ratio;       // < 0: no ratio
   bool ok;
-  std::string title;  // hover text (not yet escaped)
-  unsigned jitter;    // a per-point number that spreads overlapping points a little
+  std::string title;  // hover text of the case when it is its cell's worst (not yet escaped)
 };
 std::string scatter_svg(const std::string& id, const std::string& title, const std::vector<Point>& points,
                         double max_t);

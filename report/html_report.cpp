@@ -44,7 +44,10 @@ void header(std::ostringstream& o, const Certificate& c, const Summary& s) {
   item("dtypes", dtypes);
   item("tier", std::string(conformance::tier_name(c.report.tier)));
   item("seed", std::to_string(c.report.seed));
-  item("attnv", c.attnv_version);
+  item("attnv", c.attnv_version + (c.provenance.attnv_commit.empty() ? "" : " (commit " + c.provenance.attnv_commit.substr(0, 12) + ")"));
+  if (!c.kernel.sha256.empty()) item("plugin sha256", c.kernel.sha256);
+  if (!c.provenance.compiler.empty()) item("built with", c.provenance.compiler);
+  if (!c.provenance.cpu.empty()) item("CPU", c.provenance.cpu + " (" + c.provenance.isa + " path)");
   o << "</dl></header>\n";
 }
 
@@ -202,7 +205,7 @@ void shapes(std::ostringstream& o, const Certificate& c, const Summary& s) {
   for (const RequirementResult& r : c.report.results)
     for (const CaseRecord& k : r.cases)
       max_t = std::max({max_t, static_cast<double>(k.problem.shape.Tq), static_cast<double>(k.problem.shape.Tk)});
-  o << "<section id=\"shapes\"><h2>Covered shape space<small>one point per judged case, all requirements</small></h2>"
+  o << "<section id=\"shapes\"><h2>Covered shape space<small>every judged case, all requirements, binned by quarter decades of Tq and Tk (a larger mark holds more cases; hover for the count and the cell's worst case)</small></h2>"
        "<div class=\"toggle\"><button class=\"on\" data-mode=\"ratio\">color by error / bound</button>"
        "<button data-mode=\"verdict\">color by pass / fail</button></div>"
        "<div class=\"legend by-ratio\">0<span class=\"scale\"></span>1 (the bound) <span class=\"sw\" style=\"background:"
@@ -222,8 +225,7 @@ void shapes(std::ostringstream& o, const Certificate& c, const Summary& s) {
         pts.push_back({static_cast<double>(k.problem.shape.Tq), static_cast<double>(k.problem.shape.Tk), k.worst_ratio,
                        k.ok,
                        r.id + " " + (k.ok ? "pass" : "FAIL") + "  ratio " + format_ratio(k.worst_ratio) + "\n" +
-                           describe(k.problem) + "\n" + k.case_id,
-                       static_cast<unsigned>(pts.size() * 2654435761u >> 8)});
+                           describe(k.problem) + "\n" + k.case_id});
       }
     }
     if (n == 0) {

@@ -18,7 +18,7 @@ header h1{margin:10px 0 4px;font-size:28px;font-weight:700}
 header h1 .ver{font-weight:400;opacity:.8;font-size:20px}
 header .line{margin:0 0 14px;font-size:16px;opacity:.95}
 header dl{display:flex;flex-wrap:wrap;gap:6px 28px;margin:0;font-size:13px}
-header dt{opacity:.7;margin:0}header dd{margin:0;font-family:var(--mono)}
+header dt{opacity:.7;margin:0}header dd{margin:0;font-family:var(--mono);overflow-wrap:anywhere}
 header dl div{display:flex;gap:8px}
 main{padding:8px 40px 40px;max-width:1400px}
 section{margin-top:26px}
@@ -60,6 +60,7 @@ svg .plotbg{fill:#fbfcfd;stroke:#e3e7ec}svg .diag{stroke:#b9c1ca;stroke-dasharra
 svg circle{stroke:rgba(255,255,255,.7);stroke-width:.6;fill-opacity:.85}
 svg circle.failpt{stroke:#4a0d0d;stroke-width:1.2;fill-opacity:1}
 body:not([data-color=verdict]) .by-verdict{display:none}body[data-color=verdict] .by-ratio{display:none}
+svg circle.cell{fill:var(--r)}body[data-color=verdict] svg circle.cell{fill:var(--v)}
 .toggle{margin:0 0 10px}.toggle button{font:inherit;font-size:12px;padding:4px 10px;border:1px solid var(--line);
 background:var(--card);cursor:pointer}.toggle button:first-child{border-radius:4px 0 0 4px}
 .toggle button:last-child{border-radius:0 4px 4px 0}.toggle button.on{background:var(--ink);color:#fff}

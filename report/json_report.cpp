@@ -60,7 +60,8 @@ Json kernel(const KernelInfo& k) {
               {"version", k.version},
               {"capabilities", capabilities(k.caps)},
               {"precision", precision},
-              {"notes", k.notes}};
+              {"notes", k.notes},
+              {"sha256", k.sha256}};
 }
 
 Json histogram(const bound::RatioHistogram& h) {
@@ -177,6 +178,10 @@ std::string to_json(const Certificate& c) {
                  {"version", 1},
                  {"attnv_version", c.attnv_version},
                  {"command", c.command},
+                 {"provenance", Json{{"attnv_commit", c.provenance.attnv_commit},
+                                     {"compiler", c.provenance.compiler},
+                                     {"cpu", c.provenance.cpu},
+                                     {"isa", c.provenance.isa}}},
                  {"kernel", kernel(c.kernel)},
                  {"tier", std::string(conformance::tier_name(c.report.tier))},
                  {"seed", c.report.seed},

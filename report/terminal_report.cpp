@@ -116,6 +116,10 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << paint("attnv " + c.attnv_version + " certificate", "1") << ": " << c.kernel.name;
   if (!c.kernel.version.empty()) o << " " << c.kernel.version;
   o << " (" << c.kernel.spec << ")\n";
+  if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << "\n";
+  if (!c.provenance.attnv_commit.empty())
+    o << "  certified by attnv " << c.attnv_version << " (commit " << c.provenance.attnv_commit.substr(0, 12) << ", "
+      << c.provenance.compiler << ") on " << c.provenance.cpu << " (" << c.provenance.isa << " path)\n";
   for (const auto& [d, m] : c.kernel.precision) o << "  precision " << pad(std::string(dtype_name(d)), 5) << describe(m) << "\n";
   for (const std::string& n : c.kernel.notes) o << "  note: " << n << "\n";
   o << "\n";

@@ -4,7 +4,7 @@
     /usr/bin/python3 attention.py DIR [--bug NAME]
 
 For every case of DIR/manifest.json it reads q, k, v (and mask, bias, kv_len, dout), computes
-the attention of SPEC.md in float64 and writes out.npy and lse.npy (and dq.npy, dk.npy, dv.npy
+the attention of docs/semantics.md in float64 and writes out.npy and lse.npy (and dq.npy, dk.npy, dv.npy
 when the case has dout.npy) into the case folder, in the storage dtype, each file written to a
 temporary name and renamed so attnv never reads half a file.
 

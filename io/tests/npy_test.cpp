@@ -1,5 +1,6 @@
 // Round trips of the .npy writer and reader, and the writer's atomicity.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -153,6 +154,34 @@ TEST(NpyWriter, MissingFolderIsAnInputError) {
   EXPECT_TRUE(throws_input_error(
       [&] { write_npy(dir / "no/such/folder/a.npy", std::vector<std::int64_t>{1}, NpyType::f64, std::vector<double>{1}); },
       {"a.npy", "cannot create a temporary file"}));
+}
+
+// rename(2) over a symlink, a device or a FIFO would replace it (as root, `--json /dev/stdout`
+// destroyed the /dev/stdout link for the whole machine): write_file_atomic refuses, and the
+// target and what it points to are left as they were.
+TEST(WriteFileAtomic, RefusesToReplaceWhatIsNotARegularFile) {
+  ScratchDir dir;
+  const std::vector<unsigned char> bytes = {'h', 'i'};
+  std::ofstream(dir / "real.txt") << "old";
+  std::filesystem::create_symlink(dir / "real.txt", dir / "link.txt");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory(dir / "folder");
+  for (const char* target : {"link.txt", "fifo", "folder"}) {
+    EXPECT_TRUE(throws_input_error([&] { write_file_atomic(dir / target, bytes); }, {target, "is not a regular file", "refusing"}))
+        << target;
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.txt"));
+  EXPECT_TRUE(std::filesystem::is_fifo(dir / "fifo"));
+  std::ifstream in(dir / "real.txt");
+  std::string old;
+  in >> old;
+  EXPECT_EQ(old, "old");
+  // A regular file is replaced as before.
+  write_file_atomic(dir / "real.txt", bytes);
+  std::ifstream again(dir / "real.txt");
+  std::string now;
+  again >> now;
+  EXPECT_EQ(now, "hi");
 }
 
 // An allocation that fails while a file is read is an InputError naming the file and its size,

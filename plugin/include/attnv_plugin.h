@@ -7,7 +7,8 @@
  * in a worker process and holds the kernel to every requirement its claims cover.
  *
  * Plain C99: fixed-width integers, no enums in structs, no C++ types. What every field means is
- * defined in SPEC.md; the C++ side mirrors these structs in problem/problem.h and
+ * defined in docs/semantics.md of the attnv repository (installed with this header as
+ * share/doc/attnv/semantics.md); the C++ side mirrors these structs in problem/problem.h and
  * problem/tensor.h.
  *
  * Rules a plugin must follow (each is checked, and breaking it is a finding):
@@ -48,7 +49,7 @@ typedef struct attnv_tensor {
   int64_t stride[4];
 } attnv_tensor;
 
-/* Which corner the causal rule and the window align to (SPEC: the query's position). */
+/* Which corner the causal rule and the window align to (docs/semantics.md: the query's position). */
 #define ATTNV_ALIGN_TOP_LEFT 0     /* p_i = i */
 #define ATTNV_ALIGN_BOTTOM_RIGHT 1 /* p_i = i + kv_len[b] - Tq */
 

@@ -19,7 +19,10 @@ Problem ok_problem() {
 // The single message expected for a problem, so a test also fails if extra errors appear.
 std::string only_error(const Problem& p) {
   auto e = check_problem(p);
-  return e.size() == 1 ? e[0] : "(" + std::to_string(e.size()) + " errors)";
+  if (e.size() == 1) return e[0];
+  std::string s = "(";  // appended, not "(" + to_string(n): GCC 12 warns (-Wrestrict) on that form
+  s += std::to_string(e.size());
+  return s + " errors)";
 }
 
 TEST(Validate, AcceptsAValidProblem) { EXPECT_TRUE(check_problem(ok_problem()).empty()); }

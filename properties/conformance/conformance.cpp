@@ -300,6 +300,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     const props::PropertyResult pr = judge_case(k, r, pc);
     const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
+    if (opt.on_case) opt.on_case(r.id, dtype, res.cases_run, n);
     if (pr.status == props::Status::attnv_error) {
       // attnv cannot judge this requirement here: said as attnv's, and nothing more is run on it.
       if (res.verdict != Verdict::fail) res.verdict = Verdict::attnv_error;

@@ -43,6 +43,9 @@ struct ConformanceOptions {
   // Called once per finished requirement x dtype with the number done and the total (from one
   // thread at a time, in completion order): progress bars and plain progress lines.
   std::function<void(const struct RequirementResult&, std::size_t done, std::size_t total)> on_result;
+  // Called after each case of a requirement x dtype with the cases run so far and its case count
+  // (from several threads at once): progress that moves within a requirement.
+  std::function<void(const std::string& id, DType dtype, int cases_run, int cases)> on_case;
 };
 
 // NOT EXERCISED: the kernel claims what the requirement needs, but no drawn case gave its check

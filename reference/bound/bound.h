@@ -1,6 +1,6 @@
 #pragma once
-// The per-element error bound of a declared precision model (SPEC "What within tolerance
-// means"), the acceptance rule, a structured comparison and the campaign sign test for biased
+// The per-element error bound of a declared precision model (docs/semantics.md "Within
+// tolerance: the error bound"), the acceptance rule, a structured comparison and the campaign sign test for biased
 // rounding. Every formula is derived in reference/bound/BOUND.md; the section named next to a
 // function is where its derivation lives.
 //

@@ -30,7 +30,11 @@ void check_sizes(const Case& c, bool need_dout) {
 
 std::string coords(std::initializer_list<std::int64_t> xs) {
   std::string s = "[";
-  for (auto it = xs.begin(); it != xs.end(); ++it) s += (it == xs.begin() ? "" : ",") + std::to_string(*it);
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a known false positive) on "," + to_string(x).
+  for (auto it = xs.begin(); it != xs.end(); ++it) {
+    if (it != xs.begin()) s += ',';
+    s += std::to_string(*it);
+  }
   return s + "]";
 }
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "report/html_charts.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/junit_report.h"
@@ -376,7 +377,45 @@ TEST(HtmlReport, SelfContainedWithTheCharts) {
   const std::string m = to_html(cert("mutant"));
   EXPECT_TRUE(contains(m, "<div class=\"finding\">"));
   EXPECT_TRUE(contains(m, "--only R5"));
-  EXPECT_TRUE(contains(m, "class=\"failpt\""));
+  EXPECT_TRUE(contains(m, "class=\"cell failpt\""));
+}
+
+// The coverage scatter draws one mark per cell of a quarter-decade grid, not one per case:
+// 30,000 cases on 4 distinct shapes give 4 marks, and the worst case of a cell names it.
+TEST(HtmlReport, ScatterBinsCasesIntoCells) {
+  std::vector<detail::Point> pts;
+  for (int i = 0; i < 30000; ++i) {
+    const double t = i % 4 == 0 ? 1 : i % 4 == 1 ? 100 : i % 4 == 2 ? 101 : 5000;  // 100 and 101 share a cell
+    pts.push_back({t, t, 0.001 * (i % 97), true, "case " + std::to_string(i)});
+  }
+  pts[7].ok = false;  // one failure, in the Tq = Tk = 5000 cell
+  pts[7].ratio = 3;
+  const std::string svg = detail::scatter_svg("s", "f32", pts, 5000);
+  std::size_t circles = 0;
+  for (std::size_t p = 0; (p = svg.find("<circle", p)) != std::string::npos; ++p) ++circles;
+  EXPECT_EQ(circles, 3u);
+  EXPECT_LT(svg.size(), 5000u);
+  EXPECT_TRUE(contains(svg, "15000 cases")) << svg;  // Tq = Tk in {100, 101}
+  EXPECT_TRUE(contains(svg, "7500 cases")) << svg;
+  EXPECT_TRUE(contains(svg, "; 1 FAIL\nworst: case 7")) << svg;
+  EXPECT_TRUE(contains(svg, "class=\"cell failpt\""));
+}
+
+// The histogram's legend sits in rows of its own below the title, wrapped to the chart's width.
+TEST(HtmlReport, HistogramLegendDoesNotOverlapTheTitle) {
+  bound::RatioHistogram h;
+  h.count[3] = 10;
+  const std::vector<detail::Series> series = {{"R1 forward", "#111", &h}, {"R2 backward", "#222", &h},
+                                              {"R21 decode_equals_prefill", "#333", &h}, {"R99 a long made up label", "#444", &h}};
+  const std::string svg = detail::histogram_svg("h", "f32: error / bound per element", series);
+  // Title at y=18; every legend label below it; the last one wrapped to a second row.
+  for (const detail::Series& s : series) {
+    const auto at = svg.find(">" + s.label + "</text>");
+    ASSERT_NE(at, std::string::npos) << s.label;
+    const auto y = svg.rfind("y=\"", at);
+    EXPECT_GE(std::stod(svg.substr(y + 3)), 30.0) << s.label;
+  }
+  EXPECT_TRUE(contains(svg, "y=\"52\">R99 a long made up label")) << svg.substr(0, 1200);
 }
 
 TEST(HtmlReport, HostileTextIsEscaped) {
