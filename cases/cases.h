@@ -35,14 +35,14 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
 struct CheckOptions {
   // When not empty, narrow the rerun to part of the export (InputError for a dtype or requirement
   // the export does not hold).
-  std::vector<DType> dtypes;
-  std::vector<std::string> only;
+  std::vector<DType> dtypes = {};
+  std::vector<std::string> only = {};
   // A copy of the export answered by a second run of the program: R13 (determinism) compares the
   // two runs bit for bit. Empty: R13 is NOT EXERCISED.
-  std::filesystem::path second;
+  std::filesystem::path second = {};
   // A claims file whose precision models replace the exported ones. Its capabilities and dtypes
   // must be the exported ones (the exported calls were drawn for them).
-  std::filesystem::path claims;
+  std::filesystem::path claims = {};
 };
 
 // attnv-export.json with `opt` applied: the suite check() reruns and whose claims the certificate

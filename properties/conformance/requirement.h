@@ -34,9 +34,9 @@ struct Requirement {
   std::vector<std::string> mutants;  // kernels/mutants.h entries shown to break it (kill test)
   std::string needs;                 // for people: the claims it applies under
   MissingClaim missing = [](const Capabilities&) { return std::string(); };
-  props::GenOptions options;         // how its cases are drawn (the dtype and claims set per run)
-  CaseCheck check;                   // judges one case; or
-  CampaignCheck campaign;            // judges the whole stream at once (a statistical test)
+  props::GenOptions options = {};    // how its cases are drawn (the dtype and claims set per run)
+  CaseCheck check = nullptr;         // judges one case; or
+  CampaignCheck campaign = nullptr;  // judges the whole stream at once (a statistical test)
   // What a judged case contributes to the evidence (PropertyResult::exercised), and how much of
   // it a PASS needs: at least min_per_case times the tier's case count, else NOT EXERCISED.
   // For "cases judged" the default asks a quarter of the drawn cases to be judged. Counted units

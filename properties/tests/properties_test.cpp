@@ -86,8 +86,8 @@ std::vector<Param> all_params() {
   return p;
 }
 
-INSTANTIATE_TEST_SUITE_P(Properties, Holds, ::testing::ValuesIn(all_params()), [](const auto& info) {
-  return correct_kernels()[info.param.kernel].name + "__" + conformance::requirements()[info.param.property].property;
+INSTANTIATE_TEST_SUITE_P(Properties, Holds, ::testing::ValuesIn(all_params()), [](const auto& p) {
+  return correct_kernels()[p.param.kernel].name + "__" + conformance::requirements()[p.param.property].property;
 });
 
 // The campaign-level sign test passes on correct kernels in bf16 (100 generated cases).
