@@ -115,14 +115,14 @@ int run_fuzz(const FuzzArgs& a) {
     std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
     return 0;
   }
-  std::cerr << "attnv fuzz: found " << fuzz::finding_kind_id(r.finding->kind) << " after " << r.status.execs
+  std::cerr << "attnv fuzz: found " << fail_kind_id(r.finding->kind) << " after " << r.status.execs
             << " execs; shrinking (up to " << a.shrink_time << " s)\n";
   const std::string found_line = fuzz::case_line(r.finding->c, r.finding->layout);
   const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.oracle, a.shrink_time);
   const fuzz::Finding& f = s.finding;
 
   std::ostringstream text;
-  text << "attnv fuzz: FOUND " << fuzz::finding_kind_id(f.kind) << " (" << fuzz::finding_kind_text(f.kind) << ") in "
+  text << "attnv fuzz: FOUND " << fail_kind_id(f.kind) << " (" << fail_kind_text(f.kind) << ") in "
        << choice.info.name << " after " << r.status.execs << " execs in " << std::fixed;
   text.precision(3);
   text << r.status.seconds << " s\n";

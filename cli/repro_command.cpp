@@ -102,7 +102,7 @@ int run_repro(const ReproArgs& a) {
       ++failed;
       const fuzz::Finding& f = *v.finding;
       // The message may quote the plugin's own error text: printable, newlines kept.
-      std::cout << "  FAIL " << fuzz::finding_kind_id(f.kind) << ": " << io::printable(indent_lines(f.message, "    "), true)
+      std::cout << "  FAIL " << fail_kind_id(f.kind) << ": " << io::printable(indent_lines(f.message, "    "), true)
                 << '\n';
       if (!f.worst.empty()) std::cout << "  worst: " << io::printable(f.worst, true) << '\n';
     } else {

@@ -13,10 +13,10 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
                       const PrecisionModel& model, const std::string& report_text) {
   io::ExchangeCase ec;
   ec.c = f.c;
-  ec.c.id = "fuzz_" + std::string(fuzz::finding_kind_id(f.kind));
+  ec.c.id = "fuzz_" + std::string(fail_kind_id(f.kind));
   ec.dir = "case";
   nlohmann::json meta;
-  meta["attnv_fuzz"] = {{"finding", fuzz::finding_kind_id(f.kind)},
+  meta["attnv_fuzz"] = {{"finding", fail_kind_id(f.kind)},
                         {"layout", layout_name(f.layout)},
                         {"kernel", kernel_spec},
                         {"worst", f.worst}};

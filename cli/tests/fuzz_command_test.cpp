@@ -98,7 +98,7 @@ TEST(FuzzCommand, ASegfaultingPluginIsAFindingNotACrash) {
   const std::string spec = std::string("plugin:") + PLUGIN_BAD_SEGV;
   const auto r = run_attnv("fuzz --kernel " + spec + " --max-time 20 --shrink-time 2 --out " + out.string(), dir);
   ASSERT_EQ(r.status, 1) << r.output;
-  EXPECT_TRUE(has(r.output, "FOUND kernel_failure")) << r.output;
+  EXPECT_TRUE(has(r.output, "FOUND crashed")) << r.output;
   EXPECT_TRUE(has(r.output, "SIGSEGV") || has(r.output, "signal")) << r.output;
   const auto again = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
   EXPECT_EQ(again.status, 1) << again.output;

@@ -81,7 +81,7 @@ void print_values(const char* name, const std::vector<double>& v) {
 [[noreturn]] void report(const fuzz::Finding& f) {
   const Case& c = f.c;
   std::fprintf(stderr, "\nfuzz finding (%s, %s): %s\n", kernel_under_test().name().c_str(),
-               std::string(fuzz::finding_kind_id(f.kind)).c_str(), f.message.c_str());
+               std::string(fail_kind_id(f.kind)).c_str(), f.message.c_str());
   if (!f.worst.empty()) std::fprintf(stderr, "  worst: %s\n", f.worst.c_str());
   std::fprintf(stderr, "  case: %s\n", fuzz::case_line(c, f.layout).c_str());
   print_values("q", c.q);

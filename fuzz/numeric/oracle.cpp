@@ -129,7 +129,7 @@ bool gradients_representable(const Outputs& exact, DType out) {
 struct Call {
   Outputs got;
   bool inputs_unchanged = true;
-  std::optional<Finding> failure;  // kernel_failure or fp_exception
+  std::optional<Finding> failure;  // the call failed (crashed, hung, ...) or raised fp_exception
   std::string declined;            // the kernel threw InputError
 };
 
@@ -149,46 +149,24 @@ Call call_kernel(Kernel& k, const Case& c, Layout layout, bool backward, bool ls
   } catch (const InputError& e) {
     r.declined = e.what();
     return r;
+  } catch (const KernelFault& e) {  // a plugin's crash, hang, canary or refusal: says what it did itself
+    r.failure = Finding{fail_kind(e.kind()), e.what(), "", c, layout, {}, backward};
+    return r;
   } catch (const std::exception& e) {
-    const bool plugin = dynamic_cast<const KernelFault*>(&e) != nullptr;  // says what it did itself
-    r.failure = Finding{FindingKind::kernel_failure, std::string(plugin ? "" : "exception: ") + e.what(), "", c, layout, {}, backward};
+    r.failure = Finding{FailKind::crashed, std::string("threw: ") + e.what(), "", c, layout, {}, backward};
     return r;
   } catch (...) {
-    r.failure = Finding{FindingKind::kernel_failure, "an exception that is not a std::exception", "", c, layout, {}, backward};
+    r.failure = Finding{FailKind::crashed, "threw an exception that is not a std::exception", "", c, layout, {}, backward};
     return r;
   }
   r.got = buf.outputs();
   r.inputs_unchanged = buf.inputs_unchanged();
   if (!raised.empty())
-    r.failure = Finding{FindingKind::fp_exception, raised + " raised inside the kernel", "", c, layout, r.got, backward};
+    r.failure = Finding{FailKind::fp_exception, raised + " raised inside the kernel", "", c, layout, r.got, backward};
   return r;
 }
 
 }  // namespace
-
-std::string_view finding_kind_id(FindingKind k) {
-  switch (k) {
-    case FindingKind::kernel_failure: return "kernel_failure";
-    case FindingKind::fp_exception: return "fp_exception";
-    case FindingKind::input_written: return "input_written";
-    case FindingKind::nondeterministic: return "nondeterministic";
-    case FindingKind::nan_output: return "nan_output";
-    case FindingKind::outside_bound: return "outside_bound";
-  }
-  return "?";
-}
-
-std::string_view finding_kind_text(FindingKind k) {
-  switch (k) {
-    case FindingKind::kernel_failure: return "the kernel failed";
-    case FindingKind::fp_exception: return "floating-point exception inside the kernel";
-    case FindingKind::input_written: return "the kernel wrote into an input buffer";
-    case FindingKind::nondeterministic: return "a second call on the same inputs gave different bits";
-    case FindingKind::nan_output: return "NaN in the output";
-    case FindingKind::outside_bound: return "outside the error bound";
-  }
-  return "?";
-}
 
 Capabilities fuzzed_claims(const Kernel& k, std::optional<DType> dtype) {
   Capabilities c = k.capabilities();
@@ -329,11 +307,11 @@ Verdict judge_prepared(Kernel& k, const Case& c, Layout layout, const OracleOpti
     got.lse = v.exact.lse;
     for (double& x : got.lse) x = round_to(lse_dtype(c.problem.dtype), x);
   }
-  const auto finding = [&](FindingKind kind, std::string message, std::string worst) {
+  const auto finding = [&](FailKind kind, std::string message, std::string worst) {
     v.finding = Finding{kind, std::move(message), std::move(worst), c, layout, got, v.backward};
     return v;
   };
-  if (!first.inputs_unchanged) return finding(FindingKind::input_written, std::string(finding_kind_text(FindingKind::input_written)), "");
+  if (!first.inputs_unchanged) return finding(FailKind::input_written, "the kernel wrote into an input buffer", "");
   if (opt.twice) {
     Call again = call_kernel(k, c, layout, v.backward, lse, opt);
     if (again.failure) {
@@ -343,16 +321,16 @@ Verdict judge_prepared(Kernel& k, const Case& c, Layout layout, const OracleOpti
     }
     if (!lse) again.got.lse = got.lse;
     if (!again.declined.empty())
-      return finding(FindingKind::nondeterministic, "the second call declined the case: " + again.declined, "");
+      return finding(FailKind::nondeterministic, "the second call declined the case: " + again.declined, "");
     if (std::string d = first_difference(c, got, again.got); !d.empty())
-      return finding(FindingKind::nondeterministic, std::string(finding_kind_text(FindingKind::nondeterministic)), d);
+      return finding(FailKind::nondeterministic, "a second call on the same inputs gave different bits", d);
   }
   v.comparison = bound::compare(got, v.exact, bounds, model.out);
   signal_buckets(c, v.exact, v.comparison, v.buckets);
   if (std::string nan = first_nan(c, got); !nan.empty())
-    return finding(FindingKind::nan_output, "NaN in the output\n" + v.comparison.summary(), nan);
+    return finding(FailKind::non_finite, "NaN in the output\n" + v.comparison.summary(), nan);
   if (!v.comparison.ok())
-    return finding(FindingKind::outside_bound, "outside the error bound\n" + v.comparison.summary(), worst_element(c, v.comparison));
+    return finding(FailKind::outside_bound, "outside the error bound\n" + v.comparison.summary(), worst_element(c, v.comparison));
   return v;
 }
 

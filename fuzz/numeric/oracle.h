@@ -5,15 +5,16 @@
 // input), by `attnv fuzz` (cli/fuzz_search.cpp: search, shrink, write a reproducer) and by
 // `attnv repro` (one exchange case judged again).
 //
-// Findings, in the order they are looked for:
-//   kernel_failure  the kernel threw anything but InputError (a plugin's crash, hang, canary
-//                   or refusal arrives as a KernelFault, problem/kernel_fault.h);
+// Findings, of the kinds every judge uses (problem/fail_kind.h), in the order they are looked for:
+//   crashed, hung, refused, out_of_bounds, ...  the call failed: a plugin's crash, hang, canary
+//                   or refusal arrives as a KernelFault (problem/kernel_fault.h); an in-process
+//                   kernel that throws anything but InputError crashed;
 //   fp_exception    overflow, invalid operation or division by zero raised inside the kernel
 //                   (in-process kernels only: FpCheck::flags reads the sticky flags after the
 //                   call, FpCheck::trap turns them into SIGFPE for a stack in libFuzzer);
 //   input_written   an input buffer changed (CaseBuffers::inputs_unchanged);
 //   nondeterministic a second call on fresh buffers gave different bits;
-//   nan_output      NaN anywhere in O (or a gradient), fully masked rows included;
+//   non_finite      NaN anywhere in O (or a gradient), fully masked rows included;
 //   outside_bound   an element outside its bound (bound::compare: fully masked rows must be
 //                   exactly O = 0, LSE = -inf; hidden keys' gradients exactly 0).
 // The backward (dQ, dK, dV against ref::fast_backward with bound::backward_bound) is checked
@@ -27,16 +28,12 @@
 #include "fuzz/numeric/case_genome.h"
 #include "problem/buffers.h"
 #include "problem/case.h"
+#include "problem/fail_kind.h"
 #include "problem/kernel.h"
 #include "reference/bound/bound.h"
 
 namespace attnv::fuzz {
 
-enum class FindingKind { kernel_failure, fp_exception, input_written, nondeterministic, nan_output, outside_bound };
-// "kernel_failure", ... (the manifest's meta and the tests use these).
-std::string_view finding_kind_id(FindingKind k);
-// "the kernel failed", "floating-point exception inside the kernel", ... (for people).
-std::string_view finding_kind_text(FindingKind k);
 
 enum class FpCheck { off, flags, trap };
 
@@ -47,7 +44,7 @@ struct OracleOptions {
 };
 
 struct Finding {
-  FindingKind kind = FindingKind::outside_bound;
+  FailKind kind = FailKind::outside_bound;
   std::string message;  // what was found, possibly over several lines (the comparison summary)
   std::string worst;    // the worst element ("out[b=0,h=1,i=3,d=2] = ..., exact ..., bound ... (12x the allowance)"); may be empty
   Case c;               // the case as the kernel received it (dout included when the backward ran)

@@ -51,7 +51,7 @@ TEST(Oracle, CorrectKernelsGiveNoFinding) {
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
     int judged = 0, backward = 0;
     const auto f = hunt(*k, std::nullopt, 300, 7, &judged, &backward);
-    EXPECT_FALSE(f) << k->name() << ": " << finding_kind_id(f->kind) << ": " << f->message << "\n" << f->worst << "\n"
+    EXPECT_FALSE(f) << k->name() << ": " << fail_kind_id(f->kind) << ": " << f->message << "\n" << f->worst << "\n"
                     << case_line(f->c, f->layout);
     EXPECT_GT(judged, 250) << k->name() << ": the reference should decline few random cases";
     if (k->capabilities().backward) {
@@ -76,7 +76,7 @@ TEST(Oracle, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
       for (Field f : {kExpQ, kExpK, kExpV, kExpBias}) g.header[f] = code_for_exponent(static_cast<int>(rng() % 5) - 4);
       const Verdict v = judge_genome(*k, g, claims, OracleOptions{});
       backward += v.backward;
-      ASSERT_FALSE(v.finding) << k->name() << ": " << finding_kind_id(v.finding->kind) << ": " << v.finding->message
+      ASSERT_FALSE(v.finding) << k->name() << ": " << fail_kind_id(v.finding->kind) << ": " << v.finding->message
                               << "\n" << v.finding->worst << "\n" << case_line(v.finding->c, v.finding->layout);
     }
     EXPECT_GT(backward, 75) << k->name();
@@ -88,7 +88,7 @@ TEST(Oracle, BackwardMutantIsCaughtInTheGradients) {
   ASSERT_TRUE(k->capabilities().backward);
   const auto f = hunt(*k, DType::f32, 1000, 3);
   ASSERT_TRUE(f) << "dK without the scale was not caught";
-  EXPECT_EQ(f->kind, FindingKind::outside_bound) << f->message;
+  EXPECT_EQ(f->kind, FailKind::outside_bound) << f->message;
   EXPECT_TRUE(f->backward);
   EXPECT_NE(f->message.find("dk"), std::string::npos) << f->message;
   EXPECT_EQ(f->worst.rfind("dk[", 0), 0u) << f->worst;
@@ -110,23 +110,23 @@ TEST(Oracle, BackwardIsOnlyJudgedWhenAsked) {
 struct Expected {
   const char* mutant;
   DType dtype;
-  std::vector<FindingKind> kinds;
+  std::vector<FailKind> kinds;
 };
 
 TEST(Oracle, EachFindingKindHasAPlantedBugThatProducesIt) {
   const Expected cases[] = {
-      {"no_max_subtraction", DType::f32, {FindingKind::fp_exception, FindingKind::nan_output, FindingKind::outside_bound}},
-      {"zero_padded_tail", DType::f32, {FindingKind::outside_bound}},
-      {"writes_q", DType::f32, {FindingKind::input_written}},
-      {"nondeterministic", DType::f32, {FindingKind::nondeterministic}},
-      {"nan_on_fully_masked", DType::f32, {FindingKind::fp_exception, FindingKind::nan_output}},
+      {"no_max_subtraction", DType::f32, {FailKind::fp_exception, FailKind::non_finite, FailKind::outside_bound}},
+      {"zero_padded_tail", DType::f32, {FailKind::outside_bound}},
+      {"writes_q", DType::f32, {FailKind::input_written}},
+      {"nondeterministic", DType::f32, {FailKind::nondeterministic}},
+      {"nan_on_fully_masked", DType::f32, {FailKind::fp_exception, FailKind::non_finite}},
   };
   for (const Expected& e : cases) {
     const auto k = mutant(e.mutant);
     const auto f = hunt(*k, e.dtype, 3000, 11);
     ASSERT_TRUE(f) << e.mutant << " not caught in 3000 random genomes";
     EXPECT_NE(std::find(e.kinds.begin(), e.kinds.end(), f->kind), e.kinds.end())
-        << e.mutant << ": " << finding_kind_id(f->kind) << ": " << f->message;
+        << e.mutant << ": " << fail_kind_id(f->kind) << ": " << f->message;
   }
 }
 
@@ -148,7 +148,7 @@ TEST(Oracle, AThrowingKernelIsAFindingADecliningOneIsSkipped) {
   Throws boom(false), declines(true);
   const Verdict a = judge_genome(boom, g, fuzzed_claims(boom, std::nullopt), OracleOptions{});
   ASSERT_TRUE(a.finding);
-  EXPECT_EQ(a.finding->kind, FindingKind::kernel_failure);
+  EXPECT_EQ(a.finding->kind, FailKind::crashed);
   EXPECT_NE(a.finding->message.find("boom"), std::string::npos) << a.finding->message;
   const Verdict b = judge_genome(declines, g, fuzzed_claims(declines, std::nullopt), OracleOptions{});
   EXPECT_FALSE(b.judged);

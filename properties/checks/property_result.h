@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "problem/fail_kind.h"
 #include "reference/bound/bound.h"
 
 namespace attnv::props {
@@ -17,21 +18,10 @@ namespace attnv::props {
 // declined it, its own views were invalid): never charged to the kernel.
 enum class Status { pass, fail, not_claimed, not_applicable, not_exercised, attnv_error };
 
-// What kind of failure a FAIL is: what a check found wrong in the outputs, or how the call
-// itself failed (problem/kernel_fault.h).
-enum class FailKind {
-  outside_bound,     // a value (or a relation between runs) beyond its allowance; bitwise checks: 0
-  non_finite,        // NaN or inf where a finite value was due
-  nondeterministic,  // identical calls gave different bits
-  input_written,     // an input buffer changed
-  out_of_bounds,     // touched memory outside its buffers
-  missing_output,    // an output left unwritten or unreadable (answers through files)
-  crashed,
-  hung,
-  refused,
-};
-std::string_view fail_kind_id(FailKind k);    // "outside_bound", ...
-std::string_view fail_kind_text(FailKind k);  // "outside the bound", ... (for people)
+// What kind of failure a FAIL is (problem/fail_kind.h: one vocabulary with the fuzz oracle).
+using attnv::FailKind;
+using attnv::fail_kind_id;
+using attnv::fail_kind_text;
 
 struct PropertyResult {
   bool ok = true;  // status != fail

@@ -61,18 +61,6 @@ bool claims_dtype(Kernel& k, DType d) {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-props::FailKind fail_kind(FaultKind k) {
-  switch (k) {
-    case FaultKind::crashed: return props::FailKind::crashed;
-    case FaultKind::hung: return props::FailKind::hung;
-    case FaultKind::refused: return props::FailKind::refused;
-    case FaultKind::input_written: return props::FailKind::input_written;
-    case FaultKind::out_of_bounds: return props::FailKind::out_of_bounds;
-    case FaultKind::missing_output: return props::FailKind::missing_output;
-  }
-  return props::FailKind::crashed;
-}
-
 // A failure of the call itself: the kernel was not left in a state worth more calls (each would
 // cost a worker restart or a timeout).
 bool call_failed(props::FailKind k) {

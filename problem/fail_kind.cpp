@@ -1,6 +1,6 @@
-#include "properties/checks/property_result.h"
+#include "problem/fail_kind.h"
 
-namespace attnv::props {
+namespace attnv {
 
 std::string_view fail_kind_id(FailKind k) {
   switch (k) {
@@ -13,6 +13,7 @@ std::string_view fail_kind_id(FailKind k) {
     case FailKind::crashed: return "crashed";
     case FailKind::hung: return "hung";
     case FailKind::refused: return "refused";
+    case FailKind::fp_exception: return "fp_exception";
   }
   return "?";
 }
@@ -28,8 +29,21 @@ std::string_view fail_kind_text(FailKind k) {
     case FailKind::crashed: return "crashed";
     case FailKind::hung: return "hung";
     case FailKind::refused: return "refused the call";
+    case FailKind::fp_exception: return "floating-point exception inside the kernel";
   }
   return "?";
 }
 
-}  // namespace attnv::props
+FailKind fail_kind(FaultKind k) {
+  switch (k) {
+    case FaultKind::crashed: return FailKind::crashed;
+    case FaultKind::hung: return FailKind::hung;
+    case FaultKind::refused: return FailKind::refused;
+    case FaultKind::input_written: return FailKind::input_written;
+    case FaultKind::out_of_bounds: return FailKind::out_of_bounds;
+    case FaultKind::missing_output: return FailKind::missing_output;
+  }
+  return FailKind::crashed;
+}
+
+}  // namespace attnv
