@@ -10,11 +10,14 @@
 #   fuzz/run_short.sh                      # 20 s per parser target, 30 s numeric
 #   PARSER_SECONDS=600 NUMERIC_SECONDS=1800 fuzz/run_short.sh   # the long runs (README)
 #   NUMERIC_KERNELS="naive naive_tiled" fuzz/run_short.sh
+#   FUZZ_JOBS=1 fuzz/run_short.sh          # one target at a time (default 2: libFuzzer uses one
+#                                          # core per run, so two runs fill a 2-core machine)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 parser_seconds=${PARSER_SECONDS:-20}
 numeric_seconds=${NUMERIC_SECONDS:-30}
 numeric_kernels=${NUMERIC_KERNELS:-naive}
+jobs=${FUZZ_JOBS:-2}
 cd "$root"
 
 bash fuzz/oss-fuzz/check_build.sh
@@ -28,7 +31,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=0
 
 # run NAME TARGET SECONDS [ENV=VALUE...]: one libFuzzer run; new inputs go to a scratch folder
-# (the first corpus folder), the committed corpus and regressions are only read.
+# (the first corpus folder), the committed corpus and regressions are only read. Prints its
+# summary to $work/NAME/summary and returns 1 on a finding.
 run() {
   local name=$1 target=$2 seconds=$3
   shift 3
@@ -36,8 +40,9 @@ run() {
   mkdir -p "$dir/corpus"
   local dict=()
   [[ -f $root/fuzz/dict/$target.dict ]] && dict=(-dict="$root/fuzz/dict/$target.dict")
-  echo "== $name: $seconds s"
   local start=$SECONDS status=0
+  exec >"$dir/summary" 2>&1
+  echo "== $name: $seconds s"
   env "$@" "$bin/fuzz_$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
     -artifact_prefix="$dir/" -print_final_stats=1 "${dict[@]}" \
     "$dir/corpus" "$root/fuzz/corpus/$target" "$root/fuzz/regressions/$target" >"$dir/log" 2>&1 || status=$?
@@ -50,16 +55,40 @@ run() {
     mkdir -p "$findings/$name"
     cp "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir/log" "$findings/$name/" 2>/dev/null || true
     echo "inputs and log saved in $findings/$name/"
-    failed=1
+    return 1
   fi
 }
 
-run npy npy "$parser_seconds"
-run manifest manifest "$parser_seconds"
-run views views "$parser_seconds"
-run plugin_decl plugin_decl "$parser_seconds"
+# The runs, at most $jobs at a time; each one's summary is printed when it ends.
+names=()
+pids=()
+finish_one() {
+  local i=$1 status=0
+  wait "${pids[$i]}" || status=$?
+  cat "$work/${names[$i]}/summary"
+  ((status == 0)) || failed=1
+}
+start() {
+  local name=$1
+  ( run "$@" ) &
+  names+=("$name")
+  pids+=($!)
+  if ((${#pids[@]} - done_count >= jobs)); then
+    finish_one "$done_count"
+    done_count=$((done_count + 1))
+  fi
+}
+done_count=0
+start npy npy "$parser_seconds"
+start manifest manifest "$parser_seconds"
+start views views "$parser_seconds"
+start plugin_decl plugin_decl "$parser_seconds"
 for k in $numeric_kernels; do
-  run "numeric_$k" numeric "$numeric_seconds" ATTNV_FUZZ_KERNEL="$k"
+  start "numeric_$k" numeric "$numeric_seconds" ATTNV_FUZZ_KERNEL="$k"
+done
+while ((done_count < ${#pids[@]})); do
+  finish_one "$done_count"
+  done_count=$((done_count + 1))
 done
 if ((failed)); then
   echo "fuzz/run_short.sh: findings (see above)"
