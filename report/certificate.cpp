@@ -66,7 +66,10 @@ std::string verdict_line(const Certificate& c) {
   const Summary s = summarize(c);
   std::ostringstream o;
   const std::string run = std::string(conformance::tier_name(c.report.tier)) + " tier, seed " +
-                          std::to_string(c.report.seed) + (s.partial ? ", partial run: " + join(s.ids, " ") : "");
+                          std::to_string(c.report.seed) + (s.partial ? ", partial run: " + join(s.ids, " ") : "") +
+                          (conformance::kCaseDivisor > 1 ? ", sanitizer build: 1/" + std::to_string(conformance::kCaseDivisor) +
+                                                               " of the tier's cases"
+                                                         : "");
   // Counts are requirement x dtype results (R1 on f32 and R1 on bf16 are two), and say so.
   if (s.certified) {
     o << "CERTIFIED: " << s.pass << " requirement x dtype " << (s.pass == 1 ? "result passes" : "results pass")

@@ -184,6 +184,7 @@ std::string to_json(const Certificate& c) {
                                      {"isa", c.provenance.isa}}},
                  {"kernel", kernel(c.kernel)},
                  {"tier", std::string(conformance::tier_name(c.report.tier))},
+                 {"case_divisor", conformance::kCaseDivisor},
                  {"seed", c.report.seed},
                  {"verdict", Json{{"certified", s.certified},
                                   {"line", verdict_line(c)},

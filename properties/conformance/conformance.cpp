@@ -275,7 +275,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
     res.note = "not claimed: " + need;
     return res;
   }
-  const int n = r.cases[static_cast<int>(opt.tier)];
+  const int n = static_cast<int>(cases_at(r, opt.tier));
   if (r.campaign) return run_campaign(k, r, dtype, opt, n);
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
