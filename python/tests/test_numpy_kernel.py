@@ -1,5 +1,8 @@
 """A correct NumPy attention certified in process on f32 and f64; its reports are the CLI's."""
 import json
+import os
+import subprocess
+import sys
 
 import attnv
 import kernels
@@ -24,6 +27,12 @@ def test_numpy_attention_certified(tmp_path):
     assert len(j["results"]) == len(cert.results)
     assert "<testsuites" in (tmp_path / "cert.xml").read_text()
     assert "CERTIFIED" in (tmp_path / "cert.html").read_text()
+    # The JSON follows the certificate schema, as the CLI's does.
+    report = os.path.join(os.path.dirname(__file__), "..", "..", "report")
+    p = subprocess.run([sys.executable, os.path.join(report, "tests", "validate_certificate.py"),
+                        os.path.join(report, "certificate.schema.json"), str(tmp_path / "cert.json")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_precision_and_bad_claims():
