@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 
 #include <array>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -65,6 +66,18 @@ std::vector<double> read_output(const py::handle& value, const char* what, const
   return std::vector<double>(d.data(), d.data() + d.size());
 }
 
+// Whether `a` still holds `values` (NaN equal to NaN): the arrays the function received are
+// attnv's copies, so a write into them is only seen by looking after the call (R14).
+bool unchanged(const py::array& a, const std::vector<double>& values) {
+  const py::array_t<double, py::array::c_style | py::array::forcecast> d = a;
+  if (static_cast<std::size_t>(d.size()) != values.size()) return false;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double x = d.data()[i], y = values[i];
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+  }
+  return true;
+}
+
 // The Python exception as one line: "ValueError: shapes do not match".
 std::string exception_text(const py::error_already_set& e) {
   std::string type = "exception";
@@ -108,9 +121,28 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
     kw["alignment"] = std::string(alignment_name(p.alignment));
     kw["window"] = py::make_tuple(p.window.left, p.window.right);
     kw["dtype"] = std::string(dtype_name(p.dtype));
-    const py::object result = fn_(to_numpy(c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype),
-                                  to_numpy(c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype),
-                                  to_numpy(c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype), **kw);
+    const py::array q = to_numpy(c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype);
+    const py::array k = to_numpy(c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype);
+    const py::array v = to_numpy(c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype);
+    const py::object result = fn_(q, k, v, **kw);
+    // Inputs are read-only by contract (R14): the first one written is the finding.
+    const auto written = [&](const char* what) {
+      throw KernelFault(FaultKind::input_written, name_ + " wrote into its input " + what);
+    };
+    if (!unchanged(q, c.q)) written("q");
+    if (!unchanged(k, c.k)) written("k");
+    if (!unchanged(v, c.v)) written("v");
+    if (p.has_bias && !unchanged(kw["bias"].cast<py::array>(), c.bias)) written("bias");
+    if (p.has_mask) {
+      const py::array_t<bool> m = kw["mask"].cast<py::array_t<bool>>();
+      for (std::size_t i = 0; i < c.mask.size(); ++i)
+        if (m.data()[i] != (c.mask[i] != 0)) written("mask");
+    }
+    if (p.has_kv_len) {
+      const py::array_t<std::int64_t> n = kw["kv_len"].cast<py::array_t<std::int64_t>>();
+      for (std::size_t i = 0; i < c.kv_len.size(); ++i)
+        if (n.data()[i] != c.kv_len[i]) written("kv_len");
+    }
     // `out`, or `(out, lse)`; lse is required when it is claimed and ignored otherwise.
     py::object out = result, lse = py::none();
     if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {

@@ -73,3 +73,32 @@ def test_bad_arguments_are_python_errors():
         attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtypes=["f8"])
     with pytest.raises(ValueError, match="which dtypes"):
         attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD)
+
+
+def test_storage_dtypes_reach_the_function():
+    # f16 as float16; bf16 as float32 holding bf16 values (NumPy has no bfloat16), answered in float32.
+    seen = {}
+
+    def records(q, k, v, *, dtype, **kw):
+        seen.setdefault(dtype, set()).add(str(q.dtype))
+        if dtype == "bf16":
+            assert np.all(q.astype(np.float32).view(np.uint32) & 0xFFFF == 0), "bf16 values must be exact"
+        return kernels.numpy_attention(q, k, v, dtype=dtype, **kw)
+
+    cert = attnv.certify(records, claims=kernels.ALL_FORWARD, dtypes=["f16", "bf16"], only=["R8"])
+    assert cert.certified, cert.table()
+    assert seen == {"f16": {"float16"}, "bf16": {"float32"}}, seen
+
+
+def test_write_into_input_is_input_written():
+    def scribbles(q, k, v, **kw):
+        out = kernels.numpy_attention(q, k, v, **kw)
+        k[...] = 0  # after computing: the answer is right, the input is not
+        return out
+    cert = certify(scribbles)
+    r = cert.result("R14", "f32") if any(x["id"] == "R14" for x in cert.results) else None
+    assert r is None  # only R1 ran: the write is R1's finding there
+    f = finding(cert)
+    assert f["kind"] == "input_written" and "wrote into its input k" in f["message"], f
+    r14 = attnv.certify(scribbles, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R14"]).result("R14", "f32")
+    assert r14["verdict"] == "FAIL" and r14["findings"][0]["kind"] == "input_written", r14["text"]
