@@ -102,3 +102,16 @@ def test_write_into_input_is_input_written():
     assert f["kind"] == "input_written" and "wrote into its input k" in f["message"], f
     r14 = attnv.certify(scribbles, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R14"]).result("R14", "f32")
     assert r14["verdict"] == "FAIL" and r14["findings"][0]["kind"] == "input_written", r14["text"]
+
+
+def test_keyboard_interrupt_stops_the_run():
+    # Ctrl-C inside the function is the user stopping attnv, not a finding against the kernel.
+    calls = []
+
+    def interrupted(q, k, v, **_):
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        certify(interrupted)
+    assert len(calls) == 1
