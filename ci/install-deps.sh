@@ -31,6 +31,8 @@ if [ $tests -eq 1 ]; then
     zip                             # fuzz/oss-fuzz/build.sh: seed corpora as OSS-Fuzz wants them
     python3-numpy                   # examples/numpy (the cases_numpy_example test)
     python3-jsonschema chromium      # report tests: the certificate schema, the HTML page rendered headless
+    pybind11-dev python3-dev         # the Python module (python/): built only when both are present
+    python3-pytest python3-torch     # its tests: pytest in process, PyTorch's CPU attention certified
   )
 fi
 

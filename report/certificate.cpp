@@ -109,6 +109,11 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
   if (c.kernel.spec.rfind("files:", 0) == 0)
     return (c.command.rfind("attnv cases check ", 0) == 0 ? c.command : "attnv cases check " + shell_quote(c.kernel.spec.substr(6))) +
            " --dtype " + std::string(dtype_name(r.dtype)) + " --only " + shell_quote(r.id);
+  // A Python function certified in process (python/attnv): the call that reruns it, in Python.
+  if (c.kernel.spec.rfind("python:", 0) == 0)
+    return "attnv.certify(" + c.kernel.name + ", claims, suite='" + std::string(conformance::tier_name(c.report.tier)) +
+           "', dtypes=['" + std::string(dtype_name(r.dtype)) + "'], seed=" + std::to_string(c.report.seed) +
+           ", only=['" + r.id + "'])";
   return "attnv certify --kernel " + shell_quote(c.kernel.spec) + " --suite " +
          std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);

@@ -1,0 +1,105 @@
+// attnv._attnv: the native half of the `attnv` Python package (python/attnv/__init__.py is the
+// half users call). certify() runs the conformance suite on a Python function in process.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <iostream>
+
+#include "certificate_object.h"
+#include "cli/provenance.h"
+#include "problem/error.h"
+#include "python_kernel.h"
+#include "report/html_report.h"
+#include "report/json_report.h"
+#include "report/junit_report.h"
+#include "report/terminal_report.h"
+
+namespace py = pybind11;
+
+namespace attnv::python {
+namespace {
+
+report::Certificate certify(py::object fn, const std::string& name, const std::string& spec, const std::string& claims_json,
+                            const std::vector<std::string>& dtype_names, const std::string& suite, std::uint64_t seed,
+                            const std::vector<std::string>& only, int max_findings, py::tuple refused,
+                            const std::string& command, bool progress) {
+  std::vector<DType> dtypes;
+  for (const std::string& d : dtype_names) {
+    const auto t = parse_dtype(d);
+    if (!t) throw InputError("dtypes: '" + d + "' is not a dtype (f64, f32, f16, bf16)");
+    dtypes.push_back(*t);
+  }
+  cases::Claims claims = cases::claims_from_json(claims_json, "claims", dtypes);
+  conformance::ConformanceOptions opt;
+  opt.tier = conformance::parse_tier(suite);
+  opt.seed = seed;
+  opt.only = only;
+  for (const std::string& id : only) conformance::requirement(id);  // InputError if unknown
+  opt.dtypes = dtypes;
+  opt.max_findings = max_findings;
+  if (progress)
+    opt.on_result = [](const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
+      std::cerr << "attnv: [" << done << "/" << total << "] " << r.id << " " << dtype_name(r.dtype) << " "
+                << conformance::verdict_name(r.verdict) << " (" << r.seconds << " s)\n";
+    };
+
+  PythonKernel kernel(fn, name, claims, refused);
+  report::Certificate cert;
+  cert.attnv_version = ATTNV_VERSION;
+  cert.provenance = cli::this_run();
+  cert.command = command;
+  {
+    // One kernel, one thread: run_conformance(Kernel&) calls the function sequentially, and
+    // PythonKernel::forward takes the GIL back for each call.
+    py::gil_scoped_release free;
+    cert.report = conformance::run_conformance(kernel, opt);
+  }
+  if (kernel.interrupted()) {  // the user's Ctrl-C (or sys.exit) inside the function: stop here too
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  cert.kernel.spec = spec;
+  cert.kernel.name = name;
+  cert.kernel.caps = claims.caps;
+  for (DType d : claims.caps.dtypes) cert.kernel.precision.emplace_back(d, claims.model(d));
+  cert.kernel.notes.push_back("called in process from Python with dense [B,H,T,D] NumPy arrays");
+  for (DType d : claims.caps.dtypes)
+    if (d == DType::bf16) cert.kernel.notes.push_back("bf16 passed as float32 arrays holding bf16 values (NumPy has no bfloat16)");
+  return cert;
+}
+
+}  // namespace
+}  // namespace attnv::python
+
+using namespace attnv;
+using attnv::python::certify;
+
+PYBIND11_MODULE(_attnv, m) {
+  m.doc() = "attnv's native module: certify a Python attention function in process (see the attnv package)";
+  py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+
+  py::class_<report::Certificate>(m, "Certificate")
+      .def_property_readonly("certified", [](const report::Certificate& c) { return report::summarize(c).certified; })
+      .def_property_readonly("verdict_line", [](const report::Certificate& c) { return report::verdict_line(c); })
+      .def_property_readonly("kernel", [](const report::Certificate& c) { return c.kernel.name; })
+      .def_property_readonly("command", [](const report::Certificate& c) { return c.command; })
+      .def_property_readonly("seed", [](const report::Certificate& c) { return c.report.seed; })
+      .def_property_readonly("suite", [](const report::Certificate& c) { return std::string(conformance::tier_name(c.report.tier)); })
+      .def_property_readonly("results", &python::results_of)
+      .def_property_readonly("summary", &python::summary_of)
+      .def("table", [](const report::Certificate& c, bool color) { return report::terminal_summary(c, color); },
+           py::arg("color") = false)
+      .def("to_json", &report::to_json)
+      .def("to_junit", &report::to_junit)
+      .def("to_html", &report::to_html);
+
+  m.def("_certify", &certify, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
+        py::arg("dtypes"), py::arg("suite"), py::arg("seed"), py::arg("only"), py::arg("max_findings"),
+        py::arg("refused"), py::arg("command"), py::arg("progress"));
+  m.def("requirements", [] {
+    py::list out;
+    for (const conformance::Requirement& r : conformance::requirements()) out.append(py::make_tuple(r.id, r.property));
+    return out;
+  }, "Every requirement of the suite as (id, property)");
+  m.attr("__version__") = ATTNV_VERSION;
+}

@@ -1,0 +1,36 @@
+"""claims= and precision= as the claims file reads them: the same models, the same clear errors."""
+import json
+
+import attnv
+import kernels
+
+
+def test_precision_and_bad_claims():
+    # A precision model is taken from precision= (here a blocked one; the kernel still passes).
+    cert = attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtypes=["f32"],
+                         precision={"f32": {"accum": "f32", "block": 64}}, only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+    json.loads(cert.to_json())
+    # Claims with a capability left out: the claims file's error, naming what is missing.
+    partial = dict(kernels.ALL_FORWARD)
+    del partial["softcap"]
+    try:
+        attnv.certify(kernels.numpy_attention, claims=partial, dtypes=["f32"], only=["R1"])
+    except ValueError as e:
+        assert "missing: softcap" in str(e), e
+    else:
+        raise AssertionError("claims without softcap were accepted")
+    for bad, words in [({**kernels.ALL_FORWARD, "strided": True}, "strided"),
+                       ({**kernels.ALL_FORWARD, "gqa": "yes"}, "expected true or false")]:
+        try:
+            attnv.certify(kernels.numpy_attention, claims=bad, dtypes=["f32"], only=["R1"])
+        except ValueError as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError(f"{bad} accepted")
+    try:
+        attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R99"])
+    except ValueError as e:
+        assert "R99" in str(e), e
+    else:
+        raise AssertionError("only=['R99'] accepted")

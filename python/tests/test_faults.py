@@ -1,0 +1,117 @@
+"""What a Python kernel does wrong is a finding, never a crash of attnv."""
+import numpy as np
+import pytest
+
+import attnv
+import kernels
+
+ONLY = ["R1"]
+
+
+def certify(fn, **kw):
+    return attnv.certify(fn, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=ONLY, **kw)
+
+
+def finding(cert):
+    r = cert.result("R1", "f32")
+    assert r["verdict"] == "FAIL", r["text"]
+    return r["findings"][0]
+
+
+def test_exception_is_crashed():
+    def raises(q, k, v, **_):
+        raise ValueError("shapes do not broadcast")
+    f = finding(certify(raises))
+    assert f["kind"] == "crashed"
+    assert "raised ValueError: shapes do not broadcast" in f["message"], f
+
+
+def test_unsupported_is_refused():
+    def declines(q, k, v, **_):
+        raise attnv.Unsupported("no window support")
+    f = finding(certify(declines))
+    assert f["kind"] == "refused" and "Unsupported: no window support" in f["message"], f
+
+    def not_impl(q, k, v, **_):
+        raise NotImplementedError
+    assert finding(certify(not_impl))["kind"] == "refused"
+
+
+def test_wrong_shape_dtype_type_are_missing_output():
+    def transposed(q, k, v, **kw):
+        out, lse = kernels.numpy_attention(q, k, v, **kw)
+        return out.transpose(0, 2, 1, 3), lse
+    f = finding(certify(transposed))
+    assert f["kind"] == "missing_output"
+    assert "returned out of shape [" in f["message"] and ", expected [" in f["message"], f
+
+    def float64(q, k, v, **kw):
+        out, lse = kernels.numpy_attention(q, k, v, **kw)
+        return out.astype(np.float64), lse
+    f = finding(certify(float64))
+    assert f["kind"] == "missing_output" and "as float64, expected float32" in f["message"], f
+
+    def no_lse(q, k, v, **kw):
+        return kernels.numpy_attention(q, k, v, **kw)[0]
+    f = finding(certify(no_lse))
+    assert f["kind"] == "missing_output" and "no lse" in f["message"], f
+
+    def a_string(q, k, v, **_):
+        return "out"
+    f = finding(certify(a_string))
+    assert f["kind"] == "missing_output" and "returned out as str" in f["message"], f
+
+    def wrong_signature(q, k):
+        return q
+    assert finding(certify(wrong_signature))["kind"] == "crashed"
+
+
+def test_bad_arguments_are_python_errors():
+    with pytest.raises(TypeError):
+        attnv.certify(42, claims=kernels.ALL_FORWARD, dtypes=["f32"])
+    with pytest.raises(ValueError, match="not a dtype"):
+        attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtypes=["f8"])
+    with pytest.raises(ValueError, match="which dtypes"):
+        attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD)
+
+
+def test_storage_dtypes_reach_the_function():
+    # f16 as float16; bf16 as float32 holding bf16 values (NumPy has no bfloat16), answered in float32.
+    seen = {}
+
+    def records(q, k, v, *, dtype, **kw):
+        seen.setdefault(dtype, set()).add(str(q.dtype))
+        if dtype == "bf16":
+            assert np.all(q.astype(np.float32).view(np.uint32) & 0xFFFF == 0), "bf16 values must be exact"
+        return kernels.numpy_attention(q, k, v, dtype=dtype, **kw)
+
+    cert = attnv.certify(records, claims=kernels.ALL_FORWARD, dtypes=["f16", "bf16"], only=["R8"])
+    assert cert.certified, cert.table()
+    assert seen == {"f16": {"float16"}, "bf16": {"float32"}}, seen
+
+
+def test_write_into_input_is_input_written():
+    def scribbles(q, k, v, **kw):
+        out = kernels.numpy_attention(q, k, v, **kw)
+        k[...] = 0  # after computing: the answer is right, the input is not
+        return out
+    cert = certify(scribbles)
+    r = cert.result("R14", "f32") if any(x["id"] == "R14" for x in cert.results) else None
+    assert r is None  # only R1 ran: the write is R1's finding there
+    f = finding(cert)
+    assert f["kind"] == "input_written" and "wrote into its input k" in f["message"], f
+    r14 = attnv.certify(scribbles, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R14"]).result("R14", "f32")
+    assert r14["verdict"] == "FAIL" and r14["findings"][0]["kind"] == "input_written", r14["text"]
+
+
+def test_keyboard_interrupt_stops_the_run():
+    # Ctrl-C inside the function is the user stopping attnv, not a finding against the kernel.
+    calls = []
+
+    def interrupted(q, k, v, **_):
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        certify(interrupted)
+    assert len(calls) == 1
