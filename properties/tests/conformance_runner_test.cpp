@@ -184,6 +184,10 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
   ConformanceOptions opt;
   opt.save_failures_dir = dir.string();
   opt.stop_at_findings = true;  // catching is the point here; counting is tested below
+  // A sanitizer build draws half the quick tier (requirement.h), and kv_len_of_batch0 is first
+  // caught at R12's 72nd case of 75: there the standard tier's first cases stand in (the stream
+  // is the same; the run stops at the first finding).
+  if (kCaseDivisor > 1) opt.tier = Tier::standard;
   std::printf("\n%-26s %-4s %-27s %-5s %6s  %s\n", "mutant", "req", "property", "dtype", "cases", "reproduce");
   for (const props::Mutant& m : props::mutant_zoo()) {
     const std::unique_ptr<Kernel> k = m.make();
