@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, and runs the whole test suite with ctest:
 #   1. release build, every test;
-#   2. ASan + UBSan build, every test not labelled 'slow' or 'install' (sanitizers cost ~4x; the
-#      slow ones re-run code that faster tests cover, see their CMakeLists comments).
+#   2. ASan + UBSan build (-O1 -g1, half of each conformance tier's cases: CMakePresets.json,
+#      properties/conformance/requirement.h), every test not labelled 'slow' or 'install'
+#      (sanitizers cost ~3x; the slow ones re-run code that faster tests cover, see their
+#      CMakeLists comments).
 #   3. ThreadSanitizer on the threaded tests (ci/tsan.sh: the core, the fast reference, the
 #      conformance runner's jobs);
 #   4. the fuzz preset (clang, libFuzzer, ASan+UBSan): every fuzz target for a short fixed time

@@ -27,7 +27,7 @@ install(TARGETS ${ATTNV_EXPORTED_TARGETS} EXPORT attnvTargets
 # install_consumer test builds a project against exactly these, so a missing one fails there.
 set(ATTNV_PUBLIC_HEADERS
   problem/buffers.h problem/case.h problem/dtype.h problem/kernel.h problem/precision.h
-  problem/problem.h problem/tensor.h
+  problem/problem.h problem/tensor.h problem/fail_kind.h problem/kernel_fault.h
   properties/checks/property_result.h properties/conformance/conformance.h properties/conformance/requirement.h
   properties/conformance/conformance_gtest.h properties/generators/property_case.h
   reference/bound/bound.h)
