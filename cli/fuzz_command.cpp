@@ -19,6 +19,7 @@
 #include "core/core_kernel.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "report/certificate.h"
 
 #ifndef ATTNV_SOURCE_CORPUS
 #define ATTNV_SOURCE_CORPUS ""
@@ -74,10 +75,11 @@ fs::path corpus_dir(const FuzzArgs& a) {
 
 std::string status_line(const SearchStatus& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped, corpus %zu, %zu signal buckets, best error/bound ratio %.3g",
+  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped, corpus %zu, %zu signal buckets, best error/bound ratio ",
                 s.seconds, static_cast<long long>(s.execs), s.seconds > 0 ? static_cast<double>(s.execs) / s.seconds : 0.0,
-                static_cast<long long>(s.skipped), s.corpus, s.buckets, s.best_ratio);
-  return buf;
+                static_cast<long long>(s.skipped), s.corpus, s.buckets);
+  // format_ratio: a passing ratio below 1 never prints as "1", the failing threshold.
+  return buf + report::format_ratio(s.best_ratio);
 }
 
 int run_fuzz(const FuzzArgs& a) {

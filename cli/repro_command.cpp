@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/kernel_spec.h"
 #include "cli/reproducer.h"
+#include "report/certificate.h"
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
 #include "properties/conformance/evidence.h"
@@ -106,7 +107,7 @@ int run_repro(const ReproArgs& a) {
                 << '\n';
       if (!f.worst.empty()) std::cout << "  worst: " << io::printable(f.worst, true) << '\n';
     } else {
-      std::cout << "  PASS: worst error/bound ratio " << v.comparison.worst_ratio() << "\n    "
+      std::cout << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
                 << indent_lines(v.comparison.summary(), "    ") << '\n';
     }
   }

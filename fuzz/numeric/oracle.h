@@ -1,24 +1,15 @@
 #pragma once
-// The differential numeric oracle: one case (or one genome) through any attnv::Kernel, judged
-// against the fast reference under the error bound of the kernel's own precision model. Shared
-// by the libFuzzer target (numeric_fuzzer.cpp, which traps on a finding so libFuzzer saves the
-// input), by `attnv fuzz` (cli/fuzz_search.cpp: search, shrink, write a reproducer) and by
-// `attnv repro` (one exchange case judged again).
+// The differential numeric oracle of attnv fuzz: a genome (or a case) made into a case within the
+// kernel's claims and judged by the one judge every tool uses (judge/judge.h: the kinds of
+// finding, their order, the bound of the kernel's own precision model). Shared by the libFuzzer
+// target (numeric_fuzzer.cpp, which traps on a finding so libFuzzer saves the input), by `attnv
+// fuzz` (cli/fuzz_search.cpp: search, shrink, write a reproducer) and by `attnv repro` (one
+// exchange case judged again).
 //
-// Findings, of the kinds every judge uses (problem/fail_kind.h), in the order they are looked for:
-//   crashed, hung, refused, out_of_bounds, ...  the call failed: a plugin's crash, hang, canary
-//                   or refusal arrives as a KernelFault (problem/kernel_fault.h); an in-process
-//                   kernel that throws anything but InputError crashed;
-//   fp_exception    overflow, invalid operation or division by zero raised inside the kernel
-//                   (in-process kernels only: FpCheck::flags reads the sticky flags after the
-//                   call, FpCheck::trap turns them into SIGFPE for a stack in libFuzzer);
-//   input_written   an input buffer changed (CaseBuffers::inputs_unchanged);
-//   nondeterministic a second call on fresh buffers gave different bits;
-//   non_finite      NaN anywhere in O (or a gradient), fully masked rows included;
-//   outside_bound   an element outside its bound (bound::compare: fully masked rows must be
-//                   exactly O = 0, LSE = -inf; hidden keys' gradients exactly 0).
-// The backward (dQ, dK, dV against ref::fast_backward with bound::backward_bound) is checked
-// when the case has dout and the kernel claims the backward.
+// What is the fuzzer's own: the genome's wide exponent range, so the backward is judged only in
+// backward_range() and where the exact gradients fit the output dtype; a case the reference
+// declines is skipped (not judged, no finding); floating-point exceptions and a second call are
+// on by default (in-process kernels; a plugin runs in its own process).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,12 +21,12 @@
 #include "problem/case.h"
 #include "problem/fail_kind.h"
 #include "problem/kernel.h"
+#include "judge/judge.h"
 #include "reference/bound/bound.h"
 
 namespace attnv::fuzz {
 
-
-enum class FpCheck { off, flags, trap };
+using judge::FpCheck;
 
 struct OracleOptions {
   bool twice = true;            // call twice, compare bits (determinism)
@@ -54,7 +45,7 @@ struct Finding {
 };
 
 struct Verdict {
-  bool judged = false;       // false: skipped (the reference or the kernel declined the case)
+  bool judged = false;       // false: skipped (the reference declined the case)
   std::string skipped_why;
   bool backward = false;     // the backward was part of the run
   std::optional<Finding> finding;

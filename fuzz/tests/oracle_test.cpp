@@ -1,6 +1,7 @@
 // The shared numeric oracle: correct kernels give no finding on random genomes (so a finding
 // means something), and each kind of finding is produced by a kernel with that planted bug:
-// forward and backward bound violations, NaN, a written input, nondeterminism, a throwing kernel.
+// forward and backward bound violations, NaN, a written input, nondeterminism, a throwing or
+// refusing kernel.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -142,7 +143,9 @@ class Throws : public props::NaiveKernel {
   bool input_error_;
 };
 
-TEST(Oracle, AThrowingKernelIsAFindingADecliningOneIsSkipped) {
+// A kernel that refuses a case within its claims fails, as certify says (one judge); a case the
+// kernel may honestly decline is one its claims leave out, which the genome never draws.
+TEST(Oracle, AThrowingKernelCrashedARefusingOneRefused) {
   std::mt19937_64 rng(5);
   const Genome g = random_genome(rng);
   Throws boom(false), declines(true);
@@ -151,8 +154,9 @@ TEST(Oracle, AThrowingKernelIsAFindingADecliningOneIsSkipped) {
   EXPECT_EQ(a.finding->kind, FailKind::crashed);
   EXPECT_NE(a.finding->message.find("boom"), std::string::npos) << a.finding->message;
   const Verdict b = judge_genome(declines, g, fuzzed_claims(declines, std::nullopt), OracleOptions{});
-  EXPECT_FALSE(b.judged);
-  EXPECT_FALSE(b.finding);
+  EXPECT_TRUE(b.judged);
+  ASSERT_TRUE(b.finding);
+  EXPECT_EQ(b.finding->kind, FailKind::refused);
 }
 
 TEST(Oracle, NarrowingToAnUnclaimedDtypeIsAnInputError) {

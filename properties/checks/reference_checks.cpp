@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "properties/checks/checks.h"
+#include "properties/checks/recording.h"
 #include "properties/checks/runs.h"
 #include "reference/fast/fast.h"
 #include "reference/visibility.h"
@@ -14,54 +15,46 @@ namespace {
 
 using detail::element_name;
 
-// The worst failing element of a comparison, named.
-std::string worst_of(const Case& c, const bound::Comparison& cmp) {
-  for (const auto& t : cmp.tensors) {
-    if (t.ok()) continue;
-    std::ostringstream o;
-    o.precision(17);
-    // The allowance printed is the threshold the element was judged by (the bound plus the
-    // output's and the reference's rounding), not the bound alone: a bf16 error of 1.6e-3 is
-    // judged against ~2e-3, and saying "bound 4.9e-7 (1.62x)" misstates both numbers.
-    if (t.worst_index >= 0) {
-      o << element_name(c, t.name, static_cast<std::size_t>(t.worst_index)) << " = " << t.worst_out << ", exact "
-        << t.worst_exact << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";
-      if (std::isfinite(t.worst_out)) o << ", " << t.worst_ratio << "x the allowance";
-    }
-    if (t.non_finite) o << (t.worst_index >= 0 ? "; " : "") << t.non_finite << " non-finite " << t.name << " elements";
-    return o.str();
-  }
-  return "";
+// The judge's verdict (judge/judge.h) as a property result: a failed call or a comparison that
+// fails is a FAIL of its kind; a case whose every element has an infinite bound judged nothing
+// (an f16 accumulator over ~1024 keys, where the model's gamma_n passes 1).
+PropertyResult verdict(const char* name, const Case& c, const judge::Judgement& j) {
+  const bound::Comparison& cmp = j.comparison;
+  if (j.ok() && cmp.elements() > 0 && j.exercised == 0)
+    return PropertyResult::not_exercised(name, c.id, "the declared precision model bounds no element of this case");
+  PropertyResult r = j.ok() ? PropertyResult::pass(name, c.id) : PropertyResult::fail(name, c.id, j.message, j.worst);
+  if (j.failed) r.with_kind(*j.failed);
+  if (cmp.tensors.empty()) return r;  // the call itself failed: nothing was compared
+  r.with_ratio(cmp.worst_ratio()).with_exercised(j.exercised);
+  for (const auto& t : cmp.tensors) r.hist += t.hist;
+  return r;
 }
 
-PropertyResult judge(const char* name, const Case& c, const Outputs& got, const detail::Exact& e) {
-  const bound::Comparison cmp = bound::compare(got, e.exact, e.bounds, e.out_dtype);
-  // An infinite bound accepts anything: a case whose every element has one judged nothing (an
-  // f16 accumulator over ~1024 keys, where the model's gamma_n passes 1).
-  if (cmp.ok() && cmp.elements() > 0 && cmp.unjudged() == cmp.elements())
-    return PropertyResult::not_exercised(name, c.id, "the declared precision model bounds no element of this case");
-  PropertyResult r = cmp.ok() ? PropertyResult::pass(name, c.id)
-                              : PropertyResult::fail(name, c.id, cmp.summary(), worst_of(c, cmp));
-  r.with_ratio(cmp.worst_ratio()).with_exercised(cmp.elements() - cmp.unjudged());
-  for (const auto& t : cmp.tensors) {
-    r.hist += t.hist;
-    if (t.non_finite > 0) r.kind = FailKind::non_finite;  // ranks first: a NaN is no rounding error
-  }
-  return r;
+PropertyResult judge_against(const char* name, const Case& c, Outputs got, const detail::Exact& e) {
+  return verdict(name, c, judge::judge_outputs(c, std::move(got), e));
+}
+
+// R1 and R2: one call judged as attnv fuzz judges it (judge::judge_call), its run recorded.
+PropertyResult judge_one_call(const char* name, Kernel& k, const Case& c, Layout layout, bool backward) {
+  const detail::Exact e = backward ? detail::exact_backward(k, c) : detail::exact_forward(k, c);
+  judge::Options opt;
+  opt.backward = backward;
+  opt.on_run = [](const Case& rc, Layout l, bool b, const Outputs& o) { detail::record_run(rc, l, b, o); };
+  return verdict(name, c, judge::judge_call(k, c, layout, e, opt));
 }
 
 }  // namespace
 
 PropertyResult check_matches_reference(Kernel& k, const Case& c, Layout layout) {
   if (auto why = detail::not_claimed(k, c, false); !why.empty()) return PropertyResult::not_claimed("matches_reference", c.id, why);
-  return judge("matches_reference", c, detail::run(k, c, layout).out, detail::exact_forward(k, c));
+  return judge_one_call("matches_reference", k, c, layout, false);
 }
 
 PropertyResult check_backward_matches_reference(Kernel& k, const Case& c, Layout layout) {
   const char* name = "backward_matches_reference";
   if (!c.has_dout()) return PropertyResult::not_applicable(name, c.id, "no dout");
   if (auto why = detail::not_claimed(k, c, true); !why.empty()) return PropertyResult::not_claimed(name, c.id, why);
-  return judge(name, c, detail::run(k, c, layout, true).out, detail::exact_backward(k, c));
+  return judge_one_call(name, k, c, layout, true);
 }
 
 PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
@@ -79,7 +72,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
     // R3 ("out: 0 failures; lse: 48 failures"); they are R1's.
     Outputs got = detail::run(k, ones, layout).out;
     got.lse.clear();
-    PropertyResult r = judge(name, ones, got, detail::exact_forward(k, ones));
+    PropertyResult r = judge_against(name, ones, std::move(got), detail::exact_forward(k, ones));
     if (!r.ok) return r;
   }
   // The identity needs Dv = Tk: skipped where that would make the case slow to run.

@@ -5,36 +5,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "problem/error.h"
-#include "problem/kernel_fault.h"
-#include "problem/validate.h"
 #include "properties/checks/recording.h"
-#include "reference/fast/fast.h"
 #include "reference/visibility.h"
 
 namespace attnv::props::detail {
-
-void kernel_call(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const KernelFault&) {
-    throw;
-  } catch (const HarnessError&) {
-    throw;
-  } catch (const InputError& e) {
-    throw KernelFault(FaultKind::refused, std::string("refused: ") + e.what());
-  } catch (const std::exception& e) {
-    throw KernelFault(FaultKind::crashed, std::string("threw: ") + e.what());
-  } catch (...) {
-    throw KernelFault(FaultKind::crashed, "threw an exception that is not a std::exception");
-  }
-}
-
-PrecisionModel kernel_precision(Kernel& k, DType storage) {
-  PrecisionModel m;
-  kernel_call([&] { m = k.precision(storage); });
-  return m;
-}
 
 std::string not_claimed(Kernel& k, const Case& c, bool backward) {
   const Capabilities caps = k.capabilities();
@@ -44,41 +18,19 @@ std::string not_claimed(Kernel& k, const Case& c, bool backward) {
 }
 
 Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
-  CaseBuffers buf(c, layout, backward);
-  // A kernel that does not claim the LSE is not asked for it (the plugin ABI passes NULL) and is
-  // judged on O alone: its Outputs.lse stays empty, and every comparison skips an empty tensor.
-  // (A reference LSE used to stand in for it; on R6's case, whose hidden keys hold NaN that other
-  // rows see, the reference refused and the kernel was charged with attnv's refusal.) The
-  // backward always gets a buffer: it reads the forward's LSE.
-  const bool lse = backward || k.capabilities().lse;
-  if (!lse) buf.views().lse = TensorRef{};
-  if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw InputError("invalid kernel views: " + e[0]);
-  kernel_call([&] {
-    k.forward(c.problem, buf.views());
-    if (backward) k.backward(c.problem, buf.views());
-  });
-  Outputs o = buf.outputs();
-  if (!lse) o.lse.clear();
-  record_run(c, layout, backward, o);
-  return {std::move(o), buf.inputs_unchanged()};
+  Run r = judge::run(k, c, layout, backward);
+  record_run(c, layout, backward, r.out);
+  return r;
 }
 
 Exact exact_forward(Kernel& k, const Case& c) {
-  Exact e;
-  e.exact = ref::fast_forward(c);
-  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
-  e.bounds = bound::forward_bound(c, e.exact, m);
-  e.out_dtype = m.out;
+  Exact e = judge::reference(k, c, false);
   record_exact(c, e.exact, e.bounds);
   return e;
 }
 
 Exact exact_backward(Kernel& k, const Case& c) {
-  Exact e;
-  e.exact = ref::fast_backward(c);
-  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
-  e.bounds = bound::backward_bound(c, e.exact, m);
-  e.out_dtype = m.out;
+  Exact e = judge::reference(k, c, true);
   record_exact(c, e.exact, e.bounds);
   return e;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/judge.h"
 #include "problem/buffers.h"
 #include "problem/case.h"
 #include "problem/element_name.h"
@@ -14,28 +15,21 @@
 
 namespace attnv::props::detail {
 
-// Runs f, a call into the kernel: whatever it throws is the kernel's failure, a KernelFault
-// (InputError from an in-process kernel is a refusal; any other exception a crash). Everything a
-// check throws outside such a call is attnv's own error.
-void kernel_call(const std::function<void()>& f);
-// The kernel's precision model for a dtype (a kernel method: what it throws is the kernel's).
-PrecisionModel kernel_precision(Kernel& k, DType storage);
+// Kernel calls, told apart from attnv's own errors, and the kernel's precision query: the judge's
+// (judge/kernel_call.h), so a check and attnv fuzz charge the kernel with the same things.
+using judge::kernel_call;
+using judge::kernel_precision;
 
 // Why the kernel does not claim this case ("" when it does).
 std::string not_claimed(Kernel& k, const Case& c, bool backward);
 
-struct Run {
-  Outputs out;
-  bool inputs_unchanged = true;
-};
-// Lays the case out, validates the views, calls forward (and backward), reads the outputs back.
+// judge::run (lay out, validate the views, call, read back; no LSE asked of a kernel that does
+// not claim it), recorded for the evidence of a failure (recording.h).
+using judge::Run;
 Run run(Kernel& k, const Case& c, Layout layout, bool backward = false);
 
-struct Exact {
-  Outputs exact;
-  bound::Bounds bounds;
-  DType out_dtype = DType::f32;
-};
+// The fast reference and the bound of the kernel's model (judge::reference), recorded.
+using Exact = judge::Reference;
 Exact exact_forward(Kernel& k, const Case& c);
 Exact exact_backward(Kernel& k, const Case& c);
 

@@ -1,0 +1,130 @@
+#include "judge/judge.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+#include "problem/element_name.h"
+#include "problem/kernel_fault.h"
+#include "problem/validate.h"
+#include "reference/fast/fast.h"
+
+namespace attnv::judge {
+namespace {
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+Judgement failure(FailKind kind, std::string message, Outputs got = {}) {
+  Judgement j;
+  j.failed = kind;
+  j.message = std::move(message);
+  j.got = std::move(got);
+  return j;
+}
+
+}  // namespace
+
+Reference reference(Kernel& k, const Case& c, bool backward, int threads) {
+  Reference r;
+  const ref::FastOptions fo{.threads = threads};
+  r.exact = backward ? ref::fast_backward(c, fo) : ref::fast_forward(c, fo);
+  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
+  r.bounds = backward ? bound::backward_bound(c, r.exact, m) : bound::forward_bound(c, r.exact, m);
+  r.out_dtype = m.out;
+  return r;
+}
+
+Run run(Kernel& k, const Case& c, Layout layout, bool backward, FpCheck fp) {
+  CaseBuffers buf(c, layout, backward);
+  const bool lse = backward || k.capabilities().lse;
+  if (!lse) buf.views().lse = TensorRef{};
+  if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw HarnessError("attnv made invalid kernel views: " + e[0]);
+  Run r;
+  kernel_call([&] {
+    FpWatch watch(fp);
+    k.forward(c.problem, buf.views());
+    if (backward) k.backward(c.problem, buf.views());
+    r.fp_raised = watch.raised();
+  });
+  r.out = buf.outputs();
+  if (!lse) r.out.lse.clear();
+  r.inputs_unchanged = buf.inputs_unchanged();
+  return r;
+}
+
+Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& ref, const Options& opt) {
+  Run first;
+  try {
+    first = run(k, c, layout, opt.backward, opt.fp);
+  } catch (const KernelFault& e) {
+    return failure(fail_kind(e.kind()), e.what());
+  }
+  if (opt.on_run) opt.on_run(c, layout, opt.backward, first.out);
+  if (!first.fp_raised.empty())
+    return failure(FailKind::fp_exception, first.fp_raised + " raised inside the kernel", std::move(first.out));
+  if (!first.inputs_unchanged) return failure(FailKind::input_written, "the kernel wrote into an input buffer", std::move(first.out));
+  if (opt.twice) {
+    Run again;
+    try {
+      again = run(k, c, layout, opt.backward, opt.fp);
+    } catch (const KernelFault& e) {
+      return failure(fail_kind(e.kind()), std::string("second call: ") + e.what(), std::move(first.out));
+    }
+    if (opt.on_run) opt.on_run(c, layout, opt.backward, again.out);
+    if (!again.fp_raised.empty())
+      return failure(FailKind::fp_exception, "second call: " + again.fp_raised + " raised inside the kernel", std::move(first.out));
+    if (std::string d = first_difference(c, first.out, again.out); !d.empty()) {
+      Judgement j = failure(FailKind::nondeterministic, "a second call on the same inputs gave different bits", std::move(first.out));
+      j.worst = std::move(d);
+      return j;
+    }
+  }
+  return judge_outputs(c, std::move(first.out), ref);
+}
+
+Judgement judge_outputs(const Case& c, Outputs got, const Reference& ref) {
+  Judgement j;
+  j.comparison = bound::compare(got, ref.exact, ref.bounds, ref.out_dtype);
+  j.exercised = j.comparison.elements() - j.comparison.unjudged();
+  j.got = std::move(got);
+  if (j.comparison.ok()) return j;
+  bool non_finite = false;
+  for (const auto& t : j.comparison.tensors) non_finite = non_finite || t.non_finite > 0;
+  // A NaN or inf is no rounding error: it ranks first, whatever the finite elements did.
+  j.failed = non_finite ? FailKind::non_finite : FailKind::outside_bound;
+  j.message = j.comparison.summary();
+  j.worst = worst_failure(c, j.comparison);
+  return j;
+}
+
+std::string worst_failure(const Case& c, const bound::Comparison& cmp) {
+  for (const auto& t : cmp.tensors) {
+    if (t.ok()) continue;
+    std::ostringstream o;
+    o.precision(17);
+    // The allowance printed is the threshold the element was judged by, not the bound alone: a
+    // bf16 error of 1.6e-3 is judged against ~2e-3, and "bound 4.9e-7 (1.62x)" misstates both.
+    if (t.worst_index >= 0) {
+      o << element_name(c, t.name, static_cast<std::size_t>(t.worst_index)) << " = " << t.worst_out << ", exact "
+        << t.worst_exact << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";
+      if (std::isfinite(t.worst_out)) o << ", " << t.worst_ratio << "x the allowance";
+    }
+    if (t.non_finite) o << (t.worst_index >= 0 ? "; " : "") << t.non_finite << " non-finite " << t.name << " elements";
+    if (t.worst_index < 0 && !t.non_finite) o << t.name << ": " << t.failures << " of " << t.elements << " elements rejected (wrong size?)";
+    return o.str();
+  }
+  return "";
+}
+
+std::string first_difference(const Case& c, const Outputs& a, const Outputs& b) {
+  const std::pair<const char*, const std::vector<double> Outputs::*> fields[] = {
+      {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv}};
+  for (const auto& [name, f] : fields)
+    if (!same_bits(a.*f, b.*f)) return bitwise_difference(c, name, a.*f, b.*f);
+  return "";
+}
+
+}  // namespace attnv::judge

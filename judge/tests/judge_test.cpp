@@ -1,0 +1,169 @@
+// The one judge: a correct kernel passes, each kind of failure comes from a kernel with that
+// planted bug and is named as that kind (in the judge's order), and nothing that is attnv's is
+// charged to the kernel.
+#include "judge/judge.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "gen/families.h"
+#include "kernels/mutants.h"
+#include "kernels/naive_kernel.h"
+#include "problem/error.h"
+
+namespace attnv::judge {
+namespace {
+
+Case random_case(std::uint64_t seed, gen::Family f = gen::Family::random) {
+  gen::FamilyOptions o;
+  o.with_dout = true;
+  return gen::make_case(f, seed, o);
+}
+
+std::unique_ptr<Kernel> mutant(const std::string& name) {
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == name) return m.make();
+  throw std::runtime_error("no mutant " + name);
+}
+
+// Judges the kernel on seeds 1..n of a family (forward, or forward and backward); the first failure.
+std::optional<Judgement> first_failure(Kernel& k, int n, Options opt, gen::Family f = gen::Family::random) {
+  for (int s = 1; s <= n; ++s) {
+    const Case c = random_case(static_cast<std::uint64_t>(s), f);
+    if (!k.capabilities().unsupported(c.problem).empty()) continue;
+    const Reference ref = reference(k, c, opt.backward);
+    Judgement j = judge_call(k, c, Layout::bhtd, ref, opt);
+    if (!j.ok()) return j;
+  }
+  return std::nullopt;
+}
+
+TEST(Judge, ACorrectKernelPassesForwardAndBackwardWithEveryWatchOn) {
+  props::NaiveKernel naive;
+  Options opt;
+  opt.twice = true;
+  opt.fp = FpCheck::off;  // the naive kernel computes exp(-inf) on hidden keys: flags, no bug
+  for (bool backward : {false, true}) {
+    opt.backward = backward;
+    std::int64_t exercised = 0;
+    for (int s = 1; s <= 30; ++s) {
+      const Case c = random_case(static_cast<std::uint64_t>(s));
+      const Judgement j = judge_call(naive, c, Layout::bhtd, reference(naive, c, backward), opt);
+      ASSERT_TRUE(j.ok()) << fail_kind_id(*j.failed) << ": " << j.message << "\n" << j.worst;
+      exercised += j.exercised;
+    }
+    EXPECT_GT(exercised, 1000) << "the passes must have judged elements";
+  }
+}
+
+TEST(Judge, EachKindComesFromTheBugThatMakesIt) {
+  struct Expect {
+    const char* mutant;
+    FailKind kind;
+    bool twice;
+    gen::Family family;
+  };
+  const Expect cases[] = {
+      {"d_model_scale", FailKind::outside_bound, false, gen::Family::random},
+      {"nan_on_fully_masked", FailKind::non_finite, false, gen::Family::fully_masked},
+      {"writes_q", FailKind::input_written, false, gen::Family::random},
+      {"nondeterministic", FailKind::nondeterministic, true, gen::Family::random},
+  };
+  for (const Expect& e : cases) {
+    const auto k = mutant(e.mutant);
+    Options opt;
+    opt.twice = e.twice;
+    const auto j = first_failure(*k, 40, opt, e.family);
+    ASSERT_TRUE(j) << e.mutant << " was not caught";
+    EXPECT_EQ(*j->failed, e.kind) << e.mutant << ": " << fail_kind_id(*j->failed) << ": " << j->message;
+  }
+}
+
+TEST(Judge, TheWorstElementIsNamedWithTheAllowanceItWasJudgedBy) {
+  const auto k = mutant("d_model_scale");
+  const auto j = first_failure(*k, 40, Options{});
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->worst.rfind("out[", 0), 0u) << j->worst;
+  EXPECT_NE(j->worst.find("allowed"), std::string::npos) << j->worst;
+  EXPECT_NE(j->worst.find("x the allowance"), std::string::npos) << j->worst;
+}
+
+TEST(Judge, WithoutTheSecondCallAnAlternatingKernelIsNotCalledNondeterministic) {
+  const auto k = mutant("nondeterministic");
+  const auto j = first_failure(*k, 40, Options{});
+  if (j) {
+    EXPECT_NE(*j->failed, FailKind::nondeterministic) << j->message;
+  }
+}
+
+class Throws : public props::NaiveKernel {
+ public:
+  explicit Throws(bool input_error) : input_error_(input_error) {}
+  void forward(const Problem&, const KernelViews&) override {
+    if (input_error_) throw InputError("declined");
+    throw std::runtime_error("boom");
+  }
+
+ private:
+  bool input_error_;
+};
+
+TEST(Judge, AThrowingKernelCrashedAndARefusingOneRefused) {
+  const Case c = random_case(1);
+  Throws boom(false), refuses(true);
+  const Judgement a = judge_call(boom, c, Layout::bhtd, reference(boom, c, false), Options{});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(*a.failed, FailKind::crashed);
+  EXPECT_NE(a.message.find("boom"), std::string::npos) << a.message;
+  EXPECT_TRUE(a.comparison.tensors.empty()) << "nothing was compared";
+  const Judgement b = judge_call(refuses, c, Layout::bhtd, reference(refuses, c, false), Options{});
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(*b.failed, FailKind::refused);
+}
+
+// A kernel that does not claim the LSE is not asked for one (a null view), and is judged on O
+// alone: no stand-in LSE from the reference, so nothing about the LSE can be charged to it.
+class NoLse : public props::NaiveKernel {
+ public:
+  Capabilities capabilities() const override {
+    Capabilities c = props::NaiveKernel::capabilities();
+    c.lse = false;
+    return c;
+  }
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (v.lse.data) throw std::logic_error("asked for an LSE it does not claim");
+    props::NaiveKernel::forward(p, v);
+  }
+};
+
+TEST(Judge, AKernelWithoutTheLseIsJudgedOnTheOutputAlone) {
+  NoLse k;
+  const Case c = random_case(3);
+  const Judgement j = judge_call(k, c, Layout::bhtd, reference(k, c, false), Options{});
+  ASSERT_TRUE(j.ok()) << j.message;
+  EXPECT_TRUE(j.got.lse.empty());
+  for (const auto& t : j.comparison.tensors) EXPECT_NE(t.name, "lse");
+}
+
+TEST(Judge, EveryCallIsToldToTheObserver) {
+  props::NaiveKernel naive;
+  const Case c = random_case(2);
+  int calls = 0;
+  Options opt;
+  opt.twice = true;
+  opt.on_run = [&](const Case& rc, Layout l, bool backward, const Outputs& o) {
+    ++calls;
+    EXPECT_EQ(rc.id, c.id);
+    EXPECT_EQ(l, Layout::bthd);
+    EXPECT_FALSE(backward);
+    EXPECT_FALSE(o.out.empty());
+  };
+  ASSERT_TRUE(judge_call(naive, c, Layout::bthd, reference(naive, c, false), opt).ok());
+  EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+}  // namespace attnv::judge
