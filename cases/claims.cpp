@@ -5,26 +5,13 @@
 #include <sstream>
 #include <string_view>
 
+#include "problem/claim_table.h"
 #include "problem/error.h"
 
 namespace attnv::cases {
 namespace {
 
 using nlohmann::json;
-
-struct Flag {
-  const char* key;
-  bool Capabilities::*field;
-};
-constexpr Flag kFlags[] = {
-    {"gqa", &Capabilities::gqa},         {"causal_top_left", &Capabilities::causal_top_left},
-    {"causal_bottom_right", &Capabilities::causal_bottom_right},
-    {"window", &Capabilities::window},   {"mask", &Capabilities::mask},
-    {"bias", &Capabilities::bias},       {"kv_len", &Capabilities::kv_len},
-    {"softcap", &Capabilities::softcap}, {"custom_scale", &Capabilities::custom_scale},
-    {"lse", &Capabilities::lse},         {"backward", &Capabilities::backward},
-    {"strided", &Capabilities::strided}, {"hidden_nonfinite", &Capabilities::hidden_nonfinite},
-};
 
 DType dtype_of(const json& v, const std::string& where) {
   if (!v.is_string()) throw InputError(where + ": expected a dtype name (f64, f32, f16, bf16)");
@@ -73,37 +60,30 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
       precision = &v;
       continue;
     }
-    // Capabilities::decode has no key on purpose: a case folder holds calls, not a KV cache that
-    // persists between them, so a program answering through files cannot be held to R21.
-    if (key == "decode") {
-      if (!v.is_boolean()) throw InputError(at + ": expected true or false");
-      if (v.get<bool>()) throw InputError(at + ": decode cannot be claimed through files (a case folder has no KV cache)");
-      continue;
-    }
     bool known = false;
-    for (const Flag& f : kFlags)
+    for (const ClaimInfo& f : kClaims)
       if (key == f.key) {
         if (!v.is_boolean()) throw InputError(at + ": expected true or false");
-        c.caps.*f.field = v.get<bool>();
+        // decode: a case folder holds calls, not a KV cache that persists between them, so a
+        // program answering through files cannot be held to R21; strided: no memory layout.
+        if (v.get<bool>() && !f.not_through_files.empty())
+          throw InputError(at + ": true cannot be claimed through files (" + std::string(f.not_through_files) + ")");
+        c.caps.*f.member = v.get<bool>();
         known = true;
       }
     if (!known) throw InputError(at + ": unknown key (dtypes, precision, or a capability: gqa, causal_top_left, ...)");
   }
-  if (c.caps.strided)
-    throw InputError(where + ": \"strided\": true cannot be claimed through files (a case folder has no memory layout)");
   // Every capability is stated, true or false: a key left out used to mean "claimed", so a
   // claims file written for an older attnv, or with a typo-free omission, claimed more than its
-  // author meant. "strided" may be left out (it can only be false here), and so may
-  // "hidden_nonfinite" (left out it is false: R6 runs and a leak is a robustness note), which
-  // came later and, left out, claims less, never more.
+  // author meant. The claims that may be left out claim less when left out (false): strided and
+  // decode (only false here), hidden_nonfinite (R6 runs and a leak is a robustness note).
   std::string missing;
-  for (const Flag& f : kFlags)
-    if (std::string_view(f.key) != "strided" && std::string_view(f.key) != "hidden_nonfinite" && !j.contains(f.key))
-      missing += std::string(missing.empty() ? "" : ", ") + f.key;
+  for (const ClaimInfo& f : kClaims)
+    if (!f.may_be_omitted && !j.contains(f.key)) missing += std::string(missing.empty() ? "" : ", ") + std::string(f.key);
   if (!missing.empty()) {
     json full = json::object();
-    for (const Flag& f : kFlags)
-      if (std::string_view(f.key) != "strided") full[f.key] = j.contains(f.key) ? j.at(f.key) : json(c.caps.*f.field);
+    for (const ClaimInfo& f : kClaims)
+      if (f.not_through_files.empty()) full[std::string(f.key)] = j.contains(f.key) ? j.at(f.key) : json(c.caps.*f.member);
     throw InputError(where + ": every capability must be listed, true or false; missing: " + missing +
                      ". The file with them added at the defaults of this export: " + full.dump());
   }
@@ -137,9 +117,7 @@ PrecisionModel Claims::model(DType storage) const {
 Claims default_claims(const std::vector<DType>& dtypes) {
   Claims c;
   c.caps.dtypes = dtypes;
-  c.caps.gqa = c.caps.causal_top_left = c.caps.causal_bottom_right = c.caps.window = true;
-  c.caps.mask = c.caps.bias = c.caps.kv_len = c.caps.softcap = c.caps.custom_scale = c.caps.lse = true;
-  c.caps.backward = c.caps.strided = false;
+  for (const ClaimInfo& f : kClaims) c.caps.*f.member = f.files_default;
   for (DType d : dtypes) c.precision[d] = PrecisionModel::natural(d);
   return c;
 }
@@ -161,14 +139,13 @@ std::string capability_difference(const Claims& a, const Claims& b, const std::s
   if (a.caps.dtypes != b.caps.dtypes)
     return "\"dtypes\": " + names(a.caps.dtypes) + " here, " + names(b.caps.dtypes) + " in " + b_name;
   const auto word = [](bool v) { return v ? "true" : "false"; };
-  for (const Flag& f : kFlags) {
-    if (a.caps.*f.field != b.caps.*f.field) {
+  for (const ClaimInfo& f : kClaims) {
+    if (a.caps.*f.member != b.caps.*f.member) {
       std::string m = "\"";  // appended, not "\"" + key: GCC 12 warns (-Wrestrict, a false positive) on that form
       m += f.key;
-      return m + "\": " + word(a.caps.*f.field) + " here, " + word(b.caps.*f.field) + " in " + b_name;
+      return m + "\": " + word(a.caps.*f.member) + " here, " + word(b.caps.*f.member) + " in " + b_name;
     }
   }
-  if (a.caps.decode != b.caps.decode) return "\"decode\" differs from " + b_name;
   return "";
 }
 
@@ -176,7 +153,7 @@ std::string claims_to_json(const Claims& c) {
   json j = json::object();
   j["dtypes"] = json::array();
   for (DType d : c.caps.dtypes) j["dtypes"].push_back(dtype_name(d));
-  for (const Flag& f : kFlags) j[f.key] = c.caps.*f.field;
+  for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.caps.*f.member;
   j["precision"] = json::object();
   for (const auto& [d, m] : c.precision)
     j["precision"][std::string(dtype_name(d))] = {{"accum", dtype_name(m.accum)}, {"p_dtype", dtype_name(m.p_dtype)},

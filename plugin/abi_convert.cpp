@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "problem/buffers.h"
+#include "problem/claim_table.h"
 #include "problem/error.h"
 
 namespace attnv::plugin {
@@ -160,27 +161,27 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
 
 namespace {
 
-struct CapBit {
-  std::uint32_t bit;
-  bool Capabilities::*flag;
-};
-constexpr CapBit kCapBits[] = {
-    {ATTNV_CAP_GQA, &Capabilities::gqa},
-    {ATTNV_CAP_CAUSAL_TOP_LEFT, &Capabilities::causal_top_left},
-    {ATTNV_CAP_CAUSAL_BOTTOM_RIGHT, &Capabilities::causal_bottom_right},
-    {ATTNV_CAP_WINDOW, &Capabilities::window},
-    {ATTNV_CAP_MASK, &Capabilities::mask},
-    {ATTNV_CAP_BIAS, &Capabilities::bias},
-    {ATTNV_CAP_KV_LEN, &Capabilities::kv_len},
-    {ATTNV_CAP_SOFTCAP, &Capabilities::softcap},
-    {ATTNV_CAP_CUSTOM_SCALE, &Capabilities::custom_scale},
-    {ATTNV_CAP_LSE, &Capabilities::lse},
-    {ATTNV_CAP_BACKWARD, &Capabilities::backward},
-    {ATTNV_CAP_STRIDED, &Capabilities::strided},
-    {ATTNV_CAP_DECODE, &Capabilities::decode},
-    {ATTNV_CAP_HIDDEN_NONFINITE, &Capabilities::hidden_nonfinite},
-};
-constexpr std::uint32_t kAllCaps = (ATTNV_CAP_HIDDEN_NONFINITE << 1) - 1;
+// The capability bits are the claim table's (problem/claim_table.h); the public header spells
+// them out for plugin authors, and the two must agree bit for bit.
+constexpr std::uint32_t abi_bit(std::string_view key) {
+  for (const ClaimInfo& c : kClaims)
+    if (c.key == key) return c.abi_bit;
+  return 0;
+}
+static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == ATTNV_CAP_CAUSAL_TOP_LEFT &&
+              abi_bit("causal_bottom_right") == ATTNV_CAP_CAUSAL_BOTTOM_RIGHT && abi_bit("window") == ATTNV_CAP_WINDOW &&
+              abi_bit("mask") == ATTNV_CAP_MASK && abi_bit("bias") == ATTNV_CAP_BIAS && abi_bit("kv_len") == ATTNV_CAP_KV_LEN &&
+              abi_bit("softcap") == ATTNV_CAP_SOFTCAP && abi_bit("custom_scale") == ATTNV_CAP_CUSTOM_SCALE &&
+              abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
+              abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
+              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE,
+              "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
+constexpr std::uint32_t all_caps() {
+  std::uint32_t bits = 0;
+  for (const ClaimInfo& c : kClaims) bits |= c.abi_bit;
+  return bits;
+}
+constexpr std::uint32_t kAllCaps = all_caps();
 constexpr std::uint32_t kAllDTypeBits = ATTNV_DTYPE_BIT(ATTNV_F64) | ATTNV_DTYPE_BIT(ATTNV_F32) |
                                         ATTNV_DTYPE_BIT(ATTNV_F16) | ATTNV_DTYPE_BIT(ATTNV_BF16);
 
@@ -194,8 +195,8 @@ std::string hex(std::uint32_t x) {
 
 std::uint32_t caps_to_abi(const Capabilities& c) {
   std::uint32_t bits = 0;
-  for (const CapBit& b : kCapBits)
-    if (c.*b.flag) bits |= b.bit;
+  for (const ClaimInfo& b : kClaims)
+    if (c.*b.member) bits |= b.abi_bit;
   return bits;
 }
 
@@ -209,7 +210,7 @@ Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes) {
   Capabilities c;
   for (DType d : kAllDTypes)
     if (dtypes & ATTNV_DTYPE_BIT(static_cast<std::uint32_t>(dtype_to_abi(d)))) c.dtypes.push_back(d);
-  for (const CapBit& b : kCapBits) c.*b.flag = (caps & b.bit) != 0;
+  for (const ClaimInfo& b : kClaims) c.*b.member = (caps & b.abi_bit) != 0;
   return c;
 }
 
@@ -291,7 +292,7 @@ std::vector<std::string> check_kernel(const attnv_kernel& k, const std::string& 
   if (!(k.caps & ATTNV_CAP_BACKWARD) && k.backward) e.push_back(w + "backward is set but ATTNV_CAP_BACKWARD is not declared");
   if ((k.caps & ATTNV_CAP_DECODE) && !k.decode) e.push_back(w + "declares ATTNV_CAP_DECODE but decode is NULL");
   if (!(k.caps & ATTNV_CAP_DECODE) && k.decode) e.push_back(w + "decode is set but ATTNV_CAP_DECODE is not declared");
-  if (k.caps & ~(kAllCaps | ATTNV_CAP_DECODE)) e.push_back(w + "unknown capability bits " + hex(k.caps & ~(kAllCaps | ATTNV_CAP_DECODE)));
+  if (k.caps & ~kAllCaps) e.push_back(w + "unknown capability bits " + hex(k.caps & ~kAllCaps));
   if (k.dtypes == 0) e.push_back(w + "declares no dtype");
   if (k.dtypes & ~kAllDTypeBits)
     e.push_back(w + "dtypes has bits " + hex(k.dtypes & ~kAllDTypeBits) + " that are not storage dtypes (f64, f32, f16, bf16)");

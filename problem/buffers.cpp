@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "problem/claim_table.h"
 #include "problem/error.h"
 #include "problem/validate.h"
 
@@ -268,17 +269,9 @@ std::string Capabilities::unsupported(const Problem& p) const {
   bool dtype_ok = false;
   for (DType t : dtypes) dtype_ok = dtype_ok || t == p.dtype;
   if (!dtype_ok) return "dtype " + std::string(dtype_name(p.dtype));
-  if (p.shape.Hkv != p.shape.Hq && !gqa) return "grouped heads (Hkv < Hq)";
-  if (p.causal && p.alignment == Alignment::top_left && !causal_top_left) return "causal top_left";
-  if (p.causal && p.alignment == Alignment::bottom_right && !causal_bottom_right) return "causal bottom_right";
-  if (p.window.bounded() && !window) return "window";
-  if (p.window.bounded() && p.alignment == Alignment::bottom_right && !causal_bottom_right)
-    return "bottom_right alignment";
-  if (p.has_mask && !mask) return "mask";
-  if (p.has_bias && !bias) return "bias";
-  if (p.has_kv_len && !kv_len) return "kv_len";
-  if (p.softcap && !softcap) return "softcap";
-  if (p.scale && !custom_scale) return "custom scale";
+  for (const ClaimInfo& c : kClaims)
+    if (c.used_by && !(this->*c.member))
+      if (const std::string_view used = c.used_by(p); !used.empty()) return std::string(used);
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "problem/claim_table.h"
 #include "report/html_charts.h"
 #include "report/html_style.h"
 
@@ -243,13 +244,7 @@ void kernel(std::ostringstream& o, const Certificate& c) {
   const Capabilities& k = c.kernel.caps;
   o << "<section id=\"kernel\"><h2>Kernel<small>what it claims; requirements outside the claims are &ldquo;not claimed&rdquo;"
        "</small></h2><div class=\"chips\">";
-  const std::pair<const char*, bool> claims[] = {
-      {"GQA", k.gqa},       {"causal top-left", k.causal_top_left}, {"causal bottom-right", k.causal_bottom_right},
-      {"window", k.window}, {"mask", k.mask},                       {"bias", k.bias},
-      {"kv_len", k.kv_len}, {"softcap", k.softcap},                 {"custom scale", k.custom_scale},
-      {"LSE", k.lse},       {"backward", k.backward},               {"strided", k.strided},
-      {"decode", k.decode}, {"hidden NaN/inf stays hidden", k.hidden_nonfinite}};
-  for (const auto& [name, on] : claims) o << "<span" << (on ? "" : " class=\"no\"") << ">" << name << "</span>";
+  for (const ClaimInfo& f : kClaims) o << "<span" << (k.*f.member ? "" : " class=\"no\"") << ">" << html_escape(std::string(f.label)) << "</span>";
   o << "</div>";
   if (!c.kernel.precision.empty()) {
     o << "<table style=\"margin-top:10px\"><thead><tr><th>dtype</th><th>storage</th><th>accumulator</th><th>P</th>"

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "problem/claim_table.h"
+
 namespace attnv::report {
 
 using conformance::CaseRecord;
@@ -27,21 +29,9 @@ std::string dt(DType d) { return std::string(dtype_name(d)); }
 Json capabilities(const Capabilities& c) {
   Json dtypes = Json::array();
   for (DType d : c.dtypes) dtypes.push_back(dt(d));
-  return Json{{"dtypes", dtypes},
-              {"gqa", c.gqa},
-              {"causal_top_left", c.causal_top_left},
-              {"causal_bottom_right", c.causal_bottom_right},
-              {"window", c.window},
-              {"mask", c.mask},
-              {"bias", c.bias},
-              {"kv_len", c.kv_len},
-              {"softcap", c.softcap},
-              {"custom_scale", c.custom_scale},
-              {"lse", c.lse},
-              {"backward", c.backward},
-              {"strided", c.strided},
-              {"decode", c.decode},
-              {"hidden_nonfinite", c.hidden_nonfinite}};
+  Json j{{"dtypes", dtypes}};
+  for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.*f.member;
+  return j;
 }
 
 Json kernel(const KernelInfo& k) {

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -16,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "problem/claim_table.h"
 #include "report/html_charts.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -188,6 +191,35 @@ TEST(JsonReport, WallTimesAreNotPartOfTheDocument) {
   for (auto& r : c.report.results) r.seconds += 123.5;
   EXPECT_EQ(to_json(c), before);
   EXPECT_FALSE(contains(before, "seconds"));
+}
+
+// The schema is written by hand, the certificate's claims come from the claim table: a claim
+// added to the table must be added to the schema too (additionalProperties is false there).
+TEST(JsonReport, TheSchemasCapabilitiesAreTheClaimTables) {
+  std::ifstream f(ATTNV_SCHEMA);
+  ASSERT_TRUE(f) << ATTNV_SCHEMA;
+  const nlohmann::json schema = nlohmann::json::parse(f);
+  const nlohmann::json* caps = nullptr;
+  const std::function<void(const nlohmann::json&)> find = [&](const nlohmann::json& j) {
+    if (!j.is_object() && !j.is_array()) return;
+    for (const auto& [key, v] : j.items()) {
+      if (key == "capabilities" && v.is_object() && v.contains("properties")) caps = &v;
+      else find(v);
+    }
+  };
+  find(schema);
+  ASSERT_NE(caps, nullptr) << "no capabilities object in the schema";
+  std::set<std::string> table{"dtypes"}, properties, required;
+  for (const ClaimInfo& c : kClaims) table.insert(std::string(c.key));
+  for (const auto& [key, v] : caps->at("properties").items()) properties.insert(key);
+  for (const auto& k : caps->at("required")) required.insert(k.get<std::string>());
+  EXPECT_EQ(properties, table);
+  EXPECT_EQ(required, table);
+  // And the certificate writes exactly those keys.
+  const nlohmann::json cert = nlohmann::json::parse(to_json(testing::naive_certificate(1)));
+  std::set<std::string> written;
+  for (const auto& [key, v] : cert.at("kernel").at("capabilities").items()) written.insert(key);
+  EXPECT_EQ(written, table);
 }
 
 TEST(JsonReport, StructureAndValues) {

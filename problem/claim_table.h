@@ -1,0 +1,68 @@
+#pragma once
+// Every claim a kernel can make, described once. What reads or writes claims derives from this
+// table: Capabilities::unsupported (which claim a problem needs), the claims file of the file
+// route (cases/claims.cpp), the plugin ABI's capability bits (plugin/abi_convert.cpp), and the
+// certificate's claims in JSON and HTML (report/); a test holds the certificate schema's keys
+// to it. A new claim is one row here (its arithmetic lives in the reference, the bound and the
+// kernels).
+#include <cstdint>
+#include <string_view>
+
+#include "problem/kernel.h"
+#include "problem/problem.h"
+
+namespace attnv {
+
+struct ClaimInfo {
+  std::string_view key;    // the name in JSON (certificate, claims files, Python): "causal_bottom_right"
+  std::string_view label;  // for people: "causal bottom-right"
+  bool Capabilities::*member;
+  std::uint32_t abi_bit;   // its ATTNV_CAP_* bit (plugin/abi_convert.cpp checks each against attnv_plugin.h)
+  // What of this claim a problem uses, named as unsupported() reports it ("causal bottom_right"),
+  // "" when it uses none. Null for claims about the call rather than the problem (LSE, backward,
+  // strides, decode, hidden NaN/inf): callers that need those check them.
+  std::string_view (*used_by)(const Problem&);
+  // Why a program answering through files cannot claim it ("" when it can): cases/claims.cpp
+  // accepts the key only as false.
+  std::string_view not_through_files;
+  bool files_default;      // its value in the file route's default claims (every forward feature)
+  bool may_be_omitted;     // a claims file may leave it out: it came later, and left out it claims less
+};
+
+inline constexpr ClaimInfo kClaims[] = {
+    {"gqa", "GQA", &Capabilities::gqa, 1u << 0,
+     [](const Problem& p) -> std::string_view { return p.shape.Hkv != p.shape.Hq ? "grouped heads (Hkv < Hq)" : ""; },
+     "", true, false},
+    {"causal_top_left", "causal top-left", &Capabilities::causal_top_left, 1u << 1,
+     [](const Problem& p) -> std::string_view {
+       return p.causal && p.alignment == Alignment::top_left ? "causal top_left" : "";
+     },
+     "", true, false},
+    // Bottom-right alignment, whether it places a causal mask or a window.
+    {"causal_bottom_right", "causal bottom-right", &Capabilities::causal_bottom_right, 1u << 2,
+     [](const Problem& p) -> std::string_view {
+       if (p.alignment != Alignment::bottom_right) return "";
+       return p.causal ? "causal bottom_right" : p.window.bounded() ? "bottom_right alignment" : "";
+     },
+     "", true, false},
+    {"window", "window", &Capabilities::window, 1u << 3,
+     [](const Problem& p) -> std::string_view { return p.window.bounded() ? "window" : ""; }, "", true, false},
+    {"mask", "mask", &Capabilities::mask, 1u << 4,
+     [](const Problem& p) -> std::string_view { return p.has_mask ? "mask" : ""; }, "", true, false},
+    {"bias", "bias", &Capabilities::bias, 1u << 5,
+     [](const Problem& p) -> std::string_view { return p.has_bias ? "bias" : ""; }, "", true, false},
+    {"kv_len", "kv_len", &Capabilities::kv_len, 1u << 6,
+     [](const Problem& p) -> std::string_view { return p.has_kv_len ? "kv_len" : ""; }, "", true, false},
+    {"softcap", "softcap", &Capabilities::softcap, 1u << 7,
+     [](const Problem& p) -> std::string_view { return p.softcap ? "softcap" : ""; }, "", true, false},
+    {"custom_scale", "custom scale", &Capabilities::custom_scale, 1u << 8,
+     [](const Problem& p) -> std::string_view { return p.scale ? "custom scale" : ""; }, "", true, false},
+    {"lse", "LSE", &Capabilities::lse, 1u << 9, nullptr, "", true, false},
+    {"backward", "backward", &Capabilities::backward, 1u << 10, nullptr, "", false, false},
+    {"decode", "decode", &Capabilities::decode, 1u << 11, nullptr,
+     "a case folder holds calls, not a KV cache that persists between them", false, true},
+    {"strided", "strided", &Capabilities::strided, 1u << 12, nullptr, "a case folder has no memory layout", false, true},
+    {"hidden_nonfinite", "hidden NaN/inf stays hidden", &Capabilities::hidden_nonfinite, 1u << 13, nullptr, "", false, true},
+};
+
+}  // namespace attnv
