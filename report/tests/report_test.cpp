@@ -220,6 +220,15 @@ TEST(JsonReport, TheSchemasCapabilitiesAreTheClaimTables) {
   std::set<std::string> written;
   for (const auto& [key, v] : cert.at("kernel").at("capabilities").items()) written.insert(key);
   EXPECT_EQ(written, table);
+  // And docs/certificate.md names every claim in its capabilities row.
+  std::ifstream doc(ATTNV_CERTIFICATE_DOC);
+  ASSERT_TRUE(doc) << ATTNV_CERTIFICATE_DOC;
+  std::string line;
+  while (std::getline(doc, line) && line.rfind("| `capabilities` |", 0) != 0) {
+  }
+  ASSERT_FALSE(line.empty()) << "docs/certificate.md has no capabilities row";
+  for (const ClaimInfo& c : kClaims)
+    EXPECT_NE(line.find("`" + std::string(c.key) + "`"), std::string::npos) << "docs/certificate.md does not name " << c.key;
 }
 
 TEST(JsonReport, StructureAndValues) {
