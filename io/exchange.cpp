@@ -54,7 +54,7 @@ std::string read_manifest_text(const fs::path& file) {
 
 // Shapes of every tensor a case folder holds.
 struct CaseShapes {
-  ExpectedShape q, k, v, out, lse, dq, mask, kv_len;
+  ExpectedShape q, k, v, out, lse, dq, mask, kv_len, sinks;
   explicit CaseShapes(const Shape& s)
       : q{"[B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
         k{"[B,Hkv,Tk,Dk]", {s.B, s.Hkv, s.Tk, s.Dk}},
@@ -63,7 +63,8 @@ struct CaseShapes {
         lse{"[B,Hq,Tq]", {s.B, s.Hq, s.Tq}},
         dq{"[B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
         mask{"[Tq,Tk]", {s.Tq, s.Tk}},
-        kv_len{"[B]", {s.B}} {}
+        kv_len{"[B]", {s.B}},
+        sinks{"[Hq]", {s.Hq}} {}
 };
 
 // A case folder must resolve inside the exchange folder even through symlinks.
@@ -108,6 +109,7 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   std::int64_t n = bytes(s.q) + bytes(s.k) + bytes(s.v);
   if (p.has_mask) n += bytes(s.mask);
   if (p.has_bias) n += bytes(s.mask);
+  if (p.has_sinks) n += bytes(s.sinks);
   if (e.has_dout) n += bytes(s.out);
   return n;
 }
@@ -154,6 +156,7 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   };
   if (optional_file("mask.npy", p.has_mask, "mask")) c.mask = read_mask_tensor(folder / "mask.npy", s.mask);
   if (optional_file("bias.npy", p.has_bias, "bias")) c.bias = read_storage_tensor(folder / "bias.npy", p.dtype, s.mask);
+  if (optional_file("sinks.npy", p.has_sinks, "sinks")) c.sinks = read_storage_tensor(folder / "sinks.npy", p.dtype, s.sinks);
   if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));
@@ -180,6 +183,7 @@ void write_case_files(const fs::path& folder, const Case& c) {
   write_npy_storage(folder / "v.npy", s.v.dims, p.dtype, c.v);
   if (p.has_mask) write_npy_bool(folder / "mask.npy", s.mask.dims, c.mask);
   if (p.has_bias) write_npy_storage(folder / "bias.npy", s.mask.dims, p.dtype, c.bias);
+  if (p.has_sinks) write_npy_storage(folder / "sinks.npy", s.sinks.dims, p.dtype, c.sinks);
   if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
   if (c.has_dout()) write_npy_storage(folder / "dout.npy", s.out.dims, p.dtype, c.dout);
 }

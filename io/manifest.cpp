@@ -32,7 +32,9 @@ const char* json_type(const json& j) {
 constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq", "Tk", "Dk", "Dv",
                                      "scale", "softcap", "causal", "alignment", "window", "mask",
                                      "bias", "kv_len", "dout"};
-constexpr const char* kOptionalCaseKeys[] = {"meta"};
+// "sinks" came later: left out it means false, so manifests written before it stay valid (and
+// are written the same way: the key appears only when true).
+constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks"};
 
 constexpr const char* kOutOfRange = "out of range: the integer does not fit in 64 bits (-2^63 .. 2^63-1)";
 
@@ -158,6 +160,7 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.has_mask = r.boolean("mask");
   p.has_bias = r.boolean("bias");
   p.has_kv_len = r.boolean("kv_len");
+  p.has_sinks = j.contains("sinks") && r.boolean("sinks");
   e.has_dout = r.boolean("dout");
   if (auto it = j.find("meta"); it != j.end()) {
     if (!it->is_object()) r.wrong_type("meta", "an object");
@@ -290,6 +293,7 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
     c["mask"] = p.has_mask;
     c["bias"] = p.has_bias;
     c["kv_len"] = p.has_kv_len;
+    if (p.has_sinks) c["sinks"] = true;
     c["dout"] = e.has_dout;
     if (!e.meta_json.empty()) {
       try {

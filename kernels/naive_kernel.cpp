@@ -99,6 +99,12 @@ struct Engine {
     if (opt.plant == Plant::spurious_alibi) t -= static_cast<Acc>(std::abs(static_cast<double>(i - j)) / 4);
     return t;
   }
+  // The head's attention sink, or -inf without sinks (exp(-inf - m) = 0 adds nothing).
+  Acc sink(std::int64_t h) const {
+    if (!c.problem.has_sinks) return -std::numeric_limits<Acc>::infinity();
+    const Acc s = static_cast<Acc>(c.sinks[static_cast<std::size_t>(h)]);
+    return opt.plant == Plant::sink_scaled ? s * scale() : s;
+  }
   Acc value(std::int64_t b, std::int64_t hk, std::int64_t j, std::int64_t d) const {
     const double v = c.v[c.vi(b, hk, j, d)];
     return static_cast<Acc>(opt.plant == Plant::v_sign_lost ? std::abs(v) : v);
@@ -121,7 +127,8 @@ struct Engine {
     const std::int64_t hk = kv_head(h);
     std::vector<Acc> t(keys.size());
     std::vector<bool> hidden(keys.size(), false);
-    Acc m = -std::numeric_limits<Acc>::infinity();
+    // The sink joins the max and the sum as a key of value 0.
+    Acc m = sink(h);
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       hidden[jj] = !vis(b, i, keys[jj]);
       t[jj] = logit(b, h, i, keys[jj]);
@@ -129,7 +136,7 @@ struct Engine {
       m = std::max(m, t[jj]);
     }
     if (opt.plant == Plant::no_max_subtraction) m = 0;
-    Acc l = 0;
+    Acc l = c.problem.has_sinks ? std::exp(sink(h) - m) : Acc(0);
     bool max_skipped = keys.size() < 2;  // the plant needs a second key to leave l > 0
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       const Acc logit_j = t[jj];
@@ -165,7 +172,8 @@ struct Engine {
                 std::vector<Acc>& acc) const {
     const std::int64_t hk = kv_head(h);
     const std::int64_t block = std::max<std::int64_t>(1, opt.block);
-    Acc m = -std::numeric_limits<Acc>::infinity(), l = 0;
+    // The sink starts the running max and sum, as a first block of one key of value 0.
+    Acc m = sink(h), l = c.problem.has_sinks ? Acc(1) : Acc(0);
     std::size_t next = 0;
     for (std::int64_t j0 = 0; j0 < s().Tk; j0 += block) {
       std::vector<Acc> t;
@@ -222,7 +230,7 @@ struct Engine {
           Acc lse;
           bool any_visible = false;
           for (std::int64_t j = 0; j < s().Tk && !any_visible; ++j) any_visible = vis(b, i, j);
-          if (!any_visible) {  // SPEC: no visible key gives O = 0, L = -inf
+          if (!any_visible && !c.problem.has_sinks) {  // SPEC: no visible key gives O = 0, L = -inf
             if (opt.plant == Plant::nan_on_fully_masked)
               for (Acc& x : acc) x = x / Acc(0);
             lse = -std::numeric_limits<Acc>::infinity();
@@ -295,6 +303,7 @@ Capabilities NaiveKernel::capabilities() const {
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
   c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = c.hidden_nonfinite = true;
+  c.sinks = true;
   return c;
 }
 

@@ -53,6 +53,7 @@ enum class Plant {
   decode_top_left,        // decode: attends with top_left alignment (query i sees keys <= i)
   decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
   bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
+  sink_scaled,            // the attention sink multiplied by the scale, as if it were a raw q.k score
 };
 
 enum class Structure { naive, tiled };

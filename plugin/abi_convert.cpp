@@ -6,6 +6,7 @@
 #include "problem/buffers.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 
 namespace attnv::plugin {
 
@@ -30,6 +31,9 @@ std::optional<DType> dtype_from_abi(std::int32_t code) {
 }
 
 attnv_problem problem_to_abi(const Problem& p) {
+  // The v1 ABI has no sinks tensor; no plugin can claim sinks (their claim has no ABI bit), so
+  // reaching here with one is attnv's error, never a silent drop of the feature.
+  if (p.has_sinks) throw HarnessError("the plugin ABI cannot pass attention sinks (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;

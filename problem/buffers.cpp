@@ -151,6 +151,12 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.mask = mask_.ref;
     inputs_.push_back(&mask_);
   }
+  if (p.has_sinks) {
+    sinks_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
+    fill(sinks_.ref, c.sinks);
+    views_.sinks = sinks_.ref;
+    inputs_.push_back(&sinks_);
+  }
   if (p.has_bias) {
     bias_ = make(t, {s.Tq, s.Tk, 0, 0}, 2, layout);
     fill(bias_.ref, c.bias);
@@ -209,6 +215,7 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
       for (std::int64_t j = 0; j < p.shape.Tk; ++j)
         c.mask[c.mi(i, j)] = static_cast<const unsigned char*>(v.mask.data)[i * v.mask.stride[0] + j * v.mask.stride[1]] ? 1 : 0;
   if (p.has_bias) c.bias = read_dense(v.bias);
+  if (p.has_sinks) c.sinks = read_dense(v.sinks);
   if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
   if (v.dout.present()) c.dout = read_dense(v.dout);
   return c;

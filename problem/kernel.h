@@ -36,6 +36,7 @@ struct Capabilities {
   // checks and reports it. Claimed: R6 is a requirement like any other. Unclaimed: R6 still
   // runs, and a failure is a robustness note on the certificate, not a finding.
   bool hidden_nonfinite = false;
+  bool sinks = false;               // attention sinks: a per-head logit in every row's denominator
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", ...).

@@ -41,6 +41,7 @@ std::string describe(const Problem& p) {
   if (p.has_mask) o << " mask";
   if (p.has_bias) o << " bias";
   if (p.has_kv_len) o << " kv_len";
+  if (p.has_sinks) o << " sinks";
   return o.str();
 }
 

@@ -49,6 +49,9 @@ struct Problem {
   bool has_mask = false;    // bool [Tq, Tk], broadcast over B and H; true = visible
   bool has_bias = false;    // additive [Tq, Tk], broadcast over B and H; -inf hides a key
   bool has_kv_len = false;  // int64 [B]; absent means kv_len[b] = Tk
+  // Attention sinks: one learned logit per query head [Hq] that joins every row's softmax
+  // denominator as a key of value 0 (docs/semantics.md, "Attention sinks").
+  bool has_sinks = false;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

@@ -12,7 +12,7 @@ namespace attnv {
 struct TensorRef {
   void* data = nullptr;  // null: the tensor is absent
   DType dtype = DType::f32;
-  int rank = 4;                         // 4 for q/k/v/out/dq/dk/dv/dout, 3 for lse, 2 for mask/bias
+  int rank = 4;                         // 4 for q/k/v/out/dq/dk/dv/dout, 3 for lse, 2 for mask/bias, 1 for sinks
   std::array<std::int64_t, 4> shape{};  // the first `rank` entries are used
   std::array<std::int64_t, 4> stride{};
   bool present() const { return data != nullptr; }
@@ -27,6 +27,7 @@ struct KernelViews {
   TensorRef q, k, v;
   TensorRef mask, bias;
   const std::int64_t* kv_len = nullptr;
+  TensorRef sinks;       // [Hq] in the storage dtype, or absent (in process only: the plugin ABI v1 has no sinks)
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs

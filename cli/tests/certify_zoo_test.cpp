@@ -29,6 +29,7 @@ TEST(CertifyZoo, EveryMutantPluginExitsOneNamingItsRequirement) {
   ASSERT_EQ(std::size(kAttnvMutantPlugins), props::mutant_zoo().size());
   for (const AttnvMutantPlugin& p : kAttnvMutantPlugins) {
     const props::Mutant& m = zoo_entry(p.name);
+    if (m.in_process_only) continue;  // its feature cannot cross the plugin ABI yet (mutants.h)
     const std::string id = conformance::requirement(m.requirement).id;
     const std::string dtype(dtype_name(m.dtype));
     const auto r = testing::run_attnv(std::string("certify --kernel plugin:") + p.path + " --dtype " + dtype + " --only " + id + " --stop-at-findings", dir);

@@ -27,7 +27,7 @@ Case sample_case(DType t, const std::string& id, bool options) {
     p.causal = true;
     p.alignment = Alignment::bottom_right;
     p.window = {2, 0};
-    p.has_mask = p.has_bias = p.has_kv_len = true;
+    p.has_mask = p.has_bias = p.has_kv_len = p.has_sinks = true;
   }
   Case c = make_zero_case(p, options);
   c.id = id;
@@ -39,6 +39,7 @@ Case sample_case(DType t, const std::string& id, bool options) {
   fill(c.v, 0.3);
   fill(c.dout, 0.4);
   fill(c.bias, 0.5);
+  fill(c.sinks, 0.6);
   if (!c.bias.empty()) c.bias[3] = -HUGE_VAL;  // a bias of -inf hides a key
   for (std::size_t i = 0; i < c.mask.size(); ++i) c.mask[i] = (i % 3) != 1;
   if (!c.kv_len.empty()) c.kv_len = {5, 2};
@@ -53,6 +54,7 @@ void expect_same(const Case& a, const Case& b) {
   EXPECT_TRUE(test::same_bits(a.k, b.k));
   EXPECT_TRUE(test::same_bits(a.v, b.v));
   EXPECT_TRUE(test::same_bits(a.bias, b.bias));
+  EXPECT_TRUE(test::same_bits(a.sinks, b.sinks));
   EXPECT_TRUE(test::same_bits(a.dout, b.dout));
   EXPECT_EQ(a.mask, b.mask);
   EXPECT_EQ(a.kv_len, b.kv_len);
@@ -80,6 +82,13 @@ TEST(Exchange, RoundTripOfEveryDtypeWithAndWithoutOptions) {
   EXPECT_EQ(read_npy(bf16_folder / "mask.npy").type, NpyType::b1);
   EXPECT_EQ(read_npy(bf16_folder / "kv_len.npy").type, NpyType::i64);
   EXPECT_EQ(read_npy(case_dir(dir.path(), cases[4]) / "q.npy").type, NpyType::f16);
+  // "sinks" is written only when true, so manifests of cases without sinks are unchanged.
+  std::ifstream manifest(dir.path() / "manifest.json");
+  const std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("\"sinks\": false"), std::string::npos);
+  EXPECT_NE(text.find("\"sinks\": true"), std::string::npos);
+  EXPECT_TRUE(fs::exists(case_dir(dir.path(), cases[1]) / "sinks.npy"));
+  EXPECT_FALSE(fs::exists(case_dir(dir.path(), cases[0]) / "sinks.npy"));
 }
 
 TEST(Exchange, MetaAndChosenDirsArePreserved) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "problem/buffers.h"
 #include "problem/error.h"
 
 namespace attnv {
@@ -72,6 +73,32 @@ TEST(Validate, CaseSizesKvLenAndRepresentability) {
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0], "kv_len[1] = 8 is outside [0, Tk=7]");
   EXPECT_NE(e[1].find("q element 3 = 0.10000000000000001 is not representable in f16"), std::string::npos);
+}
+
+TEST(Validate, SinksAreOnePerQueryHeadAndFinite) {
+  Problem p = ok_problem();
+  p.has_sinks = true;
+  Case c = make_zero_case(p);
+  ASSERT_EQ(c.sinks.size(), 4u);
+  EXPECT_TRUE(check_case(c).empty());
+  c.sinks[2] = std::numeric_limits<double>::infinity();
+  auto e = check_case(c);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "sinks element 2 is not finite");
+  c.sinks.pop_back();
+  e = check_case(c);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "sinks has 3 elements, expected 4");
+  // The views: a problem with sinks needs the tensor, one without must not get it.
+  const Case zero = make_zero_case(p);
+  CaseBuffers with(zero, Layout::gapped, false);
+  EXPECT_TRUE(check_views(p, with.views()).empty());
+  Problem plain = p;
+  plain.has_sinks = false;
+  const auto e2 = check_views(plain, with.views());
+  ASSERT_FALSE(e2.empty());
+  EXPECT_EQ(e2[0], "sinks buffer presence does not match the problem");
+  EXPECT_FALSE(check_decode_problem(p).empty());
 }
 
 struct Buffers {

@@ -170,6 +170,7 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
       if (claims(&Capabilities::softcap) && *sometimes<bool>(2, false, true)) p.softcap = *rc::gen::element(1.0, 5.0, 30.0);
       if (claims(&Capabilities::custom_scale) && *sometimes<bool>(2, false, true))
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
+      p.has_sinks = opt.sinks && !opt.with_dout && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
     }
     return p;
   });
@@ -253,6 +254,8 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
   }
   if (p.has_bias)
     for (double& x : c.bias) x = rng.bernoulli(0.05) ? -kInf : rng.normal();
+  // Sinks of either sign and of the logits' size, now and then one that dominates the row.
+  for (double& x : c.sinks) x = 2 * rng.normal() + (rng.bernoulli(0.2) ? 8 : 0);
   round_to_storage(c);
   return c;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "problem/error.h"
 #include "reference/bound/bound.h"
 #include "reference/bound/forward_row.h"
 #include "util/parallel.h"
@@ -14,6 +15,9 @@ namespace attnv::bound {
 
 Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
   detail::require_outputs(c, exact, true);
+  // BOUND.md section 5 assumes the weights of a row sum to 1; a sink takes its share (and its
+  // own gradient is not an output yet).
+  if (c.problem.has_sinks) throw InputError("backward_bound: attention sinks are not covered yet");
   using detail::gamma;
   const Problem& p = c.problem;
   const Shape& s = p.shape;

@@ -19,17 +19,21 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const std::size_t n = r.keys.size();
   RowForward f;
   f.out.assign(static_cast<std::size_t>(s.Dv), 0.0);
-  if (n == 0) {  // fully masked row: O = 0 and L = -inf exactly (SPEC); bound 0
+  if (n == 0 && !r.has_sink) {  // fully masked row: O = 0 and L = -inf exactly (SPEC); bound 0
     f.lse = 0;
     return f;
   }
   const double u = k.u;
   const double nk = static_cast<double>(n);
   const double nb = static_cast<double>(k.nb);
+  // An attention sink is one more term of the denominator, an exact logit with value 0: it
+  // adds an addition to the denominator's sum (n_den terms) and a term to sigma, nothing to the
+  // numerator (BOUND.md section 3, "Attention sinks").
+  const double n_den = nk + (r.has_sink ? 1 : 0);
   // Roundings on a numerator path: the product (or P's division, naive), the n additions and
-  // nb rescales, and one spare for the naive kernel's division; the denominator: n + nb.
+  // nb rescales, and one spare for the naive kernel's division; the denominator: n_den + nb.
   const double g_num = gamma(nk + nb + 2, u);
-  const double g_den = gamma(nk + nb, u);
+  const double g_den = gamma(n_den + nb, u);
   // Each weight: one exp, then up to nb rescale factors exp(m_old - m_new), each within u_exp.
   const double exp_chain = (1 + nb) * std::log1p(k.u_exp);
   std::vector<double> rho(n);
@@ -42,17 +46,25 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
     rho[jj] = std::expm1(delta + exp_chain);
     sigma += r.P[jj] * rho[jj];
   }
+  // The sink's argument error is the subtraction of the running max alone (its logit is exact).
+  double rho_sink = 0;
+  if (r.has_sink) {
+    const double delta = u * (r.m - r.sink + r.dmax) * (1 + 2 * u);
+    delta_max = std::max(delta_max, delta);
+    rho_sink = std::expm1(delta + exp_chain);
+    sigma += r.P_sink * rho_sink;
+  }
   // Underflow of a weight (exp, rescale products) is absolute: at most (exp_ulps + nb + 1) eta
   // per key, relative to a row sum >= exp(-dmax) (the max key's weight). Tiny; kept for rigour.
   const double under = (k.u_exp / (2 * u) + nb + 1) * k.eta * std::exp(r.dmax);
-  const double sigma_all = sigma + nk * under;
+  const double sigma_all = sigma + n_den * under;
   const double den = 1 - sigma_all - g_den * (1 + sigma_all);
   // kappa: how far the weights of the "weighted average" view can sum away from 1 (the cap).
   // gamma_n >= 1 once n u >= 1/2 (n + nb past ~1024 keys for an f16 accumulator): then nothing
   // bounds how far the sum strays, and the cap is infinite, not the negative number
   // 1 / (1 - gamma) - 1 would give.
   const double kappa = g_den < 1 ? (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1 : std::numeric_limits<double>::infinity();
-  const double floor_abs = (2 * nk + 2 * nb + 8) * k.eta * std::exp(r.dmax);
+  const double floor_abs = (2 * n_den + 2 * nb + 8) * k.eta * std::exp(r.dmax);
 
   for (std::int64_t d = 0; d < s.Dv; ++d) {
     const double O = exact_out[d];
@@ -69,6 +81,11 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
         t4 += 0.5 * k.eta_p * std::fabs(v);
     }
     t4 *= 1 + g_num;
+    if (r.has_sink) {  // the sink as a key of value 0: |v - O| = |O|, |v| = 0
+      t1 += r.P_sink * rho_sink * std::fabs(O);
+      t_under += under * std::fabs(O);
+      max_dev = std::max(max_dev, std::fabs(O));
+    }
     const double num = t1 + t_under + (k.u_p + g_num + k.u_p * g_num) * t2 +
                        g_den * (1 + sigma_all) * std::fabs(O) + t4;
     double bnd = std::numeric_limits<double>::infinity();
@@ -84,7 +101,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   if (kl < 1) lg = -std::log1p(-kl);
   // Weighted-average view: every weight's factor lies within exp(+-(delta + exp_chain)), so
   // the log of their weighted mean does too (always finite).
-  lg = std::min(lg, delta_max + exp_chain + nk * under - std::log1p(-std::min(g_den, 0.5)));
+  lg = std::min(lg, delta_max + exp_chain + n_den * under - std::log1p(-std::min(g_den, 0.5)));
   // |log l_hat| <= (L - m) + dmax + lg; the log rounds within u_exp, the final add within u.
   const double log_mag = (r.L - r.m) + r.dmax + lg;
   const double after_log = lg + k.u_exp * log_mag;

@@ -94,6 +94,13 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
     r.m = std::max(r.m, t);
     max_a = std::max(max_a, A + std::fabs(bias));
   }
+  if (p.has_sinks) {
+    r.has_sink = true;
+    r.sink = c.sinks[static_cast<std::size_t>(h)];
+    r.m = std::max(r.m, r.sink);
+    r.P_sink = std::exp(r.sink - r.L);
+    max_a = std::max(max_a, std::fabs(r.sink));
+  }
   r.dmax = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
     r.P[jj] = std::exp(r.t[jj] - r.L);

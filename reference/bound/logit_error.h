@@ -39,6 +39,10 @@ struct RowTerms {
   double m = 0;                    // max_j t_ij
   double L = 0;                    // exact LSE
   double dmax = 0;                 // max_j delta0
+  // An attention sink (docs/semantics.md): an exact logit in the denominator with value 0.
+  bool has_sink = false;
+  double sink = 0;                 // its logit (m includes it)
+  double P_sink = 0;               // exp(sink - L)
   double inflation = 1;            // relative factor covering the double evaluation of the bound
 };
 

@@ -163,6 +163,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
 Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
                       FastAccuracy* accuracy) {
   fd::require_readable(c, true);
+  if (c.problem.has_sinks) throw InputError("fast reference: the backward does not take attention sinks yet");
   const Shape& s = c.problem.shape;
   const std::int64_t G = c.problem.group();
   Outputs out;

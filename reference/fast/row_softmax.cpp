@@ -122,7 +122,11 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
     w.sech2_abs.resize(n);
     w.y_err.resize(n);
   }
-  if (n == 0) {
+  // An attention sink (docs/semantics.md): an exact logit of value-0 "key" that joins the
+  // denominator S, so it enters m, S and L but has no weight of its own in w.p.
+  const bool has_sink = pr.has_sinks;
+  const double sink = has_sink ? c.sinks[static_cast<std::size_t>(h)] : 0.0;
+  if (n == 0 && !has_sink) {
     w.lse = {-kInf, 0};
     w.lse_radius = 0;
     return;
@@ -210,6 +214,7 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
     if (t.hi != -kInf && (m.hi == -kInf || dd::less(m, t))) m = t;
   }
 
+  if (has_sink && (m.hi == -kInf || dd::less(m, DD{sink, 0}))) m = DD{sink, 0};
   // Every logit below -DBL_MAX: the exact LSE is too (it is at most max t + log n).
   if (m.hi == -kInf) throw_lse_overflow(c, b, h, i, -kInf);
   // Weights e_j = exp(t_j - m), stored in w.p until divided by S.
@@ -233,9 +238,16 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
     }
     S = dd::add(S, w.p[jj]);
   }
-  // S >= the weight of the key whose logit is m, exp(0) = 1: S.hi >= 0.5 with a wide margin.
-  const double rel_S = rel_e_max + dd::acc_err_factor(static_cast<std::int64_t>(n)) +
-                       static_cast<double>(n) * kExpAbsErr / S.hi * 1.01;
+  if (has_sink) {  // the sink's logit is exact: only the subtraction and the exp err
+    const DD x = dd::sub(DD{sink, 0}, m);
+    const double err_x = 3 * kU2 * std::fabs(x.hi) * 1.01;
+    if (!(x.hi + err_x < kExpZeroArg)) rel_e_max = std::max(rel_e_max, 1.01 * (err_x + dd::kExpRelErr));
+    S = dd::add(S, dd::exp(x));
+  }
+  const std::int64_t terms = static_cast<std::int64_t>(n) + (has_sink ? 1 : 0);
+  // S >= the weight of the term whose logit is m, exp(0) = 1: S.hi >= 0.5 with a wide margin.
+  const double rel_S = rel_e_max + dd::acc_err_factor(terms) +
+                       static_cast<double>(terms) * kExpAbsErr / S.hi * 1.01;
   for (std::size_t jj = 0; jj < n; ++jj) {
     w.p[jj] = dd::div(w.p[jj], S);
     // |e_c/S_c - e/S| <= e_c |1/S_c - 1/S| + |e_c - e| / S: relative rel(e) + rel(S) + div's

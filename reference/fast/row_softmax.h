@@ -44,7 +44,7 @@ struct RowWeights {
   std::vector<double> t_err, y_err;
 };
 
-// Fills w (w.keys must be set; empty keys: lse = -inf, radius 0). Throws InputError on a
+// Fills w (w.keys must be set; empty keys and no sink: lse = -inf, radius 0; a sink joins S and L). Throws InputError on a
 // non-finite q element, visible k element or visible bias, naming it; or when a logit overflows.
 void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, std::int64_t i,
                          RowWeights& w, bool want_sech2);

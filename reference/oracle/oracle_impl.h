@@ -13,7 +13,8 @@
 //   scales with the other keys' weight, not with |dP_j|, which matters when P_j ~ 1);
 //   dR_j = scale dS_j sech^2(r_j / c) with a softcap, else scale dS_j;
 //   dQ_i = sum_j dR_j k_j;  dK_j += dR_j q_i  (summed over the G query heads that read it).
-// A row without visible keys: O = 0, L = -inf, no gradient contribution.
+// A row without visible keys: O = 0, L = -inf (with an attention sink s_h: L = s_h), no gradient
+// contribution. A sink is a term exp(s_h - m) of the row's sum with no value (docs/semantics.md).
 //
 // Error radius (optional): a first-order bound on |computed - exact| for every element, from
 // the standard model |fl(a op b) - a op b| <= u |a op b| with u = numeric_limits<Real>::epsilon()
@@ -52,7 +53,7 @@ namespace attnv::ref::oracle_detail {
 // stay 0 (so NaN stored in hidden positions is never even converted).
 template <class Real>
 struct RealInputs {
-  std::vector<Real> q, k, v, bias, dout;
+  std::vector<Real> q, k, v, bias, sinks, dout;
 };
 
 // Outputs in Real, before rounding: lse is -inf for rows without visible keys. The r_* vectors
@@ -89,6 +90,7 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
       }
   for (std::size_t at = 0; at < plan.bias_read.size(); ++at)
     if (plan.bias_read[at]) in.bias[at] = c.bias[at];
+  in.sinks.assign(c.sinks.begin(), c.sinks.end());
   return in;
 }
 
@@ -139,10 +141,11 @@ struct RowSoftmax {
 };
 
 // krow(n): pointer to the Dk values of the n-th visible key; bias(n): its bias (read only when
-// the problem has one).
+// the problem has one); sink: the head's attention sink, when the problem has them (an exact
+// logit that joins the sum, not P). nkeys may be 0 only with a sink.
 template <class Real, class KRow, class Bias>
 void row_softmax(const RowParams<Real>& rp, const Real* q, std::size_t nkeys, KRow krow, Bias bias,
-                 RowSoftmax<Real>& sm) {
+                 const Real* sink, RowSoftmax<Real>& sm) {
   using std::abs;
   using std::exp;
   using std::log;
@@ -174,20 +177,23 @@ void row_softmax(const RowParams<Real>& rp, const Real* q, std::size_t nkeys, KR
     if (rp.with_radius && e_t > max_e_t) max_e_t = e_t;
     sm.p[n] = t;  // the logit for now
   }
-  Real m = sm.p[0];
+  Real m = nkeys > 0 ? sm.p[0] : *sink;
   for (std::size_t n = 1; n < nkeys; ++n)
     if (sm.p[n] > m) m = sm.p[n];
+  if (sink && *sink > m) m = *sink;
   Real sum = 0;
   for (std::size_t n = 0; n < nkeys; ++n) {
     sm.p[n] = exp(sm.p[n] - m);
     sum += sm.p[n];
   }
+  if (sink) sum += exp(*sink - m);
   const Real log_sum = log(sum);
   sm.lse = m + log_sum;
   for (std::size_t n = 0; n < nkeys; ++n) sm.p[n] /= sum;
   if (rp.with_radius) {
-    sm.eps_p = 2 * max_e_t + (rp.Tk + 16) * rp.u;
-    sm.r_lse = 2 * (max_e_t + (8 * (abs(m) + abs(log_sum)) + rp.Tk + 8) * rp.u);
+    // One more term in the sum with a sink: Tk + 1 counts it.
+    sm.eps_p = 2 * max_e_t + (rp.Tk + 17) * rp.u;
+    sm.r_lse = 2 * (max_e_t + (8 * (abs(m) + abs(log_sum)) + rp.Tk + 9) * rp.u);
   }
 }
 
@@ -314,7 +320,8 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           const std::int64_t kvh = h / G;
           const auto& keys = plan.visible(b, i);
           Real* out = &res.out[c.oi(b, h, i, 0)];
-          if (keys.empty()) {  // O = 0 and L = -inf exactly: radius 0
+          const Real* sink = p.has_sinks ? &in.sinks[static_cast<std::size_t>(h)] : nullptr;
+          if (keys.empty() && !sink) {  // O = 0 and L = -inf exactly: radius 0
             for (std::int64_t d = 0; d < s.Dv; ++d) out[d] = 0;
             res.lse[c.li(b, h, i)] = minus_infinity<Real>();
             continue;
@@ -322,7 +329,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
           auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
           auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
-          row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sm);
+          row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sink, sm);
           res.lse[c.li(b, h, i)] = sm.lse;
           row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
           if (with_radius) res.r_lse[c.li(b, h, i)] = sm.r_lse;
@@ -370,7 +377,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
               const Real* q = &in.q[c.qi(b, h, i, 0)];
               const Real* dout = &in.dout[c.oi(b, h, i, 0)];
-              row_softmax(rp, q, keys.size(), krow, bias, sm);
+              row_softmax(rp, q, keys.size(), krow, bias, static_cast<const Real*>(nullptr), sm);
               res.lse[c.li(b, h, i)] = sm.lse;
               row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
               // dP_n = dO . v_n and dS_n = P_n (dP_n - D), D = sum_l P_l dP_l. Written as

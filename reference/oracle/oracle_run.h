@@ -73,7 +73,7 @@ OracleRow run_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
   OracleRow row;
   row.out.assign(static_cast<std::size_t>(s.Dv), 0.0);
   if (with_radius) row.out_radius.assign(static_cast<std::size_t>(s.Dv), 0.0);
-  if (keys.empty()) {
+  if (keys.empty() && !p.has_sinks) {
     row.lse = -std::numeric_limits<double>::infinity();
     return row;
   }
@@ -93,9 +93,10 @@ OracleRow run_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
   warm_up<Real>();
   const RowParams<Real> rp(p, with_radius);
   RowSoftmax<Real> sm;
+  const Real sink = p.has_sinks ? Real(c.sinks[static_cast<std::size_t>(h)]) : Real(0);
   row_softmax(
       rp, q.data(), nk, [&](std::size_t n) { return &k[n * dk]; },
-      [&](std::size_t n) -> const Real& { return bias[n]; }, sm);
+      [&](std::size_t n) -> const Real& { return bias[n]; }, p.has_sinks ? &sink : nullptr, sm);
   RealOutputs<Real> res;
   res.out.resize(dv);
   res.lse = {sm.lse};
