@@ -37,6 +37,7 @@ struct FuzzArgs {
   std::string out = "attnv-fuzz-out";
   std::uint64_t seed = 1;
   double timeout = 10;
+  std::vector<std::string> kernel_options;  // --kernel-option KEY=VALUE, in order
   std::string corpus;  // empty: the repository's fuzz/corpus/numeric when present
   bool no_corpus = false;
   bool no_backward = false;
@@ -86,7 +87,7 @@ int run_fuzz(const FuzzArgs& a) {
     if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
       throw InputError("--out " + a.out + ": exists and is not a folder");
   }
-  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
+  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout, a.kernel_options});
   const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
   conformance::KernelFactory make = choice.make;
   // The core on one thread: many tiny cases, and the floating-point flags are per thread.
@@ -157,6 +158,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error.\n"
       "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
+  add_kernel_option_flag(*cmd, a->kernel_options);
   cmd->add_option("--dtype", a->dtype, "storage dtype of every case (default: every dtype the kernel claims)")
       ->check(dtype_validator());
   cmd->add_option("--max-time", a->max_time, "seconds to search")->check(CLI::Range(0.0, 1e7))->capture_default_str();

@@ -29,7 +29,7 @@ class NarrowKernel : public Kernel {
 };
 
 KernelInfo info(const Kernel& k, std::string spec, const std::vector<DType>& dtypes) {
-  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, ""};
+  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, "", 0, {}};
   // A plugin is identified by its file's hash (a made-up one: these kernels are in process).
   if (i.spec.rfind("plugin:", 0) == 0) i.sha256 = std::string(64, 'a');
   for (DType d : dtypes) i.precision.emplace_back(d, k.precision(d));

@@ -1,0 +1,38 @@
+#pragma once
+// A kernel as a judge sees it: every call asks the kernel's supports() first (problem/kernel.h)
+// and a declined one is never made. An in-process kernel's answer is so honoured exactly like a
+// plugin's (whose worker asks before every call too), and every call a check derives from its
+// case (a permuted, perturbed or identity-V copy, the backward, a decode step) is asked about,
+// not only the drawn case.
+#include <string>
+
+#include "problem/kernel.h"
+
+namespace attnv {
+
+class SupportGuard final : public Kernel {
+ public:
+  // What a declined call throws: KernelDeclined (the conformance judge reports the case NOT
+  // SUPPORTED), or InputError (what the fuzz oracle reads as "the kernel declined the case" and
+  // skips).
+  enum class Throw { kernel_declined, input_error };
+  explicit SupportGuard(Kernel& k, Throw t = Throw::kernel_declined) : k_(k), throw_(t) {}
+
+  std::string name() const override { return k_.name(); }
+  Capabilities capabilities() const override { return k_.capabilities(); }
+  PrecisionModel precision(DType storage) const override { return k_.precision(storage); }
+  Support supports(const Problem& p, KernelOp op) override { return k_.supports(p, op); }
+  void forward(const Problem& p, const KernelViews& v) override;
+  void backward(const Problem& p, const KernelViews& v) override;
+  void decode(const Problem& p, const DecodeViews& v) override;
+
+  long declined() const { return declined_; }  // calls declined so far
+
+ private:
+  void ask(const Problem& p, KernelOp op);
+  Kernel& k_;
+  Throw throw_;
+  long declined_ = 0;
+};
+
+}  // namespace attnv
