@@ -7,6 +7,7 @@ namespace attnv {
 
 void SupportGuard::ask(const Problem& p, KernelOp op) {
   const Support s = k_.supports(p, op);
+  if (on_call) on_call(p, op, s);
   if (s.ok) return;
   ++declined_;
   if (throw_ == Throw::input_error) throw InputError("declined by the kernel: " + s.why);

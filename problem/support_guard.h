@@ -4,6 +4,7 @@
 // plugin's (whose worker asks before every call too), and every call a check derives from its
 // case (a permuted, perturbed or identity-V copy, the backward, a decode step) is asked about,
 // not only the drawn case.
+#include <functional>
 #include <string>
 
 #include "problem/kernel.h"
@@ -27,6 +28,9 @@ class SupportGuard final : public Kernel {
   void decode(const Problem& p, const DecodeViews& v) override;
 
   long declined() const { return declined_; }  // calls declined so far
+  // Told of every call before it is made or declined (s: the kernel's answer): what a judge
+  // needs to say which problems the kernel actually computed.
+  std::function<void(const Problem& p, KernelOp op, const Support& s)> on_call;
 
  private:
   void ask(const Problem& p, KernelOp op);

@@ -182,8 +182,10 @@ void declines(std::ostringstream& o, const Certificate& c, const Summary& s) {
       if (it == why.end()) why.emplace_back(d.why, 1);
       else ++it->second;
     }
+    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string reasons;
-    for (const auto& [text, n] : why) append(reasons, text + " (" + std::to_string(n) + ")", "; ");
+    for (std::size_t i = 0; i < why.size() && i < 3; ++i) append(reasons, why[i].first + " (" + std::to_string(why[i].second) + ")", "; ");
+    if (why.size() > 3) append(reasons, "and " + std::to_string(why.size() - 3) + " other reasons (the JSON lists every declined case)", "; ");
     if (r.verdict == Verdict::not_supported && why.empty()) reasons = r.note;
     o << "<tr><td>" << html_escape(r.id) << "</td><td>" << dt(r.dtype) << "</td><td>" << conformance::verdict_name(r.verdict)
       << "</td><td>" << r.cases_not_supported << " of " << r.cases_run << "</td><td>" << html_escape(reasons) << "</td></tr>";

@@ -127,7 +127,10 @@ void declines(std::ostringstream& o, const Certificate& c, const Paint& paint) {
       if (it == why.end()) why.emplace_back(d.why, 1);
       else ++it->second;
     }
-    for (const auto& [text, n] : why) o << "    " << n << " x " << text << "\n";
+    // The most frequent reasons (a reason naming the shape differs per case); every one is in the JSON.
+    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (std::size_t i = 0; i < why.size() && i < 3; ++i) o << "    " << why[i].second << " x " << why[i].first << "\n";
+    if (why.size() > 3) o << "    (and " << why.size() - 3 << " other reasons: the JSON lists every declined case)\n";
     if (r.verdict == Verdict::not_supported && !r.note.empty()) o << "    " << r.note << "\n";
   }
   for (const conformance::FeatureDeclines& f : c.report.declines) {

@@ -140,7 +140,8 @@ std::string layout_pattern(const std::array<int, 3>& failed, int total) {
   return s;
 }
 
-void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
+void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem,
+          std::vector<std::string> features) {
   const bool judged = pr.judged();
   if (judged) {
     ++res.cases_checked;
@@ -160,7 +161,7 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   // A failure the check measured no ratio beyond 1 for (a crash, a NaN, a leak found bitwise)
   // ranks as infinity: no headline may show a failed case as a ratio under the bound.
   const double ratio = !pr.ok && !(pr.worst_ratio > 1) ? HUGE_VAL : pr.worst_ratio;
-  res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio, declined});
+  res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio, declined, std::move(features)});
   res.hist += pr.hist;
   if (ratio > res.worst_ratio) {
     res.worst_ratio = ratio;
@@ -171,11 +172,12 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
 
 // A PASS needs the tier's minimum of evidence (Requirement::min_exercised): judging a few cases
 // with nothing in them is not the check having run. Below it the result is NOT EXERCISED.
-// Evidence short because the kernel declined cases is the kernel's doing: NOT SUPPORTED, not
-// NOT EXERCISED (which says attnv's drawing found nothing to exercise).
+// Evidence short of the tier's minimum is NOT EXERCISED, declined cases or not (the note then
+// counts them): some of the requirement was judged and it held, but not enough of it. NOT
+// SUPPORTED is kept for a requirement the kernel computed none of.
 void judge_evidence(RequirementResult& res, Tier tier) {
   if (res.verdict != Verdict::pass || res.exercised >= res.min_exercised) return;
-  res.verdict = res.cases_not_supported > 0 ? Verdict::not_supported : Verdict::not_exercised;
+  res.verdict = Verdict::not_exercised;
   res.note = "exercised only " + std::to_string(res.exercised) + " " + res.exercised_unit + " over " +
              std::to_string(res.cases_checked) + " judged cases; the " + std::string(tier_name(tier)) + " tier needs " +
              std::to_string(res.min_exercised);
@@ -218,7 +220,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     if (!s.ok) {
       ++res.cases_not_supported;
       res.declined.push_back({i, c.id, s.why});
-      res.cases.push_back({i, c.id, c.problem, false, true, -1, /*declined=*/true});
+      res.cases.push_back({i, c.id, c.problem, false, true, -1, /*declined=*/true, features_used(c.problem, k.capabilities())});
       continue;
     }
     cases.push_back(std::move(c));
@@ -254,7 +256,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
       continue;
     }
     const Case& c = cases[i - d];
-    res.cases.push_back({static_cast<int>(i), c.id, c.problem, true, pr.ok, -1});
+    res.cases.push_back({static_cast<int>(i), c.id, c.problem, true, pr.ok, -1, false, features_used(c.problem, k.capabilities())});
   }
   std::sort(res.cases.begin(), res.cases.end(), [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
   if (!pr.ok) {
@@ -347,7 +349,8 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
-    const props::PropertyResult pr = judge_case(k, r, pc);
+    std::vector<std::string> features;
+    const props::PropertyResult pr = judge_case(k, r, pc, &features);
     const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
     if (opt.on_case) opt.on_case(r.id, dtype, res.cases_run, n);
@@ -358,7 +361,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
                  reproduce_line(r, dtype, opt.seed, i) + ")";
       break;
     }
-    fold(res, pr, i, pc.c.problem);
+    fold(res, pr, i, pc.c.problem, std::move(features));
     if (!pr.ok) {
       res.verdict = Verdict::fail;
       ++res.cases_failed;
@@ -384,8 +387,11 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   // A PASS needs at least one case the check judged: cases that were all outside the claims are
   // "not claimed"; cases within them that gave the check nothing to exercise (no hidden key, no
   // fully masked row, MHA for the GQA check) are NOT EXERCISED, never a pass.
-  // Cases the kernel declined are neither: with none judged, the requirement is NOT SUPPORTED.
-  if (res.verdict == Verdict::pass && res.cases_checked == 0 && res.cases_not_supported > 0) {
+  // Cases the kernel declined are neither: when it declined every case within its claims, the
+  // requirement is NOT SUPPORTED. (A case it computed that gave the check nothing to exercise
+  // makes it NOT EXERCISED below, the declines counted in the note.)
+  if (res.verdict == Verdict::pass && res.cases_checked == 0 && res.cases_not_supported > 0 &&
+      res.cases_not_supported + res.cases_not_claimed == res.cases_run) {
     res.verdict = Verdict::not_supported;
     res.note = "the kernel declined " + std::to_string(res.cases_not_supported) + " of " + std::to_string(res.cases_run) +
                " cases and no case was judged (the first: " + res.declined.front().why + ")";
@@ -454,7 +460,7 @@ ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
   JobRunner runner(opt, js.size());
   for (const Job& j : js) rep.results.push_back(runner.run(k, j));
   one_finding_per_fault(rep);
-  rep.declines = feature_declines(rep.results, k.capabilities());
+  rep.declines = feature_declines(rep.results);
   return rep;
 }
 
@@ -475,7 +481,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
     }
   }, threads, 1);
   one_finding_per_fault(rep);
-  rep.declines = feature_declines(rep.results, probe->capabilities());
+  rep.declines = feature_declines(rep.results);
   return rep;
 }
 
@@ -512,7 +518,7 @@ std::vector<std::string> features_used(const Problem& p, const Capabilities& cla
   return used;
 }
 
-std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results, const Capabilities& claims) {
+std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results) {
   std::vector<FeatureDeclines> out;
   auto entry = [&](const std::string& f) -> FeatureDeclines& {
     for (FeatureDeclines& e : out)
@@ -522,7 +528,7 @@ std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResul
   for (const RequirementResult& r : results)
     for (const CaseRecord& c : r.cases) {
       if (!c.declined && !c.judged) continue;
-      for (const std::string& f : features_used(c.problem, claims)) {
+      for (const std::string& f : c.features) {
         FeatureDeclines& e = entry(f);
         (c.declined ? e.declined : e.judged) += 1;
       }
@@ -531,7 +537,8 @@ std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResul
   return out;
 }
 
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc) {
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+                                 std::vector<std::string>* features) {
   // What the claims rule out is not judged. The suite never draws such a case, but a saved one
   // judged again with another kernel (repro) may be: then it is neither fixed nor failing.
   const Capabilities caps = k.capabilities();
@@ -541,6 +548,15 @@ props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::P
     return props::PropertyResult::not_claimed(r.property, pc.c.id,
                                               "strided layouts (the case is laid out " + std::string(layout_name(pc.layout)) + ")");
   SupportGuard guard(k);
+  if (features) {
+    // Computed calls add their features; a declined call's replace them (the case is then
+    // judged on nothing but its decline).
+    guard.on_call = [features, &caps](const Problem& p, KernelOp, const Support& s) {
+      if (!s.ok) features->clear();
+      for (std::string& f : features_used(p, caps))
+        if (std::find(features->begin(), features->end(), f) == features->end()) features->push_back(std::move(f));
+    };
+  }
   try {
     return r.check(guard, pc);
   } catch (const KernelDeclined& e) {

@@ -86,6 +86,10 @@ struct CaseRecord {
   bool ok = true;
   double worst_ratio = -1;  // -1: the check has no ratio
   bool declined = false;    // the kernel declined a call of it (supports())
+  // The claimed features (features_used) of the calls the kernel computed for the case, or of the
+  // call it declined: what the case covered, which `problem` (the drawn case) may not say for a
+  // check that calls derived problems (R18-R20 build their own).
+  std::vector<std::string> features;
 };
 
 // A case the kernel declined, and its reason.
@@ -137,8 +141,8 @@ struct FeatureDeclines {
 // The claimed features a problem uses, named as Capabilities::unsupported names them (dtype
 // included). Claims only: what the kernel does not claim is never drawn.
 std::vector<std::string> features_used(const Problem& p, const Capabilities& claims);
-// Every claimed feature with a declined case, in first-seen order (report order).
-std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results, const Capabilities& claims);
+// Every claimed feature with a declined case (CaseRecord::features), in first-seen order.
+std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results);
 
 struct ConformanceReport {
   std::string kernel;
@@ -159,7 +163,10 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 // kind (a KernelFault: crashed, hung, refused, ...); anything else thrown is attnv's own error
 // (Status::attnv_error), never charged to the kernel. A case outside the kernel's claims (a
 // capability the requirement needs, a strided layout) is not claimed, not judged.
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc);
+// `features`, when given, receives the claimed features of the calls the kernel computed (or of
+// the one it declined): CaseRecord::features.
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+                                 std::vector<std::string>* features = nullptr);
 
 // One requirement on one dtype.
 RequirementResult run_requirement(Kernel& k, const std::string& id_or_property, DType dtype,
