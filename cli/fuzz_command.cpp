@@ -19,6 +19,7 @@
 #include "core/core_kernel.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "problem/support_guard.h"
 
 #ifndef ATTNV_SOURCE_CORPUS
 #define ATTNV_SOURCE_CORPUS ""
@@ -75,9 +76,9 @@ fs::path corpus_dir(const FuzzArgs& a) {
 
 std::string status_line(const SearchStatus& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped, corpus %zu, %zu signal buckets, best error/bound ratio %.3g",
+  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped (%lld declined by the kernel), corpus %zu, %zu signal buckets, best error/bound ratio %.3g",
                 s.seconds, static_cast<long long>(s.execs), s.seconds > 0 ? static_cast<double>(s.execs) / s.seconds : 0.0,
-                static_cast<long long>(s.skipped), s.corpus, s.buckets, s.best_ratio);
+                static_cast<long long>(s.skipped), static_cast<long long>(s.declined), s.corpus, s.buckets, s.best_ratio);
   return buf;
 }
 
@@ -94,6 +95,11 @@ int run_fuzz(const FuzzArgs& a) {
   if (choice.info.spec == "builtin:core")
     make = [] { return std::unique_ptr<Kernel>(std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})); };
 
+  // A kernel's supports() is honoured as certify honours it: a case it declines is never called,
+  // the oracle skips it ("the kernel declined the case") and the status line counts it.
+  make = [inner = std::move(make)] {
+    return std::unique_ptr<Kernel>(std::make_unique<SupportGuard>(inner(), SupportGuard::Throw::input_error));
+  };
   SearchOptions opt;
   if (!a.dtype.empty()) opt.dtype = *parse_dtype(a.dtype);
   opt.max_seconds = a.max_time;
@@ -112,6 +118,13 @@ int run_fuzz(const FuzzArgs& a) {
             << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
   const SearchResult r = run_search(make, opt, [](const SearchStatus& s) { std::cerr << "attnv fuzz: " << status_line(s) << '\n'; });
 
+  if (!r.finding && r.status.execs > 0 && r.status.skipped == r.status.execs) {
+    // "No finding" would say the kernel held up; it was never judged (a kernel that declines
+    // every case, or a reference that can judge none).
+    std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
+              << " declined by the kernel): " << status_line(r.status) << '\n';
+    return 2;
+  }
   if (!r.finding) {
     std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
     return 0;
@@ -136,7 +149,8 @@ int run_fuzz(const FuzzArgs& a) {
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
   std::cout << path_note();
-  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec)) << ' '
+  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec))
+            << io::printable(report::kernel_option_args(choice.info)) << ' '
             << io::printable(report::shell_quote(a.out)) << '\n';
   return 1;
 }

@@ -10,7 +10,7 @@ void SupportGuard::ask(const Problem& p, KernelOp op) {
   if (on_call) on_call(p, op, s);
   if (s.ok) return;
   ++declined_;
-  if (throw_ == Throw::input_error) throw InputError("declined by the kernel: " + s.why);
+  if (throw_ == Throw::input_error) throw InputError("supports(): " + s.why);
   throw KernelDeclined(s.why);
 }
 

@@ -5,6 +5,7 @@
 // case (a permuted, perturbed or identity-V copy, the backward, a decode step) is asked about,
 // not only the drawn case.
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "problem/kernel.h"
@@ -18,6 +19,9 @@ class SupportGuard final : public Kernel {
   // skips).
   enum class Throw { kernel_declined, input_error };
   explicit SupportGuard(Kernel& k, Throw t = Throw::kernel_declined) : k_(k), throw_(t) {}
+  // Owns the kernel it guards (a factory's product).
+  explicit SupportGuard(std::unique_ptr<Kernel> k, Throw t = Throw::kernel_declined)
+      : owned_(std::move(k)), k_(*owned_), throw_(t) {}
 
   std::string name() const override { return k_.name(); }
   Capabilities capabilities() const override { return k_.capabilities(); }
@@ -34,6 +38,7 @@ class SupportGuard final : public Kernel {
 
  private:
   void ask(const Problem& p, KernelOp op);
+  std::unique_ptr<Kernel> owned_;  // before k_: it may be what k_ refers to
   Kernel& k_;
   Throw throw_;
   long declined_ = 0;
