@@ -136,6 +136,17 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
 }
 
+std::vector<std::pair<std::string, int>> decline_reasons(const RequirementResult& r) {
+  std::vector<std::pair<std::string, int>> why;
+  for (const conformance::Declined& d : r.declined) {
+    auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
+    if (it == why.end()) why.emplace_back(d.why, 1);
+    else ++it->second;
+  }
+  std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return why;
+}
+
 std::string kind_text(const std::string& id) {
   for (int k = 0; k <= static_cast<int>(props::FailKind::refused); ++k)
     if (props::fail_kind_id(static_cast<props::FailKind>(k)) == id) return std::string(props::fail_kind_text(static_cast<props::FailKind>(k)));

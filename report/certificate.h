@@ -106,6 +106,11 @@ std::optional<Worst> worst_for(const Certificate& c, DType d);
 // The n case records with the largest ratios over every result, largest first (ties: report order).
 std::vector<Worst> worst_cases(const Certificate& c, std::size_t n);
 
+// The distinct reasons of a result's declined cases with their counts, most frequent first (ties:
+// first seen first): a reason naming the shape differs per case, so the renderers show the first
+// few and the JSON every case.
+std::vector<std::pair<std::string, int>> decline_reasons(const conformance::RequirementResult& r);
+
 // The requirement's statement from the suite's table ("" for an id the suite does not know).
 std::string statement_of(const std::string& id);
 

@@ -176,13 +176,7 @@ void declines(std::ostringstream& o, const Certificate& c, const Summary& s) {
        "<thead><tr><th>req</th><th>dtype</th><th>verdict</th><th>declined</th><th>why (count)</th></tr></thead><tbody>";
   for (const RequirementResult& r : c.report.results) {
     if (r.cases_not_supported == 0 && r.verdict != Verdict::not_supported) continue;
-    std::vector<std::pair<std::string, int>> why;
-    for (const conformance::Declined& d : r.declined) {
-      auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
-      if (it == why.end()) why.emplace_back(d.why, 1);
-      else ++it->second;
-    }
-    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const std::vector<std::pair<std::string, int>> why = decline_reasons(r);
     std::string reasons;
     for (std::size_t i = 0; i < why.size() && i < 3; ++i) append(reasons, why[i].first + " (" + std::to_string(why[i].second) + ")", "; ");
     if (why.size() > 3) append(reasons, "and " + std::to_string(why.size() - 3) + " other reasons (the JSON lists every declined case)", "; ");

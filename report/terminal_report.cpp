@@ -121,14 +121,7 @@ void declines(std::ostringstream& o, const Certificate& c, const Paint& paint) {
     header = true;
     o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << conformance::verdict_name(r.verdict) << ", "
       << r.cases_not_supported << " of " << r.cases_run << " cases declined\n";
-    std::vector<std::pair<std::string, int>> why;
-    for (const conformance::Declined& d : r.declined) {
-      auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
-      if (it == why.end()) why.emplace_back(d.why, 1);
-      else ++it->second;
-    }
-    // The most frequent reasons (a reason naming the shape differs per case); every one is in the JSON.
-    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const std::vector<std::pair<std::string, int>> why = decline_reasons(r);
     for (std::size_t i = 0; i < why.size() && i < 3; ++i) o << "    " << why[i].second << " x " << why[i].first << "\n";
     if (why.size() > 3) o << "    (and " << why.size() - 3 << " other reasons: the JSON lists every declined case)\n";
     if (r.verdict == Verdict::not_supported && !r.note.empty()) o << "    " << r.note << "\n";

@@ -5,22 +5,18 @@
  *                                    it never honours, so it must not be certified
  *   --kernel-option decline=all      every problem: nothing may be certified
  *   --kernel-option decline=none     nothing
- * Otherwise a correct naive f32 forward (MHA, softcap, any scale, any strides, LSE). Its forward
+ * Otherwise the test plugins' naive f32 forward (naive_forward.h: MHA, softcap, any scale, any
+ * strides, LSE). Its forward
  * refuses a problem supports() declined: attnv must never make that call. */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "attnv_plugin.h"
+#include "naive_forward.h"
 
 enum { DECLINE_ODD_DK, DECLINE_SOFTCAP, DECLINE_ALL, DECLINE_NONE };
 static int mode = DECLINE_ODD_DK;
 static char error_text[256];
-
-static float* at(const attnv_tensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  return (float*)t->data + a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3];
-}
 
 /* 1: computed; 0: declined, with why. */
 static int decide(const attnv_problem* p, char* why, uint32_t n) {
@@ -62,30 +58,7 @@ static int forward(const attnv_problem* p, const attnv_views* v) {
     snprintf(error_text, sizeof error_text, "forward called with a problem supports() declined: %s", why);
     return 9;
   }
-  double* s = malloc((size_t)p->Tk * sizeof(double));
-  if (!s) return 1;
-  for (int64_t b = 0; b < p->B; ++b)
-    for (int64_t h = 0; h < p->Hq; ++h)
-      for (int64_t i = 0; i < p->Tq; ++i) {
-        double m = -INFINITY, l = 0;
-        for (int64_t j = 0; j < p->Tk; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < p->Dk; ++d) dot += (double)*at(&v->q, b, h, i, d) * *at(&v->k, b, h, j, d);
-          s[j] = dot * p->scale;
-          if (p->softcap != 0) s[j] = p->softcap * tanh(s[j] / p->softcap);
-          m = s[j] > m ? s[j] : m;
-        }
-        for (int64_t j = 0; j < p->Tk; ++j) l += (s[j] = exp(s[j] - m));
-        for (int64_t d = 0; d < p->Dv; ++d) {
-          double o = 0;
-          for (int64_t j = 0; j < p->Tk; ++j) o += s[j] * *at(&v->v, b, h, j, d);
-          *at(&v->out, b, h, i, d) = (float)(o / l);
-        }
-        if (v->lse.data) /* [B,Hq,Tq] */
-          *((float*)v->lse.data + b * v->lse.stride[0] + h * v->lse.stride[1] + i * v->lse.stride[2]) = (float)(m + log(l));
-      }
-  free(s);
-  return 0;
+  return naive_forward(p, v);
 }
 
 static int set_option(const char* key, const char* value) {
