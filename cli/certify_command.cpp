@@ -88,7 +88,9 @@ void add_certify_command(CLI::App& app, int& exit_code) {
       "FAIL or not claimed, the worst error/bound ratio, and a reproduce command per finding.\n"
       "A plugin runs in a worker process: a crash, hang, out-of-bounds write or write into its\n"
       "inputs is a finding, and certification goes on.\n"
-      "Exit status: 0 certified, 1 findings, 2 usage or input error, 3 attnv could not judge a\n"
+      "A plugin of ABI version 2 may decline cases (supports()): NOT SUPPORTED, counted, never a\n"
+      "finding; declining every case of a requirement or of a claimed feature is not certified.\n"
+      "Exit status: 0 certified, 1 findings (or declined claims), 2 usage or input error, 3 attnv could not judge a\n"
       "requirement (attnv's own error, reported as ATTNV ERROR, never a finding against the kernel).\n"
       "Example: attnv certify --kernel builtin:core --suite quick --report cert/");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
