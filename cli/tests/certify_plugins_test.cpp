@@ -165,7 +165,7 @@ TEST(CertifyPluginsV2, BadKernelOptionsAreUsageErrors) {
   const fs::path dir = fresh_dir("certify_v2_bad_option");
   auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=bogus", dir);
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(has(r.output, "rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all or none")) << r.output;
+  EXPECT_TRUE(has(r.output, "rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all, none or broken")) << r.output;
   r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_EXAMPLE_MINIMAL + " --kernel-option a=b", dir);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "takes no options (an ABI version 1 plugin), given --kernel-option a=b")) << r.output;

@@ -236,9 +236,16 @@ TEST(PluginKernelV2, OptionsReachThePluginAndBadOnesAreInputErrors) {
   PluginKernel all(PLUGIN_V2_DECLINES, opt);
   EXPECT_EQ(all.supports(small_case(3, 5, 4).problem, KernelOp::forward).why, "this build computes nothing");
 
+  // A supports() that answers neither 1 nor 0 broke its contract: every call is a refusal.
+  opt.kernel_options = {{"decline", "broken"}};
+  PluginKernel broken(PLUGIN_V2_DECLINES, opt);
+  EXPECT_EQ(failure_of(broken, small_case(3, 5, 4)),
+            "plugin v2_declines forward: refused the call (returned 7): supports() returned 7 (must be 1: supported, or 0: "
+            "declined)");
+
   opt.kernel_options = {{"decline", "bogus"}};
   EXPECT_EQ(load_error(PLUGIN_V2_DECLINES, opt),
-            "plugin " PLUGIN_V2_DECLINES ": rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all or none");
+            "plugin " PLUGIN_V2_DECLINES ": rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all, none or broken");
   opt.kernel_options = {{"colour", "red"}};
   EXPECT_TRUE(has(load_error(PLUGIN_V2_DECLINES, opt), "rejected --kernel-option colour=red: unknown option 'colour'"));
   opt.kernel_options = {{"a", "b"}};

@@ -5,6 +5,8 @@
  *                                    it never honours, so it must not be certified
  *   --kernel-option decline=all      every problem: nothing may be certified
  *   --kernel-option decline=none     nothing
+ *   --kernel-option decline=broken   supports() answers 7, neither yes (1) nor no (0): a broken
+ *                                    contract, so every call is a refusal (a finding)
  * Otherwise the test plugins' naive f32 forward (naive_forward.h: MHA, softcap, any scale, any
  * strides, LSE). Its forward
  * refuses a problem supports() declined: attnv must never make that call. */
@@ -14,7 +16,7 @@
 #include "attnv_plugin.h"
 #include "naive_forward.h"
 
-enum { DECLINE_ODD_DK, DECLINE_SOFTCAP, DECLINE_ALL, DECLINE_NONE };
+enum { DECLINE_ODD_DK, DECLINE_SOFTCAP, DECLINE_ALL, DECLINE_NONE, DECLINE_BROKEN };
 static int mode = DECLINE_ODD_DK;
 static char error_text[256];
 
@@ -49,6 +51,7 @@ static int supports(const attnv_problem* p, int32_t op, char* why, uint32_t why_
     snprintf(why, why_size, "only the forward is built");
     return 0;
   }
+  if (mode == DECLINE_BROKEN) return 7;
   return decide(p, why, why_size);
 }
 
@@ -62,17 +65,17 @@ static int forward(const attnv_problem* p, const attnv_views* v) {
 }
 
 static int set_option(const char* key, const char* value) {
-  static const char* const modes[] = {"odd_dk", "softcap", "all", "none"};
+  static const char* const modes[] = {"odd_dk", "softcap", "all", "none", "broken"};
   if (strcmp(key, "decline") != 0) {
-    snprintf(error_text, sizeof error_text, "unknown option '%s' (this plugin takes decline=odd_dk|softcap|all|none)", key);
+    snprintf(error_text, sizeof error_text, "unknown option '%s' (this plugin takes decline=odd_dk|softcap|all|none|broken)", key);
     return 1;
   }
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 5; ++i)
     if (strcmp(value, modes[i]) == 0) {
       mode = i;
       return 0;
     }
-  snprintf(error_text, sizeof error_text, "decline=%s: expected odd_dk, softcap, all or none", value);
+  snprintf(error_text, sizeof error_text, "decline=%s: expected odd_dk, softcap, all, none or broken", value);
   return 1;
 }
 
