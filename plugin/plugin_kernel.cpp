@@ -102,6 +102,10 @@ Support PluginKernel::supports(const Problem& p, KernelOp op) {
     // supports() itself crashed or hung: a failure of the plugin like any call's.
     const Death d = worker_->death();
     worker_.reset();
+    if (const wire::Status& s = region_->status(); s.magic == wire::kMagic) {
+      const Fault f = describe_fault(s, CallLayout{});
+      fail("supports", f.text, f.kind);
+    }
     fail("supports", d.kind == Death::hung ? "hung: no answer within the timeout (worker killed)" : "crashed (worker died)",
          d.kind == Death::hung ? FaultKind::hung : FaultKind::crashed);
   }

@@ -171,10 +171,9 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
 }
 
 // A PASS needs the tier's minimum of evidence (Requirement::min_exercised): judging a few cases
-// with nothing in them is not the check having run. Below it the result is NOT EXERCISED.
-// Evidence short of the tier's minimum is NOT EXERCISED, declined cases or not (the note then
-// counts them): some of the requirement was judged and it held, but not enough of it. NOT
-// SUPPORTED is kept for a requirement the kernel computed none of.
+// with nothing in them is not the check having run. Below it the result is NOT EXERCISED, also
+// when the kernel declined cases (the note counts them): some of the requirement was judged and
+// held, but not enough of it. NOT SUPPORTED is kept for a requirement it computed none of.
 void judge_evidence(RequirementResult& res, Tier tier) {
   if (res.verdict != Verdict::pass || res.exercised >= res.min_exercised) return;
   res.verdict = Verdict::not_exercised;
