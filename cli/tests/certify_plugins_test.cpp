@@ -172,6 +172,12 @@ TEST(CertifyPluginsV2, BadKernelOptionsAreUsageErrors) {
   r = run_attnv("certify --kernel builtin:naive --kernel-option a=b", dir);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "only a plugin (plugin:PATH) takes options")) << r.output;
+  // One value per --kernel-option: the folder after it stays repro's positional argument.
+  r = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
+                    (dir / "no_such_folder").string(), dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "no_such_folder")) << r.output;
+  EXPECT_FALSE(has(r.output, "--kernel-option")) << "the folder was not taken as an option value\n" << r.output;
   r = run_attnv(std::string("fuzz --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option novalue", dir);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "--kernel-option 'novalue': expected KEY=VALUE")) << r.output;
