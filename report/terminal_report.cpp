@@ -142,7 +142,12 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << paint("attnv " + c.attnv_version + " certificate", "1") << ": " << c.kernel.name;
   if (!c.kernel.version.empty()) o << " " << c.kernel.version;
   o << " (" << c.kernel.spec << ")\n";
-  if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << "\n";
+  if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << (c.kernel.abi_version ? " (plugin ABI version " + std::to_string(c.kernel.abi_version) + ")" : "") << "\n";
+  if (!c.kernel.options.empty()) {
+    o << "  options  ";
+    for (const auto& [key, value] : c.kernel.options) o << " " << key << "=" << value;
+    o << "\n";
+  }
   if (!c.provenance.attnv_commit.empty())
     o << "  certified by attnv " << c.attnv_version << " (commit " << c.provenance.attnv_commit.substr(0, 12) << ", "
       << c.provenance.compiler << ") on " << c.provenance.cpu << " (" << c.provenance.isa << " path)\n";

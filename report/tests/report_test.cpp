@@ -255,6 +255,8 @@ TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
   const std::string t = terminal_summary(c, false);
   EXPECT_TRUE(contains(t, "DECLINED (the kernel said it does not compute these cases")) << t;
   EXPECT_TRUE(contains(t, " > max_tk 64")) << t;
+  EXPECT_TRUE(contains(t, "  options   max_tk=64\n")) << t;
+  EXPECT_TRUE(contains(t, "(plugin ABI version 2)")) << t;
   const std::string json = to_json(c);
   const nlohmann::json j = nlohmann::json::parse(json);
   EXPECT_EQ(j["provenance"]["kernel_options"][0]["key"], "max_tk");
