@@ -47,6 +47,10 @@ report::Certificate for_terminal(report::Certificate c) {
   clean(c.provenance.compiler);
   for (std::string& n : c.kernel.notes) clean(n, true);
   clean(c.report.kernel);
+  for (auto& [key, value] : c.kernel.options) {
+    clean(key);
+    clean(value);
+  }
   for (conformance::RequirementResult& r : c.report.results) {
     clean(r.id);
     clean(r.property);
@@ -60,6 +64,10 @@ report::Certificate for_terminal(report::Certificate c) {
       clean(f.saved_case);
     }
     for (conformance::CaseRecord& k : r.cases) clean(k.case_id);
+    for (conformance::Declined& d : r.declined) {  // a plugin's supports() wrote the reason
+      clean(d.case_id);
+      clean(d.why);
+    }
   }
   return c;
 }

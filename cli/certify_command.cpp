@@ -27,6 +27,7 @@ struct CertifyArgs {
   std::vector<std::string> only;
   int jobs = 0;
   double timeout = 60;
+  std::vector<std::string> kernel_options;  // --kernel-option KEY=VALUE, in order
   int max_findings = 1;
   bool stop_at_findings = false;
   OutputOptions out;
@@ -35,7 +36,9 @@ struct CertifyArgs {
 // The command line that reruns exactly this certification (the certificate prints it).
 std::string reproduce_command(const CertifyArgs& a, const std::string& spec, const std::vector<DType>& dtypes) {
   std::ostringstream o;
-  o << "attnv certify --kernel " << report::shell_quote(spec) << " --suite " << a.suite << " --seed " << a.seed;
+  o << "attnv certify --kernel " << report::shell_quote(spec);
+  for (const std::string& k : a.kernel_options) o << " --kernel-option " << report::shell_quote(k);
+  o << " --suite " << a.suite << " --seed " << a.seed;
   if (!dtypes.empty()) {
     o << " --dtype ";
     for (std::size_t i = 0; i < dtypes.size(); ++i) o << (i ? "," : "") << dtype_name(dtypes[i]);
@@ -60,7 +63,7 @@ int run_certify(const CertifyArgs& a) {
   if (!a.out.report_dir.empty()) opt.save_failures_dir = (std::filesystem::path(a.out.report_dir) / "failures").string();
 
   prepare_outputs(a.out);
-  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
+  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout, a.kernel_options});
   Progress progress(can_redraw(STDERR_FILENO));
   opt.on_result = [&progress](const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
     progress.update(r, done, total);
@@ -85,10 +88,13 @@ void add_certify_command(CLI::App& app, int& exit_code) {
       "FAIL or not claimed, the worst error/bound ratio, and a reproduce command per finding.\n"
       "A plugin runs in a worker process: a crash, hang, out-of-bounds write or write into its\n"
       "inputs is a finding, and certification goes on.\n"
-      "Exit status: 0 certified, 1 findings, 2 usage or input error, 3 attnv could not judge a\n"
+      "A plugin of ABI version 2 may decline cases (supports()): NOT SUPPORTED, counted, never a\n"
+      "finding; declining every case of a requirement or of a claimed feature is not certified.\n"
+      "Exit status: 0 certified, 1 findings (or declined claims), 2 usage or input error, 3 attnv could not judge a\n"
       "requirement (attnv's own error, reported as ATTNV ERROR, never a finding against the kernel).\n"
       "Example: attnv certify --kernel builtin:core --suite quick --report cert/");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
+  add_kernel_option_flag(*cmd, a->kernel_options);
   cmd->add_option("--dtype", a->dtypes, "storage dtypes (f64, f32, f16, bf16; default: every dtype the kernel claims)")
       ->check(dtype_validator())->delimiter(',');
   cmd->add_option("--suite", a->suite, "case counts per requirement: quick, standard or full")

@@ -19,6 +19,7 @@
 #include "core/core_kernel.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "problem/support_guard.h"
 #include "report/certificate.h"
 
 #ifndef ATTNV_SOURCE_CORPUS
@@ -38,6 +39,7 @@ struct FuzzArgs {
   std::string out = "attnv-fuzz-out";
   std::uint64_t seed = 1;
   double timeout = 10;
+  std::vector<std::string> kernel_options;  // --kernel-option KEY=VALUE, in order
   std::string corpus;  // empty: the repository's fuzz/corpus/numeric when present
   bool no_corpus = false;
   bool no_backward = false;
@@ -75,9 +77,9 @@ fs::path corpus_dir(const FuzzArgs& a) {
 
 std::string status_line(const SearchStatus& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped, corpus %zu, %zu signal buckets, best error/bound ratio ",
+  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped (%lld declined by the kernel), corpus %zu, %zu signal buckets, best error/bound ratio ",
                 s.seconds, static_cast<long long>(s.execs), s.seconds > 0 ? static_cast<double>(s.execs) / s.seconds : 0.0,
-                static_cast<long long>(s.skipped), s.corpus, s.buckets);
+                static_cast<long long>(s.skipped), static_cast<long long>(s.declined), s.corpus, s.buckets);
   // format_ratio: a passing ratio below 1 never prints as "1", the failing threshold.
   return buf + report::format_ratio(s.best_ratio);
 }
@@ -88,13 +90,18 @@ int run_fuzz(const FuzzArgs& a) {
     if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
       throw InputError("--out " + a.out + ": exists and is not a folder");
   }
-  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
+  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout, a.kernel_options});
   const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
   conformance::KernelFactory make = choice.make;
   // The core on one thread: many tiny cases, and the floating-point flags are per thread.
   if (choice.info.spec == "builtin:core")
     make = [] { return std::unique_ptr<Kernel>(std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})); };
 
+  // A kernel's supports() is honoured as certify honours it: a case it declines is never called,
+  // the oracle skips it ("the kernel declined the case") and the status line counts it.
+  make = [inner = std::move(make)] {
+    return std::unique_ptr<Kernel>(std::make_unique<SupportGuard>(inner()));
+  };
   SearchOptions opt;
   if (!a.dtype.empty()) opt.dtype = *parse_dtype(a.dtype);
   opt.max_seconds = a.max_time;
@@ -113,6 +120,13 @@ int run_fuzz(const FuzzArgs& a) {
             << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
   const SearchResult r = run_search(make, opt, [](const SearchStatus& s) { std::cerr << "attnv fuzz: " << status_line(s) << '\n'; });
 
+  if (!r.finding && r.status.execs > 0 && r.status.skipped == r.status.execs) {
+    // "No finding" would say the kernel held up; it was never judged (a kernel that declines
+    // every case, or a reference that can judge none).
+    std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
+              << " declined by the kernel): " << status_line(r.status) << '\n';
+    return 2;
+  }
   if (!r.finding) {
     std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
     return 0;
@@ -137,7 +151,8 @@ int run_fuzz(const FuzzArgs& a) {
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
   std::cout << path_note();
-  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec)) << ' '
+  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec))
+            << io::printable(report::kernel_option_args(choice.info)) << ' '
             << io::printable(report::shell_quote(a.out)) << '\n';
   return 1;
 }
@@ -159,6 +174,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error.\n"
       "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
+  add_kernel_option_flag(*cmd, a->kernel_options);
   cmd->add_option("--dtype", a->dtype, "storage dtype of every case (default: every dtype the kernel claims)")
       ->check(dtype_validator());
   cmd->add_option("--max-time", a->max_time, "seconds to search")->check(CLI::Range(0.0, 1e7))->capture_default_str();

@@ -22,7 +22,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // What the searchers share: the stop flag, the counters for the status line, the first finding.
 struct Shared {
   std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> execs{0}, skipped{0};
+  std::atomic<std::int64_t> execs{0}, skipped{0}, declined{0};
   std::mutex mu;
   std::condition_variable cv;
   std::optional<fuzz::Finding> finding;
@@ -81,6 +81,7 @@ void searcher(int index, const conformance::KernelFactory& make, const SearchOpt
       sh.execs.fetch_add(1, std::memory_order_relaxed);
       if (!v.judged) {
         sh.skipped.fetch_add(1, std::memory_order_relaxed);
+        if (v.skipped_why.rfind("the kernel declined the case", 0) == 0) sh.declined.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
       if (v.finding) {
@@ -120,6 +121,7 @@ SearchStatus status_of(Shared& sh, Clock::time_point t0) {
   s.seconds = since(t0);
   s.execs = sh.execs.load();
   s.skipped = sh.skipped.load();
+  s.declined = sh.declined.load();
   std::lock_guard lock(sh.mu);
   s.corpus = sh.corpus;
   s.buckets = static_cast<std::size_t>(std::count(sh.buckets.begin(), sh.buckets.end(), 1));

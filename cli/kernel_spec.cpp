@@ -28,7 +28,20 @@ KernelChoice builtin(const std::string& spec) {
 
 }  // namespace
 
+void add_kernel_option_flag(CLI::App& cmd, std::vector<std::string>& into) {
+  cmd.add_option("--kernel-option", into,
+                 "KEY=VALUE given to the plugin's set_option at load (ABI version 2; repeatable, in order): one build "
+                 "certified in several configurations; recorded in the certificate")
+      ->type_name("KEY=VALUE")
+      // One value per --kernel-option, so that a positional after it (repro's DIR) stays one.
+      ->allow_extra_args(false);
+}
+
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt) {
+  std::vector<std::pair<std::string, std::string>> options;
+  for (const std::string& o : opt.kernel_options) options.push_back(plugin::parse_kernel_option(o));
+  if (!options.empty() && spec.rfind("plugin:", 0) != 0)
+    throw InputError("--kernel-option " + opt.kernel_options.front() + ": only a plugin (plugin:PATH) takes options, not " + spec);
   if (spec == "builtin:core") return builtin<core::CoreKernel>(spec);
   if (spec == "builtin:naive") return builtin<props::NaiveKernel>(spec);
   if (spec.rfind("plugin:", 0) == 0) {
@@ -38,10 +51,12 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
     if (!std::filesystem::is_regular_file(path, ec))
       throw InputError("--kernel " + spec + ": no such file (build the plugin first; see plugin/README.md)");
     const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
-    const plugin::PluginOptions popt{opt.timeout_seconds, ""};
+    const plugin::PluginOptions popt{opt.timeout_seconds, "", options};
     const plugin::PluginKernel probe(abs, popt);
     KernelChoice choice{[abs, popt] { return std::unique_ptr<Kernel>(std::make_unique<plugin::PluginKernel>(abs, popt)); },
                         describe("plugin:" + abs, probe, probe.version())};
+    choice.info.abi_version = probe.abi_version();
+    choice.info.options = options;
     // The file's hash names the exact build certified (a name and version string do not).
     choice.info.sha256 = util::sha256_file_hex(abs);
     // A plugin's decode is held to R21 (decode equals prefill) like any claimed capability.

@@ -3,6 +3,9 @@
 // builtin:naive (the plain naive kernel, in process) or plugin:PATH (a shared library
 // implementing plugin/include/attnv_plugin.h, run in a worker process).
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "properties/conformance/conformance.h"
 #include "report/certificate.h"
@@ -11,7 +14,13 @@ namespace attnv::cli {
 
 struct KernelSpecOptions {
   double timeout_seconds = 60;  // per call, plugins only
+  // --kernel-option KEY=VALUE, in command line order: given to a plugin's set_option (ABI
+  // version 2) at load. Built-in kernels take none.
+  std::vector<std::string> kernel_options;
 };
+
+// Adds the repeatable --kernel-option KEY=VALUE to a command that takes --kernel.
+void add_kernel_option_flag(CLI::App& cmd, std::vector<std::string>& into);
 
 struct KernelChoice {
   conformance::KernelFactory make;  // one kernel per worker thread

@@ -25,6 +25,7 @@ struct ReproArgs {
   std::string kernel;
   std::string dir;
   double timeout = 60;
+  std::vector<std::string> kernel_options;  // --kernel-option KEY=VALUE, in order
 };
 
 std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
@@ -71,7 +72,7 @@ int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice,
 }
 
 int run_repro(const ReproArgs& a) {
-  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout});
+  const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout, a.kernel_options});
   const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
   if (const std::optional<conformance::Evidence> e = conformance::read_evidence(a.dir)) return rejudge_evidence(*e, choice, a.dir);
   const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(a.dir);
@@ -134,6 +135,7 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "(attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
+  add_kernel_option_flag(*cmd, a->kernel_options);
   cmd->add_option("DIR", a->dir, "a failure's evidence folder, or an exchange folder (manifest.json and case folders)")->required();
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();

@@ -59,6 +59,8 @@ Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& r
   Run first;
   try {
     first = run(k, c, layout, opt.backward, opt.fp);
+  } catch (const KernelDeclined&) {
+    throw;  // declined through supports(): not a call to judge (NOT SUPPORTED, a fuzz skip)
   } catch (const KernelFault& e) {
     return failure(fail_kind(e.kind()), e.what());
   }
@@ -70,6 +72,8 @@ Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& r
     Run again;
     try {
       again = run(k, c, layout, opt.backward, opt.fp);
+    } catch (const KernelDeclined& e) {  // accepted once, declined the same call again
+      return failure(FailKind::nondeterministic, std::string("second call: ") + e.what(), std::move(first.out));
     } catch (const KernelFault& e) {
       return failure(fail_kind(e.kind()), std::string("second call: ") + e.what(), std::move(first.out));
     }

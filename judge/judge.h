@@ -73,7 +73,8 @@ struct Judgement {
 };
 
 // Calls the kernel on the case and judges the call (the order of the kinds above). A KernelFault
-// is returned as a failure of its kind, not thrown.
+// is returned as a failure of its kind, not thrown; KernelDeclined (the kernel's supports()
+// declined the call: problem/support_guard.h) is thrown on, since nothing was called to judge.
 Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& ref, const Options& opt);
 
 // Judges outputs already obtained: non_finite or outside_bound, or a pass.

@@ -52,6 +52,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.window_right = p.window.right;
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
+  a.struct_size = sizeof(attnv_problem);
   return a;
 }
 
@@ -117,6 +118,7 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dq = tensor_to_abi(v.dq);
   a.dk = tensor_to_abi(v.dk);
   a.dv = tensor_to_abi(v.dv);
+  a.struct_size = sizeof(attnv_views);
   return a;
 }
 
@@ -130,6 +132,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.cache_len = v.cache_len;
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
+  a.struct_size = sizeof(attnv_decode_views);
   return a;
 }
 
@@ -225,6 +228,7 @@ attnv_precision precision_to_abi(const PrecisionModel& m) {
   a.out = dtype_to_abi(m.out);
   a.block = m.block;
   a.exp_ulps = m.exp_ulps;
+  a.struct_size = sizeof(attnv_precision);
   return a;
 }
 
@@ -258,6 +262,7 @@ attnv_views decode_in_slots(const attnv_decode_views& d) {
   v.dv = d.v_cache;
   v.out = d.out;
   v.lse = d.lse;
+  v.struct_size = sizeof(attnv_views);
   return v;
 }
 
@@ -271,23 +276,45 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.cache_len = v.kv_len;
   d.out = v.out;
   d.lse = v.lse;
+  d.struct_size = sizeof(attnv_decode_views);
   return d;
 }
 
-std::vector<std::string> check_kernel(const attnv_kernel& k, const std::string& who) {
+std::string check_kernel_header(const attnv_kernel& k, const std::string& who) {
+  const std::string w = who + ": ";
+  if (k.abi_version != 1 && k.abi_version != 2) {
+    // Nothing else can be read safely from a struct of another ABI version.
+    return w + "ABI version " + std::to_string(k.abi_version) + "; this attnv reads versions 1 and 2 (set abi_version = " +
+           "ATTNV_ABI_VERSION from the attnv_plugin.h you build with)";
+  }
+  if (k.abi_version == 1 && k.struct_size < kKernelV1Size)
+    return w + "ABI version 1 with struct_size " + std::to_string(k.struct_size) +
+           ", smaller than the version 1 attnv_kernel (" + std::to_string(kKernelV1Size) + " bytes)";
+  if (k.abi_version == 2 && k.struct_size < sizeof(attnv_kernel))
+    return w + "ABI version 2 with struct_size " + std::to_string(k.struct_size) + ", smaller than the version 2 attnv_kernel (" +
+           std::to_string(sizeof(attnv_kernel)) + " bytes): set struct_size = sizeof(attnv_kernel)" +
+           (k.struct_size == kKernelV1Size ? " (this is the version 1 size: a version 1 struct declared as version 2?)" : "");
+  // Larger than this attnv's version 2 struct: fields of a newer header this attnv cannot read,
+  // let alone honor; accepting them silently could certify a configuration that never ran.
+  if (k.abi_version == 2 && k.struct_size > sizeof(attnv_kernel))
+    return w + "ABI version 2 with struct_size " + std::to_string(k.struct_size) + ", larger than the version 2 attnv_kernel (" +
+           std::to_string(sizeof(attnv_kernel)) + " bytes) this attnv reads: built against a newer attnv_plugin.h, or struct_size " +
+           "is not sizeof(attnv_kernel)";
+  return "";
+}
+
+attnv_kernel normalized_kernel(const attnv_kernel& k) {
+  attnv_kernel n{};
+  // A version 1 struct ends before supports: what lies past it is not the plugin's to promise.
+  std::memcpy(&n, &k, k.abi_version >= 2 ? sizeof(attnv_kernel) : kKernelV1Size);
+  return n;
+}
+
+std::vector<std::string> check_kernel(const attnv_kernel& raw, const std::string& who) {
   std::vector<std::string> e;
   const std::string w = who + ": ";
-  if (k.abi_version != ATTNV_ABI_VERSION) {
-    // Nothing else can be read safely from a struct of another ABI version.
-    e.push_back(w + "ABI version " + std::to_string(k.abi_version) + ", this attnv reads version " +
-                std::to_string(ATTNV_ABI_VERSION));
-    return e;
-  }
-  if (k.struct_size < sizeof(attnv_kernel)) {
-    e.push_back(w + "struct_size " + std::to_string(k.struct_size) + " is smaller than sizeof(attnv_kernel) = " +
-                std::to_string(sizeof(attnv_kernel)));
-    return e;
-  }
+  if (std::string header = check_kernel_header(raw, who); !header.empty()) return {header};
+  const attnv_kernel k = normalized_kernel(raw);
   if (!k.name) e.push_back(w + "name is NULL");
   else if (k.name[0] == '\0' || std::strpbrk(k.name, " \t\n\r")) e.push_back(w + "name '" + k.name + "' is empty or has spaces");
   if (!k.version) e.push_back(w + "version is NULL (use \"\" when there is none)");

@@ -3,6 +3,7 @@
 // checks of what a plugin declares. Used on both sides of the ABI: by PluginKernel (attnv types
 // -> C structs sent to the worker), by the worker (is the loaded kernel well formed?) and by the
 // C++ export adapter (C structs -> KernelViews for an attnv::Kernel living in a plugin).
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,17 @@ attnv_precision precision_to_abi(const PrecisionModel& m);
 // InputError naming `who` when a dtype is not f64/f32/f16/bf16, block < 0 or exp_ulps is not a
 // finite non-negative number.
 PrecisionModel precision_from_abi(const attnv_precision& m, DType storage, const std::string& who);
+
+// The size of a version 1 attnv_kernel: version 2 appends supports and set_option to it.
+inline constexpr std::size_t kKernelV1Size = offsetof(attnv_kernel, supports);
+
+// What is wrong with the version and size a plugin declares ("" when this attnv reads it:
+// version 1 with struct_size >= the version 1 size, as before; version 2 with exactly
+// sizeof(attnv_kernel)). Nothing else of a struct can be trusted before this passes.
+std::string check_kernel_header(const attnv_kernel& k, const std::string& who);
+// The kernel as this attnv reads it: a version 1 struct's fields, and zero for every field it
+// does not have (supports, set_option). k must pass check_kernel_header.
+attnv_kernel normalized_kernel(const attnv_kernel& k);
 
 // Everything wrong with a plugin's declaration (empty: fine). `who` starts every message:
 // "plugin /x/libk.so: declares ATTNV_CAP_BACKWARD but backward is NULL".

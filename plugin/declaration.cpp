@@ -36,6 +36,11 @@ Declaration read_declaration(const wire::Hello& h, const std::string& who) {
   k.caps = h.caps & ~(ATTNV_CAP_BACKWARD | ATTNV_CAP_DECODE);  // no entry points travel in a Hello
   k.forward = [](const attnv_problem*, const attnv_views*) { return 0; };
   if (const std::vector<std::string> e = check_kernel(k, who); !e.empty()) throw InputError(e.front());
+  if (h.abi_version != 1 && h.abi_version != 2)
+    throw InputError(who + ": the worker sent ABI version " + std::to_string(h.abi_version) + " (1 or 2)");
+  if (h.abi_version < 2 && h.has_supports) throw InputError(who + ": the worker sent supports() for an ABI version 1 plugin");
+  d.abi_version = h.abi_version;
+  d.has_supports = h.has_supports != 0;
   d.caps = caps_from_abi(h.caps, h.dtypes);
   d.decode = claims_decode(h.caps);
   for (DType t : kAllDTypes) {

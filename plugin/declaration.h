@@ -16,6 +16,8 @@ struct Declaration {
   std::string name, version;
   Capabilities caps;
   bool decode = false;                     // ATTNV_CAP_DECODE
+  unsigned abi_version = 1;                // 1 or 2
+  bool has_supports = false;               // supports() is set (version 2)
   std::array<PrecisionModel, 4> precision;  // index: ATTNV_F64 .. ATTNV_BF16
 };
 

@@ -36,6 +36,13 @@ std::string default_worker_path() {
   return installed.string();
 }
 
+std::pair<std::string, std::string> parse_kernel_option(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--kernel-option '" + text + "': expected KEY=VALUE (a non-empty key, then '=')");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
 PluginKernel::PluginKernel(std::string path, PluginOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {
   if (opt_.worker_path.empty()) opt_.worker_path = default_worker_path();
   if (!(opt_.timeout_seconds > 0)) throw InputError("plugin " + path_ + ": timeout must be > 0 seconds");
@@ -47,7 +54,9 @@ PluginKernel::PluginKernel(std::string path, PluginOptions opt) : path_(std::mov
 PluginKernel::~PluginKernel() = default;
 
 void PluginKernel::start_worker() {
-  worker_ = std::make_unique<WorkerProcess>(opt_.worker_path, path_, region_->fd());
+  std::vector<std::string> args;
+  for (const auto& [key, value] : opt_.kernel_options) args.push_back(key + "=" + value);
+  worker_ = std::make_unique<WorkerProcess>(opt_.worker_path, path_, region_->fd(), args);
   ++starts_;
   region_->status() = {};
   const std::optional<wire::Hello> h = worker_->hello(opt_.timeout_seconds);
@@ -72,10 +81,42 @@ void PluginKernel::start_worker() {
   version_ = std::move(d.version);
   caps_ = d.caps;
   decode_ = d.decode;
+  abi_version_ = d.abi_version;
+  has_supports_ = d.has_supports;
   for (std::size_t i = 0; i < d.precision.size(); ++i) precision_[i] = d.precision[i];
 }
 
 PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
+
+Support PluginKernel::supports(const Problem& p, KernelOp op) {
+  if (!has_supports_) return Support::yes();
+  if (!worker_) start_worker();
+  wire::Request r;
+  r.op = wire::Op::supports;
+  r.ask = op == KernelOp::backward ? wire::Op::backward : op == KernelOp::decode ? wire::Op::decode : wire::Op::forward;
+  r.region_bytes = region_->size();
+  r.problem = problem_to_abi(p);
+  region_->status() = {};
+  const std::optional<wire::Reply> rep = worker_->call(r, opt_.timeout_seconds);
+  if (!rep) {
+    // supports() itself crashed or hung: a failure of the plugin like any call's.
+    const Death d = worker_->death();
+    worker_.reset();
+    if (const wire::Status& s = region_->status(); s.magic == wire::kMagic) {
+      const Fault f = describe_fault(s, CallLayout{});
+      fail("supports", f.text, f.kind);
+    }
+    fail("supports", d.kind == Death::hung ? "hung: no answer within the timeout (worker killed)" : "crashed (worker died)",
+         d.kind == Death::hung ? FaultKind::hung : FaultKind::crashed);
+  }
+  if (rep->kind == wire::ReplyKind::declined) return Support::no(received_text(rep->text));
+  if (rep->kind == wire::ReplyKind::refused) fail("supports", received_text(rep->text), FaultKind::refused);
+  if (rep->kind != wire::ReplyKind::ok) {
+    worker_.reset();
+    fail("supports", "worker error: " + received_text(rep->text));
+  }
+  return Support::yes();
+}
 
 void PluginKernel::forward(const Problem& p, const KernelViews& views) {
   call(static_cast<int>(wire::Op::forward), p, views_to_abi(views));
@@ -127,6 +168,7 @@ void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
       case Death::broken: fail(what, "worker protocol error: " + d.detail);
     }
   }
+  if (rep->kind == wire::ReplyKind::declined) throw KernelDeclined(received_text(rep->text));
   if (rep->kind == wire::ReplyKind::refused)
     fail(what, "refused the call (returned " + std::to_string(rep->code) + ")" +
                    (rep->text[0] ? ": " + received_text(rep->text) : std::string(" without a last_error message")),

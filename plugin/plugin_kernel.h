@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernel_failure.h"
 #include "attnv_plugin.h"
@@ -26,7 +28,15 @@ struct PluginOptions {
   // folder (an installed attnv), else $ATTNV_WORKER, else (programs of the build tree only) the
   // one this build made.
   std::string worker_path;
+  // --kernel-option settings (key, value), given to the plugin's set_option (ABI version 2) in
+  // this order when it loads, before its claims are read. A plugin without set_option given
+  // any is an InputError.
+  std::vector<std::pair<std::string, std::string>> kernel_options;
 };
+
+// "key=value" -> {key, value} (split at the first '='); InputError naming the text when the key
+// is empty or there is no '='.
+std::pair<std::string, std::string> parse_kernel_option(const std::string& text);
 
 // The worker program PluginOptions{} would use.
 std::string default_worker_path();
@@ -45,7 +55,12 @@ class PluginKernel : public Kernel {
   std::string version() const { return version_; }
   Capabilities capabilities() const override { return caps_; }
   bool claims_decode() const { return decode_; }
+  unsigned abi_version() const { return abi_version_; }  // the plugin's: 1 or 2
   PrecisionModel precision(DType storage) const override;
+  // The plugin's supports() through the worker (a version 1 plugin, or none: every problem).
+  // The worker also asks before every call and answers a declined one without making it:
+  // forward, backward and decode then throw KernelDeclined.
+  Support supports(const Problem& p, KernelOp op) override;
   void forward(const Problem& p, const KernelViews& views) override;
   void backward(const Problem& p, const KernelViews& views) override;
   // Through the worker like forward: the caches are copied in, the plugin's decode appends to
@@ -67,6 +82,8 @@ class PluginKernel : public Kernel {
   std::string name_, version_;
   Capabilities caps_;
   bool decode_ = false;
+  unsigned abi_version_ = 1;
+  bool has_supports_ = false;
   PrecisionModel precision_[4];
   int starts_ = 0;
 };

@@ -26,7 +26,8 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-WorkerProcess::WorkerProcess(const std::string& worker, const std::string& plugin, int region_fd) {
+WorkerProcess::WorkerProcess(const std::string& worker, const std::string& plugin, int region_fd,
+                             const std::vector<std::string>& args) {
   if (access(worker.c_str(), X_OK) != 0)
     throw InputError("plugin worker '" + worker + "' cannot be run: " + std::strerror(errno) +
                      " (set ATTNV_WORKER to the attnv-worker program)");
@@ -50,7 +51,9 @@ WorkerProcess::WorkerProcess(const std::string& worker, const std::string& plugi
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(plugin.c_str()), nullptr};
+  std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(plugin.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const int rc = posix_spawn(&pid_, worker.c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);

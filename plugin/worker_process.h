@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "worker/protocol.h"
 
@@ -19,9 +20,10 @@ struct Death {
 
 class WorkerProcess {
  public:
-  // Starts `worker PLUGIN` with the socket on fd 3 and the region on fd 4. InputError when the
-  // worker cannot be started.
-  WorkerProcess(const std::string& worker, const std::string& plugin, int region_fd);
+  // Starts `worker PLUGIN ARGS...` with the socket on fd 3 and the region on fd 4. InputError
+  // when the worker cannot be started.
+  WorkerProcess(const std::string& worker, const std::string& plugin, int region_fd,
+                const std::vector<std::string>& args = {});
   ~WorkerProcess();  // closes the socket (the worker exits on EOF); SIGKILL if it lingers
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

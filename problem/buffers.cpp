@@ -268,6 +268,8 @@ void Kernel::backward(const Problem&, const KernelViews&) {
   throw InputError("kernel " + name() + " has no backward");
 }
 
+Support Kernel::supports(const Problem&, KernelOp) { return Support::yes(); }
+
 void Kernel::decode(const Problem&, const DecodeViews&) {
   throw InputError("kernel " + name() + ": decode is not supported");
 }

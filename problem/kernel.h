@@ -43,6 +43,17 @@ struct Capabilities {
   std::string unsupported(const Problem& p) const;
 };
 
+// The operation Kernel::supports is asked about (the plugin ABI's ATTNV_OP_*).
+enum class KernelOp { forward, backward, decode };
+
+// A kernel's answer to "do you compute this problem?": ok, or declined with the reason.
+struct Support {
+  bool ok = true;
+  std::string why;  // declined: why, for the certificate ("Dk 96: only 64 and 128 are compiled")
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -50,6 +61,14 @@ class Kernel {
   virtual Capabilities capabilities() const = 0;
   // The precision model the error bound is derived for, per storage dtype.
   virtual PrecisionModel precision(DType storage) const = 0;
+  // Whether the kernel computes this problem in this operation. Optional (the default computes
+  // everything within its claims). A kernel that declines a problem honestly is reported NOT
+  // SUPPORTED for that case, counted and listed, never a finding; a kernel that claims a feature
+  // but declines every case using it is not certified for it (docs/semantics.md, "Declined
+  // problems"). The conformance suite asks before every call it makes and never calls a declined
+  // problem; a kernel called anyway may throw KernelDeclined (problem/kernel_fault.h). Must be a
+  // pure function of the problem and the operation.
+  virtual Support supports(const Problem& p, KernelOp op);
   // Reads views.q/k/v (and mask, bias, kv_len), writes views.out and, when present, views.lse,
   // all in the problem's storage dtype (LSE in f32, or f64 for f64 storage). The problem and
   // views are validated before the call (check_views).

@@ -46,4 +46,17 @@ class KernelFault : public std::runtime_error {
   FaultKind kind_;
 };
 
+// The kernel declined the call through its supports() query (problem/kernel.h, the plugin ABI's
+// supports): an honest "not this problem", which a judge reports as NOT SUPPORTED, not a
+// finding. A KernelFault of kind refused, so that a judge unaware of declining still never
+// counts the case as passed.
+class KernelDeclined : public KernelFault {
+ public:
+  explicit KernelDeclined(const std::string& why) : KernelFault(FaultKind::refused, "declined: " + why), why_(why) {}
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string why_;
+};
+
 }  // namespace attnv

@@ -29,11 +29,16 @@ Summary summarize(const Certificate& c) {
         s.noted.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
       case Verdict::not_judged: ++s.not_judged; break;
+      case Verdict::not_supported:
+        ++s.not_supported;
+        s.unsupported.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+        break;
       case Verdict::attnv_error:
         ++s.attnv_errors;
         s.unjudged.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
     }
+    s.cases_declined += r.cases_not_supported;
     if (r.verdict == Verdict::fail) s.findings += static_cast<int>(r.findings.size());
     if (r.verdict == Verdict::fail) s.failed.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
     if (std::find(s.dtypes.begin(), s.dtypes.end(), r.dtype) == s.dtypes.end()) s.dtypes.push_back(r.dtype);
@@ -41,7 +46,9 @@ Summary summarize(const Certificate& c) {
   }
   // A FAIL without a finding should not happen, but it must still count as a finding.
   s.findings = std::max(s.findings, s.fail);
-  s.certified = s.fail == 0 && s.attnv_errors == 0 && s.pass > 0;
+  for (const conformance::FeatureDeclines& f : c.report.declines)
+    if (f.uncovered()) s.declined_features.push_back(f.feature + " (" + std::to_string(f.declined) + (f.declined == 1 ? " case)" : " cases)"));
+  s.certified = s.fail == 0 && s.attnv_errors == 0 && s.not_supported == 0 && s.declined_features.empty() && s.pass > 0;
   s.partial = s.ids.size() < conformance::requirements().size();
   return s;
 }
@@ -77,15 +84,25 @@ std::string verdict_line(const Certificate& c) {
     if (s.not_exercised) o << ", " << s.not_exercised << " NOT EXERCISED (" << join(s.unexercised, ", ") << ")";
     if (s.notes) o << ", " << s.notes << " robustness " << (s.notes == 1 ? "note" : "notes") << " (" << join(s.noted, ", ") << ")";
     if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
+    if (s.cases_declined) o << ", " << s.cases_declined << (s.cases_declined == 1 ? " case" : " cases") << " declined by the kernel (NOT SUPPORTED)";
     o << " (" << run << ")";
   } else if (s.fail > 0) {
     o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ");
     if (s.not_judged) o << "; " << s.not_judged << " not judged after a fault of the kernel";
     if (s.attnv_errors) o << "; attnv could not judge " << join(s.unjudged, ", ") << " (attnv's own error)";
+    if (s.not_supported) o << "; " << s.not_supported << " NOT SUPPORTED (" << join(s.unsupported, ", ") << ")";
+    if (!s.declined_features.empty()) o << "; claimed but declined in every case: " << join(s.declined_features, ", ");
     o << " (" << run << ")";
   } else if (s.attnv_errors > 0) {
     o << "NOT CERTIFIED: attnv could not judge " << join(s.unjudged, ", ")
       << " (attnv's own error, not a finding against the kernel; please report it) (" << run << ")";
+  } else if (s.not_supported > 0 || !s.declined_features.empty()) {
+    // The kernel claims what these need and declined it: not a finding, and not a certificate.
+    o << "NOT CERTIFIED: the kernel declined what it claims:";
+    if (s.not_supported) o << " " << s.not_supported << " NOT SUPPORTED (" << join(s.unsupported, ", ") << ")";
+    if (!s.declined_features.empty())
+      o << (s.not_supported ? ";" : "") << " claimed but declined in every case: " << join(s.declined_features, ", ");
+    o << "; " << s.pass << " pass (" << run << ")";
   } else {
     o << "NOT CERTIFIED: nothing was checked (" << s.not_claimed << " not claimed, " << s.not_exercised
       << " not exercised, " << run << ")";
@@ -114,9 +131,20 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
     return "attnv.certify(" + c.kernel.name + ", claims, suite='" + std::string(conformance::tier_name(c.report.tier)) +
            "', dtypes=['" + std::string(dtype_name(r.dtype)) + "'], seed=" + std::to_string(c.report.seed) +
            ", only=['" + r.id + "'])";
-  return "attnv certify --kernel " + shell_quote(c.kernel.spec) + " --suite " +
+  return "attnv certify --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) + " --suite " +
          std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
          " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
+}
+
+std::vector<std::pair<std::string, int>> decline_reasons(const RequirementResult& r) {
+  std::vector<std::pair<std::string, int>> why;
+  for (const conformance::Declined& d : r.declined) {
+    auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
+    if (it == why.end()) why.emplace_back(d.why, 1);
+    else ++it->second;
+  }
+  std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return why;
 }
 
 std::string kind_text(const std::string& id) {
@@ -127,7 +155,13 @@ std::string kind_text(const std::string& id) {
 
 std::string repro_command(const Certificate& c, const conformance::Finding& f) {
   if (f.saved_case.empty() || f.saved_case.front() == '(' || c.kernel.spec.rfind("files:", 0) == 0) return "";
-  return "attnv repro --kernel " + shell_quote(c.kernel.spec) + " " + shell_quote(f.saved_case);
+  return "attnv repro --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) + " " + shell_quote(f.saved_case);
+}
+
+std::string kernel_option_args(const KernelInfo& k) {
+  std::string s;
+  for (const auto& [key, value] : k.options) s += " --kernel-option " + shell_quote(key + "=" + value);
+  return s;
 }
 
 std::string format_ratio(double r) {

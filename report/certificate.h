@@ -26,7 +26,14 @@ struct KernelInfo {
   std::vector<std::pair<DType, PrecisionModel>> precision;  // the declared model per dtype
   std::vector<std::string> notes;  // "decode declared but not yet checked", ...
   std::string sha256;  // SHA-256 (hex) of the plugin file certified; "" for built-in kernels and exchange folders
+  unsigned abi_version = 0;  // a plugin's ABI version (1 or 2); 0 for everything else
+  // The configuration certified: --kernel-option key=value, in command line order (a plugin of
+  // ABI version 2). Part of the run's provenance, and of every command that reruns it.
+  std::vector<std::pair<std::string, std::string>> options;
 };
+
+// " --kernel-option key=value ..." for the options (shell-quoted), "" without any.
+std::string kernel_option_args(const KernelInfo& k);
 
 // What did the certifying: attnv's own build and the machine. Identifies the run (two builds of
 // attnv, or two machines, never look alike); no verdict depends on it.
@@ -49,14 +56,21 @@ struct Certificate {
 struct Summary {
   // Requirement x dtype results by verdict (R1 on f32 and on bf16 count twice).
   int pass = 0, fail = 0, not_claimed = 0, not_exercised = 0, notes = 0, attnv_errors = 0, not_judged = 0;
+  int not_supported = 0;  // results the kernel declined (supports()): every case, or too many
   int findings = 0;
-  bool certified = false;              // no FAIL, no ATTNV ERROR and at least one PASS
+  int cases_declined = 0;  // cases the kernel declined, over every result
+  // No FAIL, no ATTNV ERROR, no NOT SUPPORTED, no claimed feature declined in every case, and at
+  // least one PASS.
+  bool certified = false;
   std::vector<DType> dtypes;           // the dtypes of the results, in report order
   std::vector<std::string> ids;        // the requirement ids of the results, in report order
   std::vector<std::string> failed;     // "R5/f32", in report order
   std::vector<std::string> unexercised;  // "R7/f32": claimed, but no case exercised the check
   std::vector<std::string> noted;        // "R6/f32": a robustness requirement not claimed, failed
   std::vector<std::string> unjudged;     // "R1/f32": attnv's own error stopped the requirement
+  std::vector<std::string> unsupported;  // "R1/f16": the kernel declined its cases
+  // Claimed features the kernel declined in every case that used them: "softcap (40 cases)".
+  std::vector<std::string> declined_features;
   bool partial = false;                // not every requirement of the suite was run
 };
 Summary summarize(const Certificate& c);
@@ -65,7 +79,7 @@ Summary summarize(const Certificate& c);
 // "NOT CERTIFIED: 2 findings in R5/f32, R9/f32".
 std::string verdict_line(const Certificate& c);
 
-// The command that reruns one requirement on one dtype:
+// The command that reruns one requirement on one dtype (the kernel options included):
 // "attnv certify --kernel builtin:core --suite quick --dtype f32 --seed 20261121 --only R5".
 std::string reproduce_command(const Certificate& c, const conformance::RequirementResult& r);
 // Judges a saved finding again: "attnv repro --kernel KERNEL FOLDER" ("" when it was not saved, or
@@ -91,6 +105,11 @@ std::optional<Worst> worst_for(const Certificate& c, DType d);
 
 // The n case records with the largest ratios over every result, largest first (ties: report order).
 std::vector<Worst> worst_cases(const Certificate& c, std::size_t n);
+
+// The distinct reasons of a result's declined cases with their counts, most frequent first (ties:
+// first seen first): a reason naming the shape differs per case, so the renderers show the first
+// few and the JSON every case.
+std::vector<std::pair<std::string, int>> decline_reasons(const conformance::RequirementResult& r);
 
 // The requirement's statement from the suite's table ("" for an id the suite does not know).
 std::string statement_of(const std::string& id);

@@ -47,6 +47,12 @@ void header(std::ostringstream& o, const Certificate& c, const Summary& s) {
   item("seed", std::to_string(c.report.seed));
   item("attnv", c.attnv_version + (c.provenance.attnv_commit.empty() ? "" : " (commit " + c.provenance.attnv_commit.substr(0, 12) + ")"));
   if (!c.kernel.sha256.empty()) item("plugin sha256", c.kernel.sha256);
+  if (c.kernel.abi_version > 0) item("plugin ABI", "version " + std::to_string(c.kernel.abi_version));
+  if (!c.kernel.options.empty()) {
+    std::string opts;
+    for (const auto& [key, value] : c.kernel.options) append(opts, key + "=" + value, " ");
+    item("kernel options", opts);
+  }
   if (!c.provenance.compiler.empty()) item("built with", c.provenance.compiler);
   if (!c.provenance.cpu.empty()) item("CPU", c.provenance.cpu + " (" + c.provenance.isa + " path)");
   o << "</dl></header>\n";
@@ -59,6 +65,9 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
     << "</div><div class=\"l\">fail</div></div>";
   if (s.not_exercised)
     o << "<div class=\"card ne\"><div class=\"n\">" << s.not_exercised << "</div><div class=\"l\">not exercised</div></div>";
+  if (s.not_supported || s.cases_declined)
+    o << "<div class=\"card ns\"><div class=\"n\">" << s.not_supported << "</div><div class=\"l\">not supported ("
+      << s.cases_declined << " cases declined)</div></div>";
   if (s.attnv_errors)
     o << "<div class=\"card aerr\"><div class=\"n\">" << s.attnv_errors << "</div><div class=\"l\">attnv errors</div></div>";
   if (s.notes)
@@ -81,6 +90,7 @@ std::string cell_title(const Certificate& c, const RequirementResult& r) {
   t << r.id << " " << r.property << " on " << dt(r.dtype) << ": " << conformance::verdict_name(r.verdict) << "\n"
     << r.cases_run << " cases run, " << r.cases_checked << " judged, " << r.exercised << ' ' << r.exercised_unit
     << " (a PASS needs " << r.min_exercised << ')';
+  if (r.cases_not_supported > 0) t << "\n" << r.cases_not_supported << " cases declined by the kernel (NOT SUPPORTED)";
   if (r.worst_ratio >= 0) t << "\nworst error/allowance " << format_ratio(r.worst_ratio) << " (" << r.worst_case << ")";
   if (!r.note.empty()) t << "\n" << r.note;
   for (const conformance::Finding& f : r.findings) t << "\nfinding: " << f.message;
@@ -110,11 +120,13 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
                         : r->verdict == Verdict::not_exercised ? "ne"
                         : r->verdict == Verdict::note          ? "note"
                         : r->verdict == Verdict::attnv_error   ? "aerr"
+                        : r->verdict == Verdict::not_supported ? "ns"
                                                                : "nc";
       o << "<td class=\"v " << cls << "\" title=\"" << html_escape(cell_title(c, *r)) << "\">"
         << conformance::verdict_name(r->verdict);
       if (r->verdict != Verdict::not_claimed) {
         o << "<small>" << r->cases_checked << "/" << r->cases_run << " cases";
+        if (r->cases_not_supported > 0) o << " &middot; " << r->cases_not_supported << " declined";
         if (r->worst_ratio >= 0) o << " &middot; " << html_escape(format_ratio(r->worst_ratio)) << "&times;";
         o << "</small>";
       }
@@ -152,6 +164,34 @@ void findings(std::ostringstream& o, const Certificate& c, const Summary& s) {
       o << "<dt>case line</dt><dd class=\"mono\">" << html_escape(f.reproduce) << "</dd>";
     }
     o << "</dl><pre class=\"cmd\">" << html_escape(reproduce_command(c, r)) << "</pre></div>";
+  }
+  o << "</section>\n";
+}
+
+// The cases the kernel declined (supports()), per result with each distinct reason and its
+// count, and the claimed features the declines covered: counted and listed, not findings.
+void declines(std::ostringstream& o, const Certificate& c, const Summary& s) {
+  if (s.cases_declined == 0 && s.not_supported == 0) return;
+  o << "<section id=\"declined\"><h2>Declined<small>" << s.cases_declined
+    << " cases the kernel said it does not compute: NOT SUPPORTED, not findings, never passes</small></h2><table class=\"worst\">"
+       "<thead><tr><th>req</th><th>dtype</th><th>verdict</th><th>declined</th><th>why (count)</th></tr></thead><tbody>";
+  for (const RequirementResult& r : c.report.results) {
+    if (r.cases_not_supported == 0 && r.verdict != Verdict::not_supported) continue;
+    const std::vector<std::pair<std::string, int>> why = decline_reasons(r);
+    std::string reasons;
+    for (std::size_t i = 0; i < why.size() && i < 3; ++i) append(reasons, why[i].first + " (" + std::to_string(why[i].second) + ")", "; ");
+    if (why.size() > 3) append(reasons, "and " + std::to_string(why.size() - 3) + " other reasons (the JSON lists every declined case)", "; ");
+    if (r.verdict == Verdict::not_supported && why.empty()) reasons = r.note;
+    o << "<tr><td>" << html_escape(r.id) << "</td><td>" << dt(r.dtype) << "</td><td>" << conformance::verdict_name(r.verdict)
+      << "</td><td>" << r.cases_not_supported << " of " << r.cases_run << "</td><td>" << html_escape(reasons) << "</td></tr>";
+  }
+  o << "</tbody></table>";
+  if (!c.report.declines.empty()) {
+    o << "<p>By claimed feature:</p><ul>";
+    for (const conformance::FeatureDeclines& f : c.report.declines)
+      o << "<li>" << html_escape(f.feature) << ": " << f.declined << " cases declined, " << f.judged << " judged"
+        << (f.uncovered() ? " <strong>(claimed, but every case declined: not certified for it)</strong>" : "") << "</li>";
+    o << "</ul>";
   }
   o << "</section>\n";
 }
@@ -278,6 +318,7 @@ std::string to_html(const Certificate& c) {
   cards(o, c, s);
   findings(o, c, s);
   grid(o, c, s);
+  declines(o, c, s);
   histograms(o, c, s);
   worst_table(o, c);
   shapes(o, c, s);

@@ -37,7 +37,7 @@ table.grid td.v{text-align:center;font-weight:700;font-size:12px;min-width:96px;
 cursor:default}
 td.v small{display:block;font-weight:400;font-size:11px;opacity:.85}
 td.pass{background:#e3f4ea;color:#17693a}td.fail{background:var(--bad);color:#fff}
-td.nc{background:#eef0f3;color:#8a939d}td.ne{background:#fff4d6;color:#8a6100}.card.ne .n{color:#b07d00}td.note{background:#dff3f7;color:#0b6170}.card.note .n{color:#0b7d91}td.aerr{background:#f6e3f7;color:#7a1f80}.card.aerr .n{color:#8e2494}td.none{background:#fafbfc}
+td.nc{background:#eef0f3;color:#8a939d}td.ne{background:#fff4d6;color:#8a6100}.card.ne .n{color:#b07d00}td.note{background:#dff3f7;color:#0b6170}.card.note .n{color:#0b7d91}td.aerr{background:#f6e3f7;color:#7a1f80}td.ns{background:#fde7c8;color:#8a4b00}.card.ns .n{color:#a35a00}.card.aerr .n{color:#8e2494}td.none{background:#fafbfc}
 td.id{font-weight:700;white-space:nowrap}td.prop{font-family:var(--mono);font-size:12px;color:var(--muted)}
 code,.mono{font-family:var(--mono);font-size:12px}
 pre.cmd{margin:6px 0 0;padding:8px 10px;background:#1d2733;color:#e8edf2;border-radius:6px;white-space:pre-wrap;

@@ -51,7 +51,8 @@ Json kernel(const KernelInfo& k) {
               {"capabilities", capabilities(k.caps)},
               {"precision", precision},
               {"notes", k.notes},
-              {"sha256", k.sha256}};
+              {"sha256", k.sha256},
+              {"abi_version", k.abi_version}};
 }
 
 Json histogram(const bound::RatioHistogram& h) {
@@ -70,7 +71,7 @@ Json histogram(const bound::RatioHistogram& h) {
 Json cases(const std::vector<CaseRecord>& cs) {
   Json index = Json::array(), id = Json::array(), B = Json::array(), Hq = Json::array(), Hkv = Json::array(),
        Tq = Json::array(), Tk = Json::array(), Dk = Json::array(), Dv = Json::array(), r = Json::array(),
-       ok = Json::array(), judged = Json::array();
+       ok = Json::array(), judged = Json::array(), declined = Json::array();
   for (const CaseRecord& k : cs) {
     index.push_back(k.index);
     id.push_back(k.case_id);
@@ -84,9 +85,11 @@ Json cases(const std::vector<CaseRecord>& cs) {
     r.push_back(ratio(k.worst_ratio));
     ok.push_back(k.ok);
     judged.push_back(k.judged);
+    declined.push_back(k.declined);
   }
   return Json{{"index", index}, {"case_id", id}, {"B", B},   {"Hq", Hq},       {"Hkv", Hkv},      {"Tq", Tq},
-              {"Tk", Tk},       {"Dk", Dk},      {"Dv", Dv}, {"ratio", r},     {"ok", ok},        {"judged", judged}};
+              {"Tk", Tk},       {"Dk", Dk},      {"Dv", Dv}, {"ratio", r},     {"ok", ok},        {"judged", judged},
+              {"declined", declined}};
 }
 
 Json result(const Certificate& c, const RequirementResult& r) {
@@ -100,6 +103,9 @@ Json result(const Certificate& c, const RequirementResult& r) {
                             {"saved_case", f.saved_case},
                             {"repro_command", repro_command(c, f)},
                             {"kind", f.kind}});
+  Json declined = Json::array();
+  for (const conformance::Declined& d : r.declined)
+    declined.push_back(Json{{"case_index", d.case_index}, {"case_id", d.case_id}, {"why", d.why}});
   return Json{{"id", r.id},
               {"property", r.property},
               {"statement", statement_of(r.id)},
@@ -108,6 +114,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"cases_run", r.cases_run},
               {"cases_checked", r.cases_checked},
               {"cases_not_exercised", r.cases_not_exercised},
+              {"cases_not_supported", r.cases_not_supported},
               {"exercised", r.exercised},
               {"exercised_unit", r.exercised_unit},
               {"min_exercised", r.min_exercised},
@@ -118,6 +125,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"note", r.note},
               {"reproduce_command", reproduce_command(c, r)},
               {"findings", findings},
+              {"declined", declined},
               {"histogram", histogram(r.hist)},
               {"cases", cases(r.cases)}};
 }
@@ -164,6 +172,11 @@ std::string to_json(const Certificate& c) {
                            {"case_id", w->result->worst_case}});
   Json results = Json::array();
   for (const RequirementResult& r : c.report.results) results.push_back(result(c, r));
+  Json options = Json::array();
+  for (const auto& [key, value] : c.kernel.options) options.push_back(Json{{"key", key}, {"value", value}});
+  Json declines = Json::array();
+  for (const conformance::FeatureDeclines& f : c.report.declines)
+    declines.push_back(Json{{"feature", f.feature}, {"declined", f.declined}, {"judged", f.judged}, {"uncovered", f.uncovered()}});
   const Json doc{{"format", "attnv-certificate"},
                  {"version", 1},
                  {"attnv_version", c.attnv_version},
@@ -171,7 +184,8 @@ std::string to_json(const Certificate& c) {
                  {"provenance", Json{{"attnv_commit", c.provenance.attnv_commit},
                                      {"compiler", c.provenance.compiler},
                                      {"cpu", c.provenance.cpu},
-                                     {"isa", c.provenance.isa}}},
+                                     {"isa", c.provenance.isa},
+                                     {"kernel_options", options}}},
                  {"kernel", kernel(c.kernel)},
                  {"tier", std::string(conformance::tier_name(c.report.tier))},
                  {"case_divisor", conformance::kCaseDivisor},
@@ -182,6 +196,8 @@ std::string to_json(const Certificate& c) {
                                   {"fail", s.fail},
                                   {"not_claimed", s.not_claimed},
                                   {"not_exercised", s.not_exercised},
+                                  {"not_supported", s.not_supported},
+                                  {"cases_declined", s.cases_declined},
                                   {"notes", s.notes},
                                   {"attnv_errors", s.attnv_errors},
                                   {"findings", s.findings},
@@ -189,7 +205,10 @@ std::string to_json(const Certificate& c) {
                                   {"not_exercised_results", s.unexercised},
                                   {"note_results", s.noted},
                                   {"attnv_error_results", s.unjudged},
+                                  {"not_supported_results", s.unsupported},
+                                  {"declined_features", s.declined_features},
                                   {"partial", s.partial}}},
+                 {"declines", declines},
                  {"worst", worst},
                  {"results", results}};
   std::string out;

@@ -91,7 +91,7 @@ std::string to_junit(const Certificate& c) {
   for (const RequirementResult& r : c.report.results) total_seconds += r.seconds;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"" << xml_escape("attnv certify " + c.kernel.spec) << "\" tests=\""
-    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.attnv_errors << "\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes + s.not_judged
+    << c.report.results.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.attnv_errors << "\" skipped=\"" << s.not_claimed + s.not_exercised + s.notes + s.not_judged + s.not_supported
     << "\" time=\"" << seconds(total_seconds) << "\">\n";
   for (DType d : s.dtypes) {
     int tests = 0, failures = 0, errors = 0, skipped = 0;
@@ -102,7 +102,7 @@ std::string to_junit(const Certificate& c) {
       failures += r.verdict == Verdict::fail;
       errors += r.verdict == Verdict::attnv_error;
       skipped += r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note ||
-                 r.verdict == Verdict::not_judged;
+                 r.verdict == Verdict::not_judged || r.verdict == Verdict::not_supported;
       time += r.seconds;
     }
     const std::string suite = "attnv." + c.kernel.name + "." + std::string(dtype_name(d));
@@ -113,13 +113,20 @@ std::string to_junit(const Certificate& c) {
     o << "      <property name=\"tier\" value=\"" << conformance::tier_name(c.report.tier) << "\"/>\n";
     o << "      <property name=\"seed\" value=\"" << c.report.seed << "\"/>\n";
     o << "      <property name=\"attnv_version\" value=\"" << xml_escape(c.attnv_version) << "\"/>\n";
+    for (const auto& [key, value] : c.kernel.options)
+      o << "      <property name=\"kernel_option\" value=\"" << xml_escape(key + "=" + value) << "\"/>\n";
     o << "    </properties>\n";
     for (const RequirementResult& r : c.report.results) {
       if (r.dtype != d) continue;
       o << "    <testcase name=\"" << xml_escape(r.id + " " + r.property) << "\" classname=\"" << xml_escape(suite)
         << "\" time=\"" << seconds(r.seconds) << "\"";
-      if (r.verdict == Verdict::pass) {
+      if (r.verdict == Verdict::pass && r.cases_not_supported == 0) {
         o << "/>\n";
+        continue;
+      }
+      if (r.verdict == Verdict::pass) {
+        // A pass with declined cases says how many, where CI shows it (the output of the test).
+        o << ">\n      <system-out>" << xml_escape(r.note, false) << "</system-out>\n    </testcase>\n";
         continue;
       }
       o << ">\n";
@@ -134,6 +141,7 @@ std::string to_junit(const Certificate& c) {
         // NOT EXERCISED and NOTE are skips too (CI shows them apart from passes), with their reason;
         // a NOTE keeps its findings' text.
         const std::string why = r.verdict == Verdict::not_exercised ? "NOT EXERCISED: " + r.note
+                                : r.verdict == Verdict::not_supported ? "NOT SUPPORTED: " + r.note
                                 : r.verdict == Verdict::note        ? "NOTE: " + r.note
                                                                     : (r.note.empty() ? "not claimed" : r.note);
         o << "      <skipped message=\"" << xml_escape(why) << "\"";

@@ -1,5 +1,6 @@
 #include "report/terminal_report.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace attnv::report {
@@ -59,6 +60,7 @@ std::string cell(const RequirementResult* r, const Paint& paint) {
     case Verdict::not_exercised: return paint(text, "33");  // yellow: neither a pass nor a failure
     case Verdict::note: return paint(text, "36");           // cyan: reported, not claimed
     case Verdict::attnv_error: return paint(text, "1;35");  // magenta: attnv's fault, not the kernel's
+    case Verdict::not_supported: return paint(text, "1;33");  // bold yellow: the kernel declined, not certified
   }
   return text;
 }
@@ -107,6 +109,30 @@ void findings(std::ostringstream& o, const Certificate& c, const Paint& paint) {
   }
 }
 
+// The cases the kernel declined (supports()): the NOT SUPPORTED results, every other result
+// with declined cases and its reasons (each distinct reason once, with its count), and the
+// claimed features the declines covered.
+void declines(std::ostringstream& o, const Certificate& c, const Paint& paint) {
+  bool header = false;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.cases_not_supported == 0 && r.verdict != Verdict::not_supported) continue;
+    if (!header)
+      o << "\n" << paint("DECLINED", "1;33") << " (the kernel said it does not compute these cases: NOT SUPPORTED, not findings, never passes):\n";
+    header = true;
+    o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << conformance::verdict_name(r.verdict) << ", "
+      << r.cases_not_supported << " of " << r.cases_run << " cases declined\n";
+    const std::vector<std::pair<std::string, int>> why = decline_reasons(r);
+    for (std::size_t i = 0; i < why.size() && i < 3; ++i) o << "    " << why[i].second << " x " << why[i].first << "\n";
+    if (why.size() > 3) o << "    (and " << why.size() - 3 << " other reasons: the JSON lists every declined case)\n";
+    if (r.verdict == Verdict::not_supported && !r.note.empty()) o << "    " << r.note << "\n";
+  }
+  for (const conformance::FeatureDeclines& f : c.report.declines) {
+    o << "  " << f.feature << ": " << f.declined << " cases declined, " << f.judged << " judged";
+    if (f.uncovered()) o << " " << paint("(claimed, but every case declined: not certified for " + f.feature + ")", "1;33");
+    o << "\n";
+  }
+}
+
 }  // namespace
 
 std::string terminal_summary(const Certificate& c, bool color) {
@@ -116,7 +142,12 @@ std::string terminal_summary(const Certificate& c, bool color) {
   o << paint("attnv " + c.attnv_version + " certificate", "1") << ": " << c.kernel.name;
   if (!c.kernel.version.empty()) o << " " << c.kernel.version;
   o << " (" << c.kernel.spec << ")\n";
-  if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << "\n";
+  if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << (c.kernel.abi_version ? " (plugin ABI version " + std::to_string(c.kernel.abi_version) + ")" : "") << "\n";
+  if (!c.kernel.options.empty()) {
+    o << "  options  ";
+    for (const auto& [key, value] : c.kernel.options) o << " " << key << "=" << value;
+    o << "\n";
+  }
   if (!c.provenance.attnv_commit.empty())
     o << "  certified by attnv " << c.attnv_version << " (commit " << c.provenance.attnv_commit.substr(0, 12) << ", "
       << c.provenance.compiler << ") on " << c.provenance.cpu << " (" << c.provenance.isa << " path)\n";
@@ -146,6 +177,7 @@ std::string terminal_summary(const Certificate& c, bool color) {
     header = true;
     o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
   }
+  declines(o, c, paint);
   o << "\nworst error/bound ratio (1 = the bound)\n";
   bool any = false;
   for (DType d : s.dtypes) {

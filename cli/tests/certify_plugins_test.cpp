@@ -100,3 +100,89 @@ TEST(CertifyPlugins, UnloadablePluginsAreUsageErrors) {
 
 }  // namespace
 }  // namespace attnv
+
+namespace attnv {
+namespace {
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// An ABI version 2 plugin that declines the odd head dimensions (supports()): certified, the
+// declined cases counted in every form (terminal, JSON, JUnit, HTML), none of them a finding.
+TEST(CertifyPluginsV2, DecliningSomeCasesIsCertifiedWithTheDeclinesCounted) {
+  const fs::path dir = fresh_dir("certify_v2_declines");
+  const auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_V2_DECLINES + " --jobs 2 --report " + dir.string(), dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "CERTIFIED: ")) << r.output;
+  EXPECT_TRUE(has(r.output, "cases declined by the kernel (NOT SUPPORTED)")) << r.output;
+  EXPECT_TRUE(has(r.output, "only even head dimensions are compiled")) << r.output;
+  const std::string json = read_all(dir / "certificate.json");
+  EXPECT_TRUE(has(json, "\"abi_version\": 2")) << "the certificate names the plugin's ABI version";
+  EXPECT_TRUE(has(json, "\"why\": \"Dk = ")) << "every declined case is listed with its reason";
+  EXPECT_FALSE(has(json, "\"cases_declined\": 0,"));
+  const std::string junit = read_all(dir / "certificate.junit.xml");
+  EXPECT_TRUE(has(junit, "cases declined by the kernel")) << junit.substr(0, 2000);
+  EXPECT_FALSE(has(junit, "<failure"));
+  EXPECT_TRUE(has(read_all(dir / "certificate.html"), "id=\"declined\""));
+  fs::remove_all(dir);
+}
+
+// Declining everything is never certified; each requirement NOT SUPPORTED, a JUnit skip.
+TEST(CertifyPluginsV2, DecliningEverythingIsNotCertified) {
+  const fs::path dir = fresh_dir("certify_v2_all");
+  const auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_V2_DECLINES +
+                               " --kernel-option decline=all --only R1,R3 --junit " + (dir / "j.xml").string(),
+                           dir);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "NOT CERTIFIED: the kernel declined what it claims: 2 NOT SUPPORTED (R1/f32, R3/f32)")) << r.output;
+  EXPECT_TRUE(has(r.output, "claimed but declined in every case: dtype f32")) << r.output;
+  const std::string junit = read_all(dir / "j.xml");
+  EXPECT_TRUE(has(junit, "<skipped message=\"NOT SUPPORTED: the kernel declined")) << junit;
+  EXPECT_TRUE(has(junit, "skipped=\"2\"")) << junit;
+  fs::remove_all(dir);
+}
+
+// One build, two configurations: the option reaches the plugin (decline=softcap declines a
+// feature it claims, so it is not certified) and is recorded in the certificate's provenance
+// and in every command that reruns it.
+TEST(CertifyPluginsV2, KernelOptionsChooseTheConfigurationAndAreRecorded) {
+  const fs::path dir = fresh_dir("certify_v2_option");
+  const auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_V2_DECLINES +
+                               " --kernel-option decline=softcap --only R1,R3 --json " + (dir / "c.json").string(),
+                           dir);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "claimed but declined in every case: softcap")) << r.output;
+  EXPECT_TRUE(has(r.output, "--kernel-option decline=softcap --suite quick")) << "the rerun command keeps the option\n" << r.output;
+  const std::string json = read_all(dir / "c.json");
+  EXPECT_TRUE(has(json, "\"kernel_options\": [\n      {\n        \"key\": \"decline\",\n        \"value\": \"softcap\"")) << json.substr(0, 1500);
+  EXPECT_TRUE(has(json, "\"uncovered\": true"));
+  fs::remove_all(dir);
+}
+
+TEST(CertifyPluginsV2, BadKernelOptionsAreUsageErrors) {
+  const fs::path dir = fresh_dir("certify_v2_bad_option");
+  auto r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=bogus", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all, none or broken")) << r.output;
+  r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_EXAMPLE_MINIMAL + " --kernel-option a=b", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "takes no options (an ABI version 1 plugin), given --kernel-option a=b")) << r.output;
+  r = run_attnv("certify --kernel builtin:naive --kernel-option a=b", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "only a plugin (plugin:PATH) takes options")) << r.output;
+  // One value per --kernel-option: the folder after it stays repro's positional argument.
+  r = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
+                    (dir / "no_such_folder").string(), dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "no_such_folder")) << r.output;
+  EXPECT_FALSE(has(r.output, "--kernel-option")) << "the folder was not taken as an option value\n" << r.output;
+  r = run_attnv(std::string("fuzz --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option novalue", dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--kernel-option 'novalue': expected KEY=VALUE")) << r.output;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnv

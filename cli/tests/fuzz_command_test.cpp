@@ -129,5 +129,23 @@ TEST(FuzzCommand, BadArgumentsExitTwoNamingWhatIsWrong) {
   fs::remove_all(dir);
 }
 
+// A version 2 plugin's declines are skipped and counted, never findings (its forward refuses a
+// declined problem, so one call of it would be a "refused" finding); declining every input is
+// not "no finding" but nothing judged.
+TEST(FuzzCommand, DeclinedCasesAreSkippedAndCounted) {
+  const fs::path dir = fresh_dir("fuzz_v2_declines");
+  auto r = run_attnv(std::string("fuzz --kernel plugin:") + PLUGIN_V2_DECLINES + " --max-time 2 --jobs 1 --out " +
+                         (dir / "out").string(), dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "no finding")) << r.output;
+  EXPECT_FALSE(has(r.output, " (0 declined by the kernel)")) << r.output;
+  EXPECT_TRUE(has(r.output, "declined by the kernel)")) << r.output;
+  r = run_attnv(std::string("fuzz --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=all --max-time 1 --jobs 1 --out " +
+                    (dir / "out2").string(), dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "nothing was judged: every input was skipped")) << r.output;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace attnv

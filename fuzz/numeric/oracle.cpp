@@ -163,7 +163,13 @@ Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions&
   jo.backward = v.backward;
   jo.twice = opt.twice;
   jo.fp = opt.fp;
-  judge::Judgement j = judge::judge_call(k, judged, layout, *ref, jo);
+  judge::Judgement j;
+  try {
+    j = judge::judge_call(k, judged, layout, *ref, jo);
+  } catch (const KernelDeclined& e) {  // its supports() declined the case: skipped, and counted
+    v.skipped_why = std::string("the kernel declined the case: ") + e.why();
+    return v;
+  }
   v.judged = true;
   v.exact = std::move(ref->exact);
   v.comparison = std::move(j.comparison);

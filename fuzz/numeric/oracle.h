@@ -8,7 +8,8 @@
 //
 // What is the fuzzer's own: the genome's wide exponent range, so the backward is judged only in
 // backward_range() and where the exact gradients fit the output dtype; a case the reference
-// declines is skipped (not judged, no finding); floating-point exceptions and a second call are
+// declines, or the kernel's supports() declines (KernelDeclined), is skipped (not judged, no
+// finding); floating-point exceptions and a second call are
 // on by default (in-process kernels; a plugin runs in its own process).
 #include <cstdint>
 #include <optional>
@@ -45,7 +46,7 @@ struct Finding {
 };
 
 struct Verdict {
-  bool judged = false;       // false: skipped (the reference declined the case)
+  bool judged = false;       // false: skipped (the reference or the kernel's supports() declined the case)
   std::string skipped_why;
   bool backward = false;     // the backward was part of the run
   std::optional<Finding> finding;

@@ -8,6 +8,7 @@
 // every call. C++ exceptions never cross the ABI: a throwing call returns 1 and its what() is
 // the last_error text.
 #pragma once
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -74,6 +75,20 @@ int decode(const attnv_problem* p, const attnv_decode_views* v) {
   });
 }
 
+// Kernel::supports across the ABI: 1 computed, 0 declined (the reason cut to fit `why`); a
+// throwing query is a refusal (its what() is the last_error text).
+int supports(const attnv_problem* p, int32_t op, char* why, uint32_t why_size) {
+  Support s;
+  const int rc = guarded([&] {
+    const KernelOp o = op == ATTNV_OP_BACKWARD ? KernelOp::backward : op == ATTNV_OP_DECODE ? KernelOp::decode : KernelOp::forward;
+    s = state().kernel->supports(problem_from_abi(*p), o);
+  });
+  if (rc != 0) return -1;
+  if (s.ok) return 1;
+  if (why && why_size > 0) std::snprintf(why, why_size, "%s", s.why.c_str());
+  return 0;
+}
+
 const char* last_error() { return state().last_error.c_str(); }
 
 template <class Factory>
@@ -96,6 +111,7 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.backward = c.backward ? &backward : nullptr;
     s.desc.decode = c.decode ? &decode : nullptr;
     s.desc.last_error = &last_error;
+    s.desc.supports = &supports;
     return &s.desc;
   } catch (...) {
     s.kernel.reset();

@@ -1,4 +1,4 @@
-/* attnv_plugin.h: the attnv kernel plugin ABI, version 1.
+/* attnv_plugin.h: the attnv kernel plugin ABI, version 2 (version 1 plugins still load).
  *
  * A kernel author implements this header in a shared library that exports one symbol,
  * attnv_kernel_entry, returning a description of the kernel: its name and version, what it
@@ -18,6 +18,23 @@
  *    certifier reports it with the text of last_error.
  *  - Calls come from one thread at a time; the plugin may use threads of its own inside a call.
  *  - Every call gets fresh buffers: keep no pointer to them after the call returns.
+ *
+ * Versions and growth. attnv reads plugins of ABI version 1 and 2. Version 2 adds to version 1,
+ * without moving anything: supports() (a kernel declines a problem honestly, and attnv reports
+ * it as NOT SUPPORTED instead of a failure), set_option() (--kernel-option key=value) and a
+ * struct_size in every struct that crosses the ABI, so that later fields are appended without
+ * breaking plugins built against this header:
+ *  - attnv_kernel (the plugin's): struct_size = sizeof(attnv_kernel) as the plugin was built;
+ *    attnv reads no field past it.
+ *  - attnv_problem, attnv_views, attnv_decode_views (attnv's): struct_size = the size attnv
+ *    filled; a field appended later exists for the plugin only when
+ *    offsetof(struct, field) + sizeof(field) <= struct_size.
+ *  - attnv_precision (filled by the plugin): attnv sets struct_size before calling precision();
+ *    the plugin writes no field past it.
+ *  - attnv_tensor is embedded by value in the views and never grows: per-tensor information is
+ *    added as fields appended to the views (guarded by their struct_size).
+ * A version 1 plugin sees the same structs; it reads only the version 1 fields, which sit at the
+ * same offsets.
  */
 #ifndef ATTNV_PLUGIN_H
 #define ATTNV_PLUGIN_H
@@ -28,7 +45,7 @@
 extern "C" {
 #endif
 
-#define ATTNV_ABI_VERSION 1u
+#define ATTNV_ABI_VERSION 2u
 #define ATTNV_ENTRY_SYMBOL "attnv_kernel_entry"
 
 /* Storage dtypes (values of attnv_tensor.dtype and attnv_problem.dtype). */
@@ -63,6 +80,9 @@ typedef struct attnv_problem {
                                          distances (pos - j > left), never pos - left or pos + right */
   double scale;                       /* always set (1/sqrt(Dk) unless the case says otherwise) */
   double softcap;                     /* 0: none; else s <- softcap * tanh(s / softcap) before the bias */
+  /* ABI version 2 */
+  uint32_t struct_size;               /* set by attnv: sizeof(attnv_problem) as attnv was built */
+  uint32_t reserved;                  /* 0 */
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -74,6 +94,9 @@ typedef struct attnv_views {
   attnv_tensor dout;      /* backward only */
   attnv_tensor out, lse;  /* forward writes; backward reads what the forward wrote */
   attnv_tensor dq, dk, dv; /* backward writes */
+  /* ABI version 2 */
+  uint32_t struct_size;    /* set by attnv: sizeof(attnv_views) as attnv was built */
+  uint32_t reserved;       /* 0 */
 } attnv_views;
 
 /* Decode with a KV cache: the Tq new tokens' keys and values (k_new, v_new: [B,Hkv,Tq,D]) are
@@ -87,6 +110,9 @@ typedef struct attnv_decode_views {
   attnv_tensor k_cache, v_cache;
   const int64_t* cache_len; /* int64 [B], cache_len[b] + Tq <= Tk */
   attnv_tensor out, lse;
+  /* ABI version 2 */
+  uint32_t struct_size;    /* set by attnv: sizeof(attnv_decode_views) as attnv was built */
+  uint32_t reserved;       /* 0 */
 } attnv_decode_views;
 
 /* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
@@ -113,7 +139,9 @@ typedef struct attnv_precision {
   int32_t accum;   /* dtype of dot products, softmax sums and the P.V accumulator */
   int32_t p_dtype; /* dtype P is rounded to before P.V (= accum: no extra rounding) */
   int32_t out;     /* dtype outputs are rounded to (normally the storage dtype) */
-  int32_t reserved;
+  /* Set by attnv before it calls precision() (version 2; reserved and 0 in version 1): the size
+   * of the struct it passes. A plugin writes no field past it. */
+  uint32_t struct_size;
   int64_t block;   /* online-softmax key block; 0 = one pass over all keys */
   double exp_ulps; /* accuracy of the kernel's exp, in ulps of accum */
 } attnv_precision;
@@ -138,7 +166,31 @@ typedef struct attnv_kernel {
   int (*decode)(const attnv_problem* p, const attnv_decode_views* v);
   /* Optional (may be NULL): a message explaining the last nonzero return. */
   const char* (*last_error)(void);
+
+  /* ABI version 2: read only when abi_version >= 2 (struct_size covers them). */
+
+  /* Optional (NULL: every problem within the claims is computed). Whether the kernel computes
+   * problem `p` in operation `op` (ATTNV_OP_*): return 1 if it does; return 0 to decline it and
+   * write why into `why` (NUL-terminated, at most why_size bytes with the NUL; why_size >= 256).
+   * attnv asks before every call it makes and never calls forward, backward or decode with a
+   * problem declined for that operation: such a case is reported as NOT SUPPORTED, counted and
+   * listed in the certificate, never a finding. A kernel that claims a feature but declines every
+   * case that uses it is not certified for it (docs/semantics.md). A nonzero return from a call
+   * supports() accepted stays a refusal: a finding. Must be cheap, and a pure function of its
+   * arguments (and of the options): the same problem gets the same answer. */
+  int (*supports)(const attnv_problem* p, int32_t op, char* why, uint32_t why_size);
+  /* Optional (NULL: the plugin takes no options, and attnv refuses to load it with any). One
+   * configuration option from the command line (`--kernel-option key=value`, repeatable), called
+   * once per option in command line order, after attnv_kernel_entry and before attnv reads any
+   * other field of this struct: an option may change the claims and the precision model. Return
+   * 0 to accept it; nonzero rejects it (last_error says why) and the plugin is not loaded. */
+  int (*set_option)(const char* key, const char* value);
 } attnv_kernel;
+
+/* The operation supports() is asked about. */
+#define ATTNV_OP_FORWARD 1
+#define ATTNV_OP_BACKWARD 2
+#define ATTNV_OP_DECODE 3
 
 /* The one symbol a plugin exports. Called once per process, before any other call; the
  * returned struct and its strings must stay valid until the library is unloaded. */

@@ -53,13 +53,13 @@ TEST(AbiConvert, PrecisionRoundTripsAndJunkIsRejected) {
 TEST(AbiConvert, DeclarationChecks) {
   auto fwd = [](const attnv_problem*, const attnv_views*) { return 0; };
   attnv_kernel k{ATTNV_ABI_VERSION, sizeof(attnv_kernel), "k", "1", ATTNV_DTYPE_BIT(ATTNV_F32), 0,
-                 nullptr, +fwd, nullptr, nullptr, nullptr};
+                 nullptr, +fwd, nullptr, nullptr, nullptr, nullptr, nullptr};
   EXPECT_TRUE(check_kernel(k, "plugin p").empty());
   attnv_kernel b = k;
   b.caps = ATTNV_CAP_BACKWARD;
   EXPECT_EQ(check_kernel(b, "plugin p"), std::vector<std::string>{"plugin p: declares ATTNV_CAP_BACKWARD but backward is NULL"});
   b = k;
-  b.abi_version = 2;
+  b.abi_version = 3;
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 1u);
   b = k;
   b.name = nullptr;

@@ -2,6 +2,8 @@
 // requirement (including R14 through the read-only mapping of q).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plugin_kernel.h"
 #include "properties/conformance/conformance.h"
 
@@ -56,6 +58,86 @@ TEST(PluginConformance, DecodeThroughTheWorkerR21) {
 TEST(PluginConformance, NumericMutantsFailTheirRequirement) {
   EXPECT_EQ(certify(PLUGIN_MUTANT_D_MODEL_SCALE, {"R1"}).results.at(0).verdict, conformance::Verdict::fail);
   EXPECT_EQ(certify(PLUGIN_MUTANT_CAUSAL_OFF_BY_ONE, {"R5"}).results.at(0).verdict, conformance::Verdict::fail);
+}
+
+}  // namespace
+}  // namespace attnv::plugin
+
+namespace attnv::plugin {
+namespace {
+
+conformance::ConformanceReport certify_with(const std::string& path, std::vector<std::string> only,
+                                            std::vector<std::pair<std::string, std::string>> options = {}) {
+  PluginOptions popt;
+  popt.kernel_options = std::move(options);
+  PluginKernel k(path, popt);
+  conformance::ConformanceOptions opt;
+  opt.only = std::move(only);
+  opt.dtypes = {DType::f32};
+  return conformance::run_conformance(k, opt);
+}
+
+// The README's example, built against the released version 1 header, and the same source built
+// against the version 2 header: the same certificate, result for result.
+TEST(PluginConformanceV2, Version1ExampleAndItsVersion2RebuildCertifyAlike) {
+  const auto v1 = certify_with(PLUGIN_EXAMPLE_MINIMAL, {"R1", "R3", "R14"});
+  const auto v2 = certify_with(PLUGIN_EXAMPLE_MINIMAL_V2, {"R1", "R3", "R14"});
+  ASSERT_EQ(v1.results.size(), v2.results.size());
+  EXPECT_TRUE(v1.ok());
+  for (std::size_t i = 0; i < v1.results.size(); ++i) {
+    const auto& a = v1.results[i];
+    const auto& b = v2.results[i];
+    EXPECT_EQ(a.verdict, conformance::Verdict::pass) << describe(a);
+    EXPECT_EQ(describe(a), describe(b));
+    EXPECT_EQ(a.cases_checked, b.cases_checked);
+    EXPECT_EQ(a.worst_ratio, b.worst_ratio);
+    EXPECT_EQ(a.cases_not_supported, 0);
+  }
+}
+
+// Declined cases are counted and listed, never failed: R1 passes on the cases it computed.
+TEST(PluginConformanceV2, DeclinedCasesAreCountedAndListedNotFailed) {
+  const auto rep = certify_with(PLUGIN_V2_DECLINES, {"R1", "R13"});
+  ASSERT_EQ(rep.results.size(), 2u);
+  for (const auto& r : rep.results) {
+    EXPECT_EQ(r.verdict, conformance::Verdict::pass) << describe(r);
+    EXPECT_GT(r.cases_not_supported, 0) << describe(r);
+    EXPECT_GT(r.cases_checked, 0) << describe(r);
+    EXPECT_EQ(r.cases_checked + r.cases_not_supported + r.cases_not_exercised, r.cases_run) << describe(r);
+    ASSERT_EQ(static_cast<int>(r.declined.size()), r.cases_not_supported);
+    EXPECT_NE(r.declined[0].why.find("only even head dimensions are compiled"), std::string::npos) << r.declined[0].why;
+    EXPECT_NE(r.note.find("cases declined by the kernel"), std::string::npos) << r.note;
+    EXPECT_TRUE(r.findings.empty());
+  }
+  EXPECT_TRUE(rep.ok()) << rep.table();
+  ASSERT_FALSE(rep.declines.empty());
+  EXPECT_EQ(rep.declines[0].feature, "dtype f32");
+  EXPECT_FALSE(rep.declines[0].uncovered());
+}
+
+// Declining every case is never a pass: each requirement NOT SUPPORTED, the run not ok.
+TEST(PluginConformanceV2, DecliningEverythingIsNotSupportedNeverPassed) {
+  const auto rep = certify_with(PLUGIN_V2_DECLINES, {"R1", "R15", "R17"}, {{"decline", "all"}});
+  for (const auto& r : rep.results) {
+    EXPECT_EQ(r.verdict, conformance::Verdict::not_supported) << describe(r);
+    EXPECT_EQ(r.cases_checked, 0);
+    EXPECT_EQ(r.cases_not_supported, r.cases_run) << describe(r);
+  }
+  EXPECT_FALSE(rep.ok());
+}
+
+// A claimed feature declined in every case: the requirements pass on their other cases, and
+// still the run is not ok, naming the feature.
+TEST(PluginConformanceV2, AClaimedFeatureDeclinedInEveryCaseIsNotCertified) {
+  const auto rep = certify_with(PLUGIN_V2_DECLINES, {"R1", "R3"}, {{"decline", "softcap"}});
+  for (const auto& r : rep.results) EXPECT_EQ(r.verdict, conformance::Verdict::pass) << describe(r);
+  const auto softcap = std::find_if(rep.declines.begin(), rep.declines.end(),
+                                    [](const conformance::FeatureDeclines& f) { return f.feature == "softcap"; });
+  ASSERT_NE(softcap, rep.declines.end()) << rep.table();
+  EXPECT_TRUE(softcap->uncovered());
+  EXPECT_FALSE(rep.ok()) << rep.table();
+  // Declining only the odd head dimensions covers no feature wholesale.
+  EXPECT_TRUE(certify_with(PLUGIN_V2_DECLINES, {"R1", "R3"}).ok());
 }
 
 }  // namespace

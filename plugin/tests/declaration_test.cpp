@@ -16,6 +16,8 @@ wire::Hello good_hello() {
   std::snprintf(h.version, sizeof h.version, "%s", "1.2");
   h.dtypes = ATTNV_DTYPE_BIT(ATTNV_F32) | ATTNV_DTYPE_BIT(ATTNV_BF16);
   h.caps = ATTNV_CAP_GQA | ATTNV_CAP_LSE | ATTNV_CAP_DECODE;
+  h.abi_version = 2;
+  h.has_supports = 1;
   h.has_precision = 1;
   h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0};
   h.precision[ATTNV_BF16] = attnv_precision{ATTNV_F32, ATTNV_BF16, ATTNV_BF16, 0, 64, 2.0};
@@ -39,6 +41,8 @@ TEST(Declaration, ReadsAWellFormedHello) {
   EXPECT_TRUE(d.caps.lse);
   EXPECT_FALSE(d.caps.backward);
   EXPECT_TRUE(d.decode);
+  EXPECT_EQ(d.abi_version, 2u);
+  EXPECT_TRUE(d.has_supports);
   EXPECT_EQ(d.caps.dtypes, (std::vector<DType>{DType::f32, DType::bf16}));
   EXPECT_EQ(d.precision[ATTNV_BF16].p_dtype, DType::bf16);
   EXPECT_EQ(d.precision[ATTNV_BF16].block, 64);
@@ -74,6 +78,14 @@ TEST(Declaration, RefusesWhatTheWorkerShouldHaveRefused) {
   h = good_hello();
   h.dtypes |= ATTNV_DTYPE_BIT(ATTNV_U8);
   EXPECT_NE(error_of(h).find("not storage dtypes"), std::string::npos);
+  h = good_hello();
+  h.abi_version = 7;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: the worker sent ABI version 7 (1 or 2)");
+  h = good_hello();
+  h.abi_version = 1;  // a version 1 struct has no supports()
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: the worker sent supports() for an ABI version 1 plugin");
+  h.has_supports = 0;
+  EXPECT_EQ(error_of(h), "");
   h = good_hello();
   h.precision_rc[ATTNV_BF16] = 3;
   EXPECT_EQ(error_of(h), "plugin /x/k.so: precision(bf16) returned 3 for a dtype it declares");

@@ -167,3 +167,97 @@ TEST(PluginKernel, NaivePluginGivesTheSameBitsAsInProcessAndItsOverhead) {
 
 }  // namespace
 }  // namespace attnv::plugin
+
+namespace attnv::plugin {
+namespace {
+
+std::string load_error(const std::string& path, PluginOptions opt = {}) {
+  try {
+    PluginKernel k(path, opt);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Each malformed version 2 declaration is an input error naming the plugin and what is wrong.
+TEST(PluginKernelV2, MalformedDeclarationsAreInputErrorsSayingWhatIsWrong) {
+  const std::string small = load_error(PLUGIN_V2_MALFORMED_TOO_SMALL);
+  EXPECT_TRUE(has(small, "plugin " PLUGIN_V2_MALFORMED_TOO_SMALL ": ABI version 2 with struct_size ")) << small;
+  EXPECT_TRUE(has(small, "smaller than the version 2 attnv_kernel")) << small;
+  EXPECT_TRUE(has(small, "this is the version 1 size")) << small;
+  const std::string large = load_error(PLUGIN_V2_MALFORMED_TOO_LARGE);
+  EXPECT_TRUE(has(large, "plugin " PLUGIN_V2_MALFORMED_TOO_LARGE ": ABI version 2 with struct_size ")) << large;
+  EXPECT_TRUE(has(large, "larger than the version 2 attnv_kernel")) << large;
+  const std::string version = load_error(PLUGIN_V2_MALFORMED_VERSION);
+  EXPECT_TRUE(has(version, "plugin " PLUGIN_V2_MALFORMED_VERSION ": ABI version 3; this attnv reads versions 1 and 2")) << version;
+}
+
+TEST(PluginKernelV2, VersionsAreReadFromWhatThePluginDeclares) {
+  EXPECT_EQ(PluginKernel(PLUGIN_EXAMPLE_MINIMAL).abi_version(), 1u);     // built against the released v1 header
+  EXPECT_EQ(PluginKernel(PLUGIN_EXAMPLE_MINIMAL_V2).abi_version(), 2u);  // the same source against this one
+  EXPECT_EQ(PluginKernel(PLUGIN_V2_DECLINES).abi_version(), 2u);
+}
+
+// supports() through the worker: a declined problem is never called (the plugin's forward would
+// refuse it with "forward called with a problem supports() declined"), it throws KernelDeclined.
+TEST(PluginKernelV2, DeclinedCallsAreNeverMade) {
+  PluginKernel k(PLUGIN_V2_DECLINES);
+  const Case odd = small_case(3, 5, 5);  // Dk = 5
+  const Support s = k.supports(odd.problem, KernelOp::forward);
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.why, "Dk = 5: only even head dimensions are compiled");
+  EXPECT_FALSE(k.supports(small_case(3, 5, 4).problem, KernelOp::backward).ok);
+  CaseBuffers buf(odd, Layout::bhtd, false);
+  try {
+    k.forward(odd.problem, buf.views());
+    ADD_FAILURE() << "a declined forward returned";
+  } catch (const KernelDeclined& e) {
+    EXPECT_EQ(e.why(), "Dk = 5: only even head dimensions are compiled");
+  }
+  EXPECT_EQ(k.worker_starts(), 1);  // a decline is an answer
+  const Case even = small_case(3, 5, 4);
+  EXPECT_TRUE(k.supports(even.problem, KernelOp::forward).ok);
+  const props::PropertyResult r = props::check_matches_reference(k, even, Layout::gapped);
+  EXPECT_TRUE(r.ok) << r;
+  // A version 1 plugin has no supports(): everything is asked of it, as before.
+  PluginKernel v1(PLUGIN_EXAMPLE_MINIMAL);
+  EXPECT_TRUE(v1.supports(odd.problem, KernelOp::forward).ok);
+}
+
+TEST(PluginKernelV2, OptionsReachThePluginAndBadOnesAreInputErrors) {
+  PluginOptions opt;
+  opt.kernel_options = {{"decline", "none"}};
+  PluginKernel k(PLUGIN_V2_DECLINES, opt);
+  EXPECT_TRUE(k.supports(small_case(3, 5, 5).problem, KernelOp::forward).ok) << "decline=none was not applied";
+  opt.kernel_options = {{"decline", "all"}};
+  PluginKernel all(PLUGIN_V2_DECLINES, opt);
+  EXPECT_EQ(all.supports(small_case(3, 5, 4).problem, KernelOp::forward).why, "this build computes nothing");
+
+  // A supports() that answers neither 1 nor 0 broke its contract: every call is a refusal.
+  opt.kernel_options = {{"decline", "broken"}};
+  PluginKernel broken(PLUGIN_V2_DECLINES, opt);
+  EXPECT_EQ(failure_of(broken, small_case(3, 5, 4)),
+            "plugin v2_declines forward: refused the call (returned 7): supports() returned 7 (must be 1: supported, or 0: "
+            "declined)");
+
+  opt.kernel_options = {{"decline", "bogus"}};
+  EXPECT_EQ(load_error(PLUGIN_V2_DECLINES, opt),
+            "plugin " PLUGIN_V2_DECLINES ": rejected --kernel-option decline=bogus: decline=bogus: expected odd_dk, softcap, all, none or broken");
+  opt.kernel_options = {{"colour", "red"}};
+  EXPECT_TRUE(has(load_error(PLUGIN_V2_DECLINES, opt), "rejected --kernel-option colour=red: unknown option 'colour'"));
+  opt.kernel_options = {{"a", "b"}};
+  EXPECT_EQ(load_error(PLUGIN_EXAMPLE_MINIMAL, opt),
+            "plugin " PLUGIN_EXAMPLE_MINIMAL ": takes no options (an ABI version 1 plugin), given --kernel-option a=b");
+  EXPECT_EQ(load_error(PLUGIN_EXAMPLE_MINIMAL_V2, opt),
+            "plugin " PLUGIN_EXAMPLE_MINIMAL_V2 ": takes no options (set_option is NULL), given --kernel-option a=b");
+  EXPECT_EQ(parse_kernel_option("k=v=w"), (std::pair<std::string, std::string>{"k", "v=w"}));
+  EXPECT_EQ(parse_kernel_option("k="), (std::pair<std::string, std::string>{"k", ""}));
+  EXPECT_THROW(parse_kernel_option("=v"), InputError);
+  EXPECT_THROW(parse_kernel_option("kv"), InputError);
+}
+
+}  // namespace
+}  // namespace attnv::plugin

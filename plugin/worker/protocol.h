@@ -2,7 +2,8 @@
 // The parent <-> worker protocol. One SOCK_SEQPACKET socketpair (message boundaries kept, so
 // every message is one fixed-size POD struct read whole) and one memfd shared region.
 //
-// The worker is started as `attnv-worker PLUGIN` with the socket on fd kSocketFd and the region
+// The worker is started as `attnv-worker PLUGIN [KEY=VALUE ...]` (the --kernel-option
+// settings, given to the plugin's set_option in order) with the socket on fd kSocketFd and the region
 // on fd kRegionFd. It loads the plugin and sends a Hello unprompted. Then, per call, the parent
 // sends a Request and the worker answers a Reply; EOF on the socket makes the worker exit.
 //
@@ -44,17 +45,24 @@ struct Tensor {
 
 // decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len, and the
 // caches (read and written) in dk and dv.
-enum class Op : std::uint32_t { forward = 1, backward = 2, decode = 3 };
+// supports: only the plugin's supports() for the problem, for the operation in `ask`; no
+// tensors. forward, backward and decode are asked too, by the worker, before the call.
+enum class Op : std::uint32_t { forward = 1, backward = 2, decode = 3, supports = 4 };
+static_assert(static_cast<int>(Op::forward) == ATTNV_OP_FORWARD && static_cast<int>(Op::backward) == ATTNV_OP_BACKWARD &&
+              static_cast<int>(Op::decode) == ATTNV_OP_DECODE);
 
 struct Request {
   std::uint32_t magic = kMagic;
   Op op = Op::forward;
+  Op ask = Op::forward;  // op == supports: the operation asked about
+  std::uint32_t pad = 0;
   std::uint64_t region_bytes = 0;  // the region's current size (it only grows)
   attnv_problem problem{};
   Tensor t[kSlots];
 };
 
-enum class ReplyKind : std::uint32_t { ok = 0, refused = 1, load_error = 2, protocol_error = 3 };
+// declined: supports() said no (text: its reason); the call was not made.
+enum class ReplyKind : std::uint32_t { ok = 0, refused = 1, load_error = 2, protocol_error = 3, declined = 4 };
 
 struct Reply {
   std::uint32_t magic = kMagic;
@@ -72,6 +80,8 @@ struct Hello {
   char version[256] = {};
   std::uint32_t dtypes = 0;
   std::uint32_t caps = 0;
+  std::uint32_t abi_version = 0;   // the plugin's (1 or 2)
+  std::int32_t has_supports = 0;   // supports() is set: calls may be declined
   // Per storage dtype (index = ATTNV_F64..ATTNV_BF16): the plugin's precision() result.
   // has_precision = 0: the plugin gives none (NULL function), the natural model applies.
   std::int32_t has_precision = 0;

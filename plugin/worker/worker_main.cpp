@@ -15,6 +15,7 @@
 
 #include "abi_convert.h"
 #include "loader.h"
+#include "problem/error.h"
 #include "protocol.h"
 
 namespace {
@@ -77,13 +78,18 @@ bool send_msg(const T& m) {
 
 Hello describe(const attnv_kernel* k) {
   Hello h;
+  h.abi_version = k->abi_version;
+  h.has_supports = k->supports != nullptr;
   copy_text(h.name, sizeof h.name, k->name);
   copy_text(h.version, sizeof h.version, k->version);
   h.dtypes = k->dtypes;
   h.caps = k->caps;
   h.has_precision = k->precision != nullptr;
   for (int d = ATTNV_F64; d <= ATTNV_BF16; ++d)
-    if (k->precision && (k->dtypes & ATTNV_DTYPE_BIT(d))) h.precision_rc[d] = k->precision(d, &h.precision[d]);
+    if (k->precision && (k->dtypes & ATTNV_DTYPE_BIT(d))) {
+      h.precision[d].struct_size = sizeof(attnv_precision);  // how much the plugin may write
+      h.precision_rc[d] = k->precision(d, &h.precision[d]);
+    }
   return h;
 }
 
@@ -129,8 +135,35 @@ attnv_tensor tensor(const wire::Tensor& t, unsigned char* base) {
   return a;
 }
 
+// Asks the plugin's supports() (none: every problem is supported). Fills rep and returns false
+// when the call must not be made: declined (with the reason), or an answer that is neither 1
+// nor 0 (a refusal: the plugin broke its contract, a finding).
+bool supported(const attnv_kernel* k, attnv_problem p, wire::Op op, Reply& rep) {
+  if (!k->supports) return true;
+  p.struct_size = sizeof(attnv_problem);
+  char why[1024] = {};
+  const int rc = k->supports(&p, static_cast<std::int32_t>(op), why, sizeof why);
+  why[sizeof why - 1] = '\0';  // whatever the plugin wrote, the text ends inside the buffer
+  if (rc == 1) return true;
+  if (rc == 0) {
+    rep.kind = wire::ReplyKind::declined;
+    copy_text(rep.text, sizeof rep.text, why[0] ? why : "(supports() gave no reason)");
+  } else {
+    rep.kind = wire::ReplyKind::refused;
+    rep.code = rc;
+    copy_text(rep.text, sizeof rep.text, "supports() returned " + std::to_string(rc) + " (must be 1: supported, or 0: declined)");
+  }
+  return false;
+}
+
 Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   Reply rep;
+  if (r.op == wire::Op::supports) {
+    (void)supported(k, r.problem, r.ask, rep);
+    return rep;
+  }
+  // attnv never calls a problem the plugin declines for this operation (the ABI's promise).
+  if (!supported(k, r.problem, r.op, rep)) return rep;
   unsigned char* base = region.prepare(r);
   if (!base) {
     rep.kind = wire::ReplyKind::protocol_error;
@@ -151,6 +184,9 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dq = tensor(r.t[wire::dq], base);
   v.dk = tensor(r.t[wire::dk], base);
   v.dv = tensor(r.t[wire::dv], base);
+  v.struct_size = sizeof(attnv_views);
+  attnv_problem problem = r.problem;
+  problem.struct_size = sizeof(attnv_problem);
   int rc = 0;
   if (r.op == wire::Op::decode) {
     if (!k->decode) {
@@ -159,7 +195,7 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
       return rep;
     }
     const attnv_decode_views d = decode_from_slots(v);
-    rc = k->decode(&r.problem, &d);
+    rc = k->decode(&problem, &d);
   } else {
     int (*fn)(const attnv_problem*, const attnv_views*) = r.op == wire::Op::backward ? k->backward : k->forward;
     if (!fn) {
@@ -167,7 +203,7 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
       copy_text(rep.text, sizeof rep.text, "the plugin has no backward");
       return rep;
     }
-    rc = fn(&r.problem, &v);
+    rc = fn(&problem, &v);
   }
   if (rc != 0) {
     rep.kind = wire::ReplyKind::refused;
@@ -182,9 +218,9 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
 
 int main(int argc, char** argv) {
   install_handlers();
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: attnv-worker PLUGIN (started by attnv, with fds %d and %d set up)\n", wire::kSocketFd,
-                 wire::kRegionFd);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: attnv-worker PLUGIN [KEY=VALUE ...] (started by attnv, with fds %d and %d set up)\n",
+                 wire::kSocketFd, wire::kRegionFd);
     return 2;
   }
   void* status = mmap(nullptr, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -195,10 +231,19 @@ int main(int argc, char** argv) {
   }
   g_status = static_cast<wire::Status*>(status);
 
+  attnv_kernel kernel{};
   const attnv_kernel* k = nullptr;
   Hello hello;
   try {
-    k = load_plugin(argv[1]);
+    KernelOptions options;
+    for (int i = 2; i < argc; ++i) {
+      const std::string kv = argv[i];
+      const std::size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) throw attnv::InputError("kernel option '" + kv + "' is not KEY=VALUE");
+      options.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    kernel = load_plugin(argv[1], options);
+    k = &kernel;
     hello = describe(k);
   } catch (const std::exception& e) {
     hello.kind = wire::ReplyKind::load_error;

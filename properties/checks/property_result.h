@@ -15,8 +15,10 @@ namespace attnv::props {
 // What one check on one case concluded. Only pass and fail judged anything; a check that had
 // nothing to exercise on its case (no hidden key to perturb, no fully masked row) says so and
 // is never counted as a pass. attnv_error: attnv itself could not judge the case (its reference
-// declined it, its own views were invalid): never charged to the kernel.
-enum class Status { pass, fail, not_claimed, not_applicable, not_exercised, attnv_error };
+// declined it, its own views were invalid): never charged to the kernel. not_supported: the
+// kernel declined a call of the case through supports() (problem/kernel.h): honest, not a
+// finding, and not a pass either.
+enum class Status { pass, fail, not_claimed, not_applicable, not_exercised, attnv_error, not_supported };
 
 // What kind of failure a FAIL is (problem/fail_kind.h: one vocabulary with the fuzz oracle).
 using attnv::FailKind;
@@ -57,6 +59,10 @@ struct PropertyResult {
   static PropertyResult not_exercised(std::string property, std::string case_id, const std::string& why) {
     return {true, std::move(property), std::move(case_id), "not exercised: " + why, "", -1, {}, Status::not_exercised};
   }
+  // The kernel declined a call of the case (message "not supported: <its reason>").
+  static PropertyResult not_supported(std::string property, std::string case_id, const std::string& why) {
+    return {true, std::move(property), std::move(case_id), "not supported: " + why, "", -1, {}, Status::not_supported};
+  }
   // attnv could not judge the case: its own fault, reported as such (message "attnv error: <why>").
   static PropertyResult attnv_error(std::string property, std::string case_id, const std::string& why) {
     return {true, std::move(property), std::move(case_id), "attnv error: " + why, "", -1, {}, Status::attnv_error};
@@ -80,7 +86,12 @@ struct PropertyResult {
 };
 
 inline std::ostream& operator<<(std::ostream& os, const PropertyResult& r) {
-  os << (!r.ok ? "FAIL " : r.judged() ? "PASS " : r.status == Status::attnv_error ? "ATTNV ERROR " : "SKIP ") << r.property
+  os << (!r.ok                                 ? "FAIL "
+         : r.judged()                          ? "PASS "
+         : r.status == Status::attnv_error     ? "ATTNV ERROR "
+         : r.status == Status::not_supported   ? "NOT SUPPORTED "
+                                               : "SKIP ")
+     << r.property
      << " [" << r.case_id << "]";
   if (!r.message.empty()) os << ": " << r.message;
   if (!r.worst.empty()) os << "; worst: " << r.worst;

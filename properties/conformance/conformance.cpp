@@ -13,6 +13,7 @@
 
 #include "problem/error.h"
 #include "problem/kernel_fault.h"
+#include "problem/support_guard.h"
 #include "properties/checks/checks.h"
 #include "properties/conformance/evidence.h"
 #include "util/parallel.h"
@@ -139,13 +140,19 @@ std::string layout_pattern(const std::array<int, 3>& failed, int total) {
   return s;
 }
 
-void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem) {
+void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem,
+          std::vector<std::string> features) {
   const bool judged = pr.judged();
   if (judged) {
     ++res.cases_checked;
     res.exercised += pr.exercised;
   }
   if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
+  const bool declined = pr.status == props::Status::not_supported;
+  if (declined) {
+    ++res.cases_not_supported;
+    res.declined.push_back({index, pr.case_id, starts_with(pr.message, "not supported: ") ? pr.message.substr(15) : pr.message});
+  }
   if (pr.status == props::Status::not_exercised) {
     ++res.cases_not_exercised;
     if (res.not_exercised_why.empty())
@@ -154,7 +161,7 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   // A failure the check measured no ratio beyond 1 for (a crash, a NaN, a leak found bitwise)
   // ranks as infinity: no headline may show a failed case as a ratio under the bound.
   const double ratio = !pr.ok && !(pr.worst_ratio > 1) ? HUGE_VAL : pr.worst_ratio;
-  res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio});
+  res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio, declined, std::move(features)});
   res.hist += pr.hist;
   if (ratio > res.worst_ratio) {
     res.worst_ratio = ratio;
@@ -164,13 +171,25 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
 }
 
 // A PASS needs the tier's minimum of evidence (Requirement::min_exercised): judging a few cases
-// with nothing in them is not the check having run. Below it the result is NOT EXERCISED.
+// with nothing in them is not the check having run. Below it the result is NOT EXERCISED, also
+// when the kernel declined cases (the note counts them): some of the requirement was judged and
+// held, but not enough of it. NOT SUPPORTED is kept for a requirement it computed none of.
 void judge_evidence(RequirementResult& res, Tier tier) {
   if (res.verdict != Verdict::pass || res.exercised >= res.min_exercised) return;
   res.verdict = Verdict::not_exercised;
   res.note = "exercised only " + std::to_string(res.exercised) + " " + res.exercised_unit + " over " +
              std::to_string(res.cases_checked) + " judged cases; the " + std::string(tier_name(tier)) + " tier needs " +
              std::to_string(res.min_exercised);
+}
+
+// The declined cases said in the note of a result that still stands (a PASS or a FAIL shows how
+// much of its stream the kernel declined; a NOT SUPPORTED already says it).
+void note_declines(RequirementResult& res) {
+  if (res.cases_not_supported == 0) return;
+  const std::string d = std::to_string(res.cases_not_supported) + " of " + std::to_string(res.cases_run) +
+                        " cases declined by the kernel (the first: " + res.declined.front().why + ")";
+  if (res.verdict == Verdict::not_supported && res.cases_checked == 0) return;
+  res.note += (res.note.empty() ? "" : "; ") + d;
 }
 
 RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, const ConformanceOptions& opt, int n) {
@@ -180,11 +199,46 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
   res.dtype = dtype;
   Stream stream(r, dtype, opt.seed, k.capabilities());
   std::vector<Case> cases;
-  for (int i = 0; i < n; ++i) cases.push_back(stream.next().c);
+  // A statistical test over the stream: the cases the kernel declines are left out of it (and
+  // counted), the test runs on the others.
+  SupportGuard guard(k);
+  for (int i = 0; i < n; ++i) {
+    Case c = stream.next().c;
+    Support s;
+    try {
+      s = k.supports(c.problem, KernelOp::forward);
+    } catch (const std::exception& e) {
+      // supports() is the kernel's code: what it throws is the kernel's failure.
+      const auto* f = dynamic_cast<const KernelFault*>(&e);
+      res.cases_run = n;
+      res.verdict = Verdict::fail;
+      res.findings.push_back({i, c.id, std::string("supports() failed: ") + e.what(), "", reproduce_line(r, dtype, opt.seed, i), "",
+                              std::string(props::fail_kind_id(f ? fail_kind(f->kind()) : props::FailKind::crashed))});
+      return res;
+    }
+    if (!s.ok) {
+      ++res.cases_not_supported;
+      res.declined.push_back({i, c.id, s.why});
+      res.cases.push_back({i, c.id, c.problem, false, true, -1, /*declined=*/true, features_used(c.problem, k.capabilities())});
+      continue;
+    }
+    cases.push_back(std::move(c));
+  }
   res.cases_run = n;
+  res.exercised_unit = r.exercised;
+  res.min_exercised = min_exercised(r, opt.tier);
+  if (cases.empty()) {
+    res.verdict = Verdict::not_supported;
+    res.note = "the kernel declined all " + std::to_string(n) + " cases (the first: " + res.declined.front().why + ")";
+    return res;
+  }
   props::PropertyResult pr;
   try {
-    pr = r.campaign(k, cases);
+    pr = r.campaign(guard, cases);
+  } catch (const KernelDeclined& e) {
+    res.verdict = Verdict::not_supported;
+    res.note = "the kernel declined a call the campaign derived: " + e.why();
+    return res;
   } catch (const KernelFault& e) {
     pr = props::PropertyResult::fail(r.property, "", e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
@@ -192,11 +246,18 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.note = std::string("attnv error: ") + e.what() + " (attnv's own error, not the kernel's)";
     return res;
   }
-  res.cases_checked = n;
+  res.cases_checked = static_cast<int>(cases.size());
   res.exercised = pr.exercised;
-  res.exercised_unit = r.exercised;
-  res.min_exercised = min_exercised(r, opt.tier);
-  for (int i = 0; i < n; ++i) res.cases.push_back({i, cases[static_cast<std::size_t>(i)].id, cases[static_cast<std::size_t>(i)].problem, true, pr.ok, -1});
+  for (std::size_t i = 0, d = 0; i < static_cast<std::size_t>(n); ++i) {
+    // Declined cases already have their record; the judged ones fill the gaps in stream order.
+    if (d < res.declined.size() && res.declined[d].case_index == static_cast<int>(i)) {
+      ++d;
+      continue;
+    }
+    const Case& c = cases[i - d];
+    res.cases.push_back({static_cast<int>(i), c.id, c.problem, true, pr.ok, -1, false, features_used(c.problem, k.capabilities())});
+  }
+  std::sort(res.cases.begin(), res.cases.end(), [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
   if (!pr.ok) {
     res.verdict = Verdict::fail;
     res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
@@ -207,6 +268,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.note = pr.message;
     judge_evidence(res, opt.tier);
   }
+  note_declines(res);
   return res;
 }
 
@@ -236,6 +298,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::note: return "NOTE";
     case Verdict::attnv_error: return "ATTNV ERROR";
     case Verdict::not_judged: return "NOT JUDGED";
+    case Verdict::not_supported: return "NOT SUPPORTED";
   }
   return "?";
 }
@@ -285,7 +348,8 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
-    const props::PropertyResult pr = judge_case(k, r, pc);
+    std::vector<std::string> features;
+    const props::PropertyResult pr = judge_case(k, r, pc, &features);
     const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
     if (opt.on_case) opt.on_case(r.id, dtype, res.cases_run, n);
@@ -296,7 +360,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
                  reproduce_line(r, dtype, opt.seed, i) + ")";
       break;
     }
-    fold(res, pr, i, pc.c.problem);
+    fold(res, pr, i, pc.c.problem, std::move(features));
     if (!pr.ok) {
       res.verdict = Verdict::fail;
       ++res.cases_failed;
@@ -322,6 +386,15 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   // A PASS needs at least one case the check judged: cases that were all outside the claims are
   // "not claimed"; cases within them that gave the check nothing to exercise (no hidden key, no
   // fully masked row, MHA for the GQA check) are NOT EXERCISED, never a pass.
+  // Cases the kernel declined are neither: when it declined every case within its claims, the
+  // requirement is NOT SUPPORTED. (A case it computed that gave the check nothing to exercise
+  // makes it NOT EXERCISED below, the declines counted in the note.)
+  if (res.verdict == Verdict::pass && res.cases_checked == 0 && res.cases_not_supported > 0 &&
+      res.cases_not_supported + res.cases_not_claimed == res.cases_run) {
+    res.verdict = Verdict::not_supported;
+    res.note = "the kernel declined " + std::to_string(res.cases_not_supported) + " of " + std::to_string(res.cases_run) +
+               " cases and no case was judged (the first: " + res.declined.front().why + ")";
+  }
   if (res.verdict == Verdict::pass && res.cases_checked == 0) {
     const bool all_unclaimed = res.cases_run > 0 && res.cases_not_claimed == res.cases_run;
     res.verdict = all_unclaimed ? Verdict::not_claimed : Verdict::not_exercised;
@@ -330,6 +403,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
                  (res.not_exercised_why.empty() ? std::string() : " (the first: " + res.not_exercised_why + ")");
   }
   judge_evidence(res, opt.tier);
+  note_declines(res);
   return res;
 }
 
@@ -380,17 +454,18 @@ class JobRunner {
 }  // namespace
 
 ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
-  ConformanceReport rep{k.name(), opt.tier, opt.seed, {}};
+  ConformanceReport rep{k.name(), opt.tier, opt.seed, {}, {}};
   const std::vector<Job> js = jobs(k, opt);
   JobRunner runner(opt, js.size());
   for (const Job& j : js) rep.results.push_back(runner.run(k, j));
   one_finding_per_fault(rep);
+  rep.declines = feature_declines(rep.results);
   return rep;
 }
 
 ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOptions& opt) {
   const std::unique_ptr<Kernel> probe = make();
-  ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}};
+  ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}, {}};
   const std::vector<Job> js = jobs(*probe, opt);
   rep.results.resize(js.size());
   JobRunner runner(opt, js.size());
@@ -405,16 +480,64 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
     }
   }, threads, 1);
   one_finding_per_fault(rep);
+  rep.declines = feature_declines(rep.results);
   return rep;
 }
 
 bool ConformanceReport::ok() const {
-  return std::none_of(results.begin(), results.end(), [](const RequirementResult& r) {
-    return r.verdict == Verdict::fail || r.verdict == Verdict::attnv_error;
-  });
+  return std::none_of(results.begin(), results.end(),
+                      [](const RequirementResult& r) {
+                        return r.verdict == Verdict::fail || r.verdict == Verdict::attnv_error ||
+                               r.verdict == Verdict::not_supported;
+                      }) &&
+         std::none_of(declines.begin(), declines.end(), [](const FeatureDeclines& f) { return f.uncovered(); });
 }
 
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc) {
+std::vector<std::string> features_used(const Problem& p, const Capabilities& claims) {
+  // Each claimable flag withdrawn in turn from claims that otherwise hold everything: the problem
+  // uses the feature when unsupported() then names it. The names and the rules stay those of
+  // Capabilities::unsupported, written once.
+  static constexpr bool Capabilities::*kFlags[] = {
+      &Capabilities::gqa,    &Capabilities::causal_top_left, &Capabilities::causal_bottom_right,
+      &Capabilities::window, &Capabilities::mask,            &Capabilities::bias,
+      &Capabilities::kv_len, &Capabilities::softcap,         &Capabilities::custom_scale};
+  Capabilities all;
+  all.dtypes = {p.dtype};
+  for (auto flag : kFlags) all.*flag = true;
+  std::vector<std::string> used;
+  if (std::find(claims.dtypes.begin(), claims.dtypes.end(), p.dtype) != claims.dtypes.end())
+    used.push_back("dtype " + std::string(dtype_name(p.dtype)));
+  for (auto flag : kFlags) {
+    if (!(claims.*flag)) continue;
+    Capabilities without = all;
+    without.*flag = false;
+    if (std::string why = without.unsupported(p); !why.empty() && std::find(used.begin(), used.end(), why) == used.end())
+      used.push_back(why);
+  }
+  return used;
+}
+
+std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results) {
+  std::vector<FeatureDeclines> out;
+  auto entry = [&](const std::string& f) -> FeatureDeclines& {
+    for (FeatureDeclines& e : out)
+      if (e.feature == f) return e;
+    return out.emplace_back(FeatureDeclines{f, 0, 0});
+  };
+  for (const RequirementResult& r : results)
+    for (const CaseRecord& c : r.cases) {
+      if (!c.declined && !c.judged) continue;
+      for (const std::string& f : c.features) {
+        FeatureDeclines& e = entry(f);
+        (c.declined ? e.declined : e.judged) += 1;
+      }
+    }
+  std::erase_if(out, [](const FeatureDeclines& f) { return f.declined == 0; });
+  return out;
+}
+
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+                                 std::vector<std::string>* features) {
   // What the claims rule out is not judged. The suite never draws such a case, but a saved one
   // judged again with another kernel (repro) may be: then it is neither fixed nor failing.
   const Capabilities caps = k.capabilities();
@@ -423,8 +546,21 @@ props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::P
   if (pc.layout != Layout::bhtd && !caps.strided)
     return props::PropertyResult::not_claimed(r.property, pc.c.id,
                                               "strided layouts (the case is laid out " + std::string(layout_name(pc.layout)) + ")");
+  SupportGuard guard(k);
+  if (features) {
+    // Computed calls add their features; a declined call's replace them (the case is then
+    // judged on nothing but its decline).
+    guard.on_call = [features, &caps](const Problem& p, KernelOp, const Support& s) {
+      if (!s.ok) features->clear();
+      for (std::string& f : features_used(p, caps))
+        if (std::find(features->begin(), features->end(), f) == features->end()) features->push_back(std::move(f));
+    };
+  }
   try {
-    return r.check(k, pc);
+    return r.check(guard, pc);
+  } catch (const KernelDeclined& e) {
+    // The kernel said it does not compute one of the case's calls: honest, and not judged.
+    return props::PropertyResult::not_supported(r.property, pc.c.id, e.why());
   } catch (const KernelFault& e) {
     return props::PropertyResult::fail(r.property, pc.c.id, e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
@@ -439,6 +575,7 @@ std::string describe(const RequirementResult& r) {
   if (r.cases_checked > 0) o << " (" << r.exercised << ' ' << r.exercised_unit << ")";
   if (r.cases_failed > 0) o << ", " << r.cases_failed << " failed (" << r.failure_pattern << ")";
   if (r.cases_not_exercised > 0) o << " (" << r.cases_not_exercised << " not exercised)";
+  if (r.cases_not_supported > 0) o << " (" << r.cases_not_supported << " declined: not supported)";
   if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
   if (!r.note.empty()) o << "; " << r.note;
   for (const Finding& f : r.findings) {
@@ -454,6 +591,9 @@ std::string ConformanceReport::table() const {
   std::ostringstream o;
   o << "conformance of " << kernel << ", tier " << tier_name(tier) << ", seed " << seed << '\n';
   for (const RequirementResult& r : results) o << describe(r) << '\n';
+  for (const FeatureDeclines& f : declines)
+    o << "declined " << f.declined << " cases using " << f.feature << ", judged " << f.judged
+      << (f.uncovered() ? ": claimed but every case declined, not certified for it" : "") << '\n';
   return o.str();
 }
 

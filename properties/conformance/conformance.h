@@ -57,7 +57,13 @@ struct ConformanceOptions {
 // NOT JUDGED: every failure of the requirement was one memory fault of the kernel (a write into
 // an input, a touch outside its buffers) that another result reports (R14 for a written input,
 // else the first in report order): one finding of its kind, not one per requirement.
-enum class Verdict { pass, fail, not_claimed, not_exercised, note, attnv_error, not_judged };
+// NOT SUPPORTED: the kernel declined (Kernel::supports, the plugin ABI's supports()) every case
+// the requirement drew within its claims, or so many that the rest fell short of the tier's
+// evidence. Honest, never a finding, never a pass: the kernel claims what the requirement needs
+// and computed none (or too little) of it, so the run is not certified (docs/semantics.md,
+// "Declined problems"). Declined cases of a requirement that still has its evidence are counted
+// and listed under a PASS.
+enum class Verdict { pass, fail, not_claimed, not_exercised, note, attnv_error, not_judged, not_supported };
 std::string_view verdict_name(Verdict v);
 
 struct Finding {
@@ -76,9 +82,21 @@ struct CaseRecord {
   int index = 0;            // position in the requirement's stream
   std::string case_id;
   Problem problem;
-  bool judged = false;      // false: not claimed / not applicable
+  bool judged = false;      // false: not claimed / not applicable / declined
   bool ok = true;
   double worst_ratio = -1;  // -1: the check has no ratio
+  bool declined = false;    // the kernel declined a call of it (supports())
+  // The claimed features (features_used) of the calls the kernel computed for the case, or of the
+  // call it declined: what the case covered, which `problem` (the drawn case) may not say for a
+  // check that calls derived problems (R18-R20 build their own).
+  std::vector<std::string> features;
+};
+
+// A case the kernel declined, and its reason.
+struct Declined {
+  int case_index = 0;
+  std::string case_id;
+  std::string why;
 };
 
 struct RequirementResult {
@@ -91,6 +109,8 @@ struct RequirementResult {
   int cases_failed = 0;             // every failing case (findings keeps the first max_findings)
   std::string failure_pattern;      // where they were: "all in bthd", "bhtd 30, gapped 7"
   int cases_not_exercised = 0;      // in the claims, but nothing there for the check to exercise
+  int cases_not_supported = 0;      // declined by the kernel (supports()): neither judged nor failed
+  std::vector<Declined> declined;   // each of them, in stream order
   // What the judged cases gave the check, in the requirement's unit (Requirement::exercised),
   // and the tier's minimum for a PASS: below it the verdict is NOT EXERCISED.
   std::int64_t exercised = 0;
@@ -107,12 +127,32 @@ struct RequirementResult {
 };
 std::string describe(const RequirementResult& r);  // one line, then one line per finding
 
+// How the kernel's declines cover one feature it claims (a capability a problem uses, or a
+// dtype): over every case of the run that uses it, how many were declined and how many judged.
+// Declining every one (judged == 0) means the kernel is not certified for the feature, however
+// the requirements fared on their other cases.
+struct FeatureDeclines {
+  std::string feature;  // as Capabilities::unsupported names it: "softcap", "causal top_left", "dtype f16"
+  int declined = 0;
+  int judged = 0;
+  bool uncovered() const { return declined > 0 && judged == 0; }
+};
+
+// The claimed features a problem uses, named as Capabilities::unsupported names them (dtype
+// included). Claims only: what the kernel does not claim is never drawn.
+std::vector<std::string> features_used(const Problem& p, const Capabilities& claims);
+// Every claimed feature with a declined case (CaseRecord::features), in first-seen order.
+std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results);
+
 struct ConformanceReport {
   std::string kernel;
   Tier tier = Tier::quick;
   std::uint64_t seed = 0;
   std::vector<RequirementResult> results;  // requirement order, then dtype order
-  bool ok() const;                         // no FAIL and no ATTNV ERROR (a NOTE is neither)
+  std::vector<FeatureDeclines> declines;   // claimed features with declined cases (feature_declines)
+  // No FAIL, no ATTNV ERROR, no NOT SUPPORTED and no claimed feature declined in every case
+  // (a NOTE is none of these).
+  bool ok() const;
   std::string table() const;               // one line per result
 };
 
@@ -123,7 +163,10 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 // kind (a KernelFault: crashed, hung, refused, ...); anything else thrown is attnv's own error
 // (Status::attnv_error), never charged to the kernel. A case outside the kernel's claims (a
 // capability the requirement needs, a strided layout) is not claimed, not judged.
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc);
+// `features`, when given, receives the claimed features of the calls the kernel computed (or of
+// the one it declined): CaseRecord::features.
+props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+                                 std::vector<std::string>* features = nullptr);
 
 // One requirement on one dtype.
 RequirementResult run_requirement(Kernel& k, const std::string& id_or_property, DType dtype,

@@ -62,6 +62,7 @@ class ConformanceTest : public ::testing::Test {
     ConformanceOptions one = o;
     one.only = {id_};
     bool passed = false;
+    bool declined = false;  // a dtype the kernel declined: never [ OK ], whatever the others did
     std::string skipped;
     for (const RequirementResult& r : run_conformance(*kernel, one).results) {
       std::cout << describe(r) << '\n';
@@ -70,13 +71,15 @@ class ConformanceTest : public ::testing::Test {
       // a quiet pass or skip either).
       EXPECT_NE(r.verdict, Verdict::attnv_error) << "attnv's own error, not the kernel's: " << describe(r);
       passed = passed || r.verdict == Verdict::pass;
+      declined = declined || r.verdict == Verdict::not_supported;
       if (r.verdict == Verdict::not_claimed || r.verdict == Verdict::not_exercised || r.verdict == Verdict::note ||
-          r.verdict == Verdict::not_judged)
+          r.verdict == Verdict::not_judged || r.verdict == Verdict::not_supported)
         skipped += std::string(skipped.empty() ? "" : "; ") + describe(r);
     }
     // Nothing passed and nothing failed: not claimed, NOT EXERCISED, NOTE or NOT JUDGED on every dtype. A skip,
-    // so that the suite never reports [ OK ] for a requirement that judged nothing.
-    if (!passed && !HasFailure()) GTEST_SKIP() << skipped;
+    // so that the suite never reports [ OK ] for a requirement that judged nothing. NOT SUPPORTED
+    // (the kernel declined every case of a dtype it claims) skips too, even beside a pass.
+    if ((!passed || declined) && !HasFailure()) GTEST_SKIP() << skipped;
   }
 
  private:

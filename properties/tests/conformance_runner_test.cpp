@@ -307,6 +307,45 @@ TEST(ConformanceRunner, CorrectKernelPassesUnderItsAllowance) {
   EXPECT_THROW(requirement("R99"), InputError);
 }
 
+// Kernel::supports in process, as a plugin's: the naive kernel, declining forwards over more
+// than 64 keys and every backward (which it claims). The suite never calls a declined problem
+// (the naive kernel would compute it, and pass); the forward requirements pass on the rest with
+// the declines counted, and the backward's requirement, every call of it declined, is NOT
+// SUPPORTED: a claim the kernel does not honour, so the run is not ok.
+class DecliningKernel : public props::NaiveKernel {
+ public:
+  Support supports(const Problem& p, KernelOp op) override {
+    if (op == KernelOp::backward) return Support::no("no backward in this build");
+    if (p.shape.Tk > 64) return Support::no("Tk " + std::to_string(p.shape.Tk) + " > 64");
+    return Support::yes();
+  }
+};
+
+TEST(ConformanceRunner, InProcessKernelsDeclineThroughSupports) {
+  DecliningKernel k;
+  ASSERT_TRUE(k.capabilities().backward);
+  ConformanceOptions opt;
+  opt.only = {"R1", "R2"};
+  opt.dtypes = {DType::f32};
+  const ConformanceReport rep = run_conformance(k, opt);
+  ASSERT_EQ(rep.results.size(), 2u);
+  const RequirementResult& r1 = rep.results[0];
+  EXPECT_EQ(r1.verdict, Verdict::pass) << describe(r1);
+  EXPECT_GT(r1.cases_not_supported, 0) << describe(r1);
+  EXPECT_GT(r1.cases_checked, 0) << describe(r1);
+  for (const CaseRecord& c : r1.cases) EXPECT_EQ(c.declined, c.problem.shape.Tk > 64) << c.case_id;
+  const RequirementResult& r2 = rep.results[1];
+  EXPECT_EQ(r2.verdict, Verdict::not_supported) << describe(r2);
+  EXPECT_EQ(r2.cases_not_supported, r2.cases_run);
+  EXPECT_TRUE(r2.findings.empty());
+  EXPECT_FALSE(rep.ok());
+  // The same kernel without its supports(): every case judged, nothing declined.
+  props::NaiveKernel plain;
+  const ConformanceReport all = run_conformance(plain, opt);
+  for (const RequirementResult& r : all.results) EXPECT_EQ(r.cases_not_supported, 0) << describe(r);
+  EXPECT_TRUE(all.ok());
+}
+
 TEST(ConformanceRunner, UnclaimedDtypeIsNotClaimedNotFailed) {
   struct F32Only : props::NaiveKernel {
     Capabilities capabilities() const override {

@@ -7,13 +7,14 @@
     def test_attention(result):
         attnv.testing.check(result)
 
-PASS passes; FAIL and ATTNV ERROR fail with the findings' text; NOT EXERCISED, not claimed, NOTE
-and NOT JUDGED skip with the reason (none of them is a pass, none is this requirement's failure).
+PASS passes; FAIL and ATTNV ERROR fail with the findings' text; NOT EXERCISED, NOT SUPPORTED, not
+claimed, NOTE and NOT JUDGED skip with the reason (none of them is a pass, none is this
+requirement's failure).
 """
 import pytest
 
 # Verdicts that are neither a pass nor this requirement's failure.
-_SKIPPED = ("NOT EXERCISED", "not claimed", "NOTE", "NOT JUDGED")
+_SKIPPED = ("NOT EXERCISED", "NOT SUPPORTED", "not claimed", "NOTE", "NOT JUDGED")
 
 
 def cases(cert):

@@ -24,6 +24,7 @@ py::list results_of(const report::Certificate& c) {
     d["cases_checked"] = r.cases_checked;
     d["cases_failed"] = r.cases_failed;
     d["cases_not_claimed"] = r.cases_not_claimed;
+    d["cases_not_supported"] = r.cases_not_supported;  // declined by the kernel (plugins; never a Python function)
     d["exercised"] = r.exercised;
     d["exercised_unit"] = r.exercised_unit;
     d["min_exercised"] = r.min_exercised;
@@ -62,6 +63,8 @@ py::dict summary_of(const report::Certificate& c) {
   d["notes"] = s.notes;
   d["attnv_errors"] = s.attnv_errors;
   d["not_judged"] = s.not_judged;
+  d["not_supported"] = s.not_supported;
+  d["cases_declined"] = s.cases_declined;
   d["findings"] = s.findings;
   d["failed"] = s.failed;
   d["partial"] = s.partial;

@@ -40,6 +40,7 @@ const Certificate& cert(const std::string& which) {
                   : which == "mutant"   ? testing::mutant_certificate(kSeedA)
                   : which == "mutant2"  ? testing::mutant_certificate(kSeedA)
                   : which == "leaky"    ? testing::leaky_certificate(kSeedA)
+                  : which == "declining" ? testing::declining_certificate(kSeedA)
                                         : testing::mutant_certificate(kSeedB);
   return cache.emplace(which, std::move(c)).first->second;
 }
@@ -281,6 +282,62 @@ void expect_schema(const std::string& name, const std::string& json, bool valid)
   } else {
     EXPECT_EQ(r.status, 1) << name << " should be rejected:\n" << r.out;
   }
+}
+
+// Declined cases (supports()) are counted and listed in every form, never findings; the kernel
+// options are the run's provenance and part of every rerun command.
+TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
+  const Certificate& c = cert("declining");
+  const Summary s = summarize(c);
+  EXPECT_TRUE(s.certified) << verdict_line(c);
+  EXPECT_GT(s.cases_declined, 0);
+  EXPECT_EQ(s.not_supported, 0);
+  EXPECT_TRUE(contains(verdict_line(c), "cases declined by the kernel (NOT SUPPORTED)")) << verdict_line(c);
+  const std::string t = terminal_summary(c, false);
+  EXPECT_TRUE(contains(t, "DECLINED (the kernel said it does not compute these cases")) << t;
+  EXPECT_TRUE(contains(t, " > max_tk 64")) << t;
+  EXPECT_TRUE(contains(t, "  options   max_tk=64\n")) << t;
+  EXPECT_TRUE(contains(t, "(plugin ABI version 2)")) << t;
+  const std::string json = to_json(c);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["provenance"]["kernel_options"][0]["key"], "max_tk");
+  EXPECT_EQ(j["kernel"]["abi_version"], 2);
+  EXPECT_GT(j["verdict"]["cases_declined"].get<int>(), 0);
+  EXPECT_FALSE(j["results"][0]["declined"].empty());
+  EXPECT_TRUE(contains(j["results"][0]["reproduce_command"].get<std::string>(), "--kernel-option max_tk=64 --suite quick"));
+  expect_schema("declining", json, true);
+  EXPECT_TRUE(contains(to_junit(c), "<property name=\"kernel_option\" value=\"max_tk=64\"/>"));
+  EXPECT_TRUE(contains(to_junit(c), "cases declined by the kernel"));
+  EXPECT_TRUE(contains(to_html(c), "id=\"declined\""));
+}
+
+// A requirement the kernel declined wholesale, and a claimed feature declined in every case: not
+// certified in every form (a JUnit skip, not a failure), and the schema holds both.
+TEST(ReportSample, DeclinedClaimsAreNotCertified) {
+  Certificate c = cert("declining");
+  conformance::RequirementResult* r1 = find(c, "R1");
+  ASSERT_NE(r1, nullptr);
+  r1->verdict = conformance::Verdict::not_supported;
+  r1->note = "the kernel declined 150 of 150 cases and no case was judged (the first: Tk = 100 > max_tk 64)";
+  c.report.declines.push_back({"softcap", 40, 0});
+  const Summary s = summarize(c);
+  EXPECT_FALSE(s.certified);
+  EXPECT_EQ(s.not_supported, 1);
+  EXPECT_EQ(s.declined_features, std::vector<std::string>{"softcap (40 cases)"});
+  EXPECT_TRUE(contains(verdict_line(c), "NOT CERTIFIED: the kernel declined what it claims: 1 NOT SUPPORTED (R1/f32); "
+                                        "claimed but declined in every case: softcap (40 cases)"))
+      << verdict_line(c);
+  const std::string junit = to_junit(c);
+  EXPECT_TRUE(contains(junit, "<skipped message=\"NOT SUPPORTED: the kernel declined 150 of 150 cases")) << junit;
+  EXPECT_FALSE(contains(junit, "<failure"));
+  EXPECT_TRUE(contains(terminal_summary(c, false), "(claimed, but every case declined: not certified for softcap)"));
+  expect_schema("declined_claims", to_json(c), true);
+  // The schema knows the verdict: an unknown one is rejected.
+  std::string bad = to_json(c);
+  const std::size_t at = bad.find("\"NOT SUPPORTED\"");
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 15, "\"NOT SUPPORTE\"");
+  expect_schema("declined_bad_verdict", bad, false);
 }
 
 // A requirement attnv could not judge is its own error: ATTNV ERROR, never a FAIL, never

@@ -28,8 +28,17 @@ class NarrowKernel : public Kernel {
   props::NaiveKernel inner_;
 };
 
+// Declines every problem over 64 keys (what --kernel-option max_tk=64 would make a plugin do).
+class DecliningKernel : public NarrowKernel {
+ public:
+  Support supports(const Problem& p, KernelOp) override {
+    if (p.shape.Tk > 64) return Support::no("Tk = " + std::to_string(p.shape.Tk) + " > max_tk 64");
+    return Support::yes();
+  }
+};
+
 KernelInfo info(const Kernel& k, std::string spec, const std::vector<DType>& dtypes) {
-  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, ""};
+  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, "", 0, {}};
   // A plugin is identified by its file's hash (a made-up one: these kernels are in process).
   if (i.spec.rfind("plugin:", 0) == 0) i.sha256 = std::string(64, 'a');
   for (DType d : dtypes) i.precision.emplace_back(d, k.precision(d));
@@ -83,6 +92,17 @@ Certificate leaky_certificate(std::uint64_t seed) {
                    "plugin:/tmp/leaky.so", opt);
   }
   throw std::logic_error("hidden_times_zero is not in the mutant zoo");
+}
+
+Certificate declining_certificate(std::uint64_t seed) {
+  conformance::ConformanceOptions opt;
+  opt.seed = seed;
+  opt.dtypes = {DType::f32};
+  opt.only = {"R1", "R3", "R13"};
+  Certificate c = certify([] { return std::make_unique<DecliningKernel>(); }, "plugin:/tmp/declining.so", opt);
+  c.kernel.abi_version = 2;
+  c.kernel.options = {{"max_tk", "64"}};
+  return c;
 }
 
 }  // namespace attnv::report::testing

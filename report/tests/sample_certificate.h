@@ -18,4 +18,9 @@ Certificate mutant_certificate(std::uint64_t seed);
 // R1 R5 R6: R6 is a robustness NOTE, the run is CERTIFIED.
 Certificate leaky_certificate(std::uint64_t seed);
 
+// The narrowed naive kernel declining (Kernel::supports) every problem over 64 keys, as a
+// version 2 plugin configured with --kernel-option max_tk=64, on f32 for R1 R3 R13: PASS with
+// declined cases counted, CERTIFIED.
+Certificate declining_certificate(std::uint64_t seed);
+
 }  // namespace attnv::report::testing

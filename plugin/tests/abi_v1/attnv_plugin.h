@@ -1,0 +1,161 @@
+/* attnv_plugin.h: the attnv kernel plugin ABI, version 1.
+ *
+ * A kernel author implements this header in a shared library that exports one symbol,
+ * attnv_kernel_entry, returning a description of the kernel: its name and version, what it
+ * claims (dtypes and features), its precision model (so the error bound fits it) and its entry
+ * points over strided tensor descriptors. `attnv certify --kernel plugin:PATH` loads the library
+ * in a worker process and holds the kernel to every requirement its claims cover.
+ *
+ * Plain C99: fixed-width integers, no enums in structs, no C++ types. What every field means is
+ * defined in docs/semantics.md of the attnv repository (installed with this header as
+ * share/doc/attnv/semantics.md); the C++ side mirrors these structs in problem/problem.h and
+ * problem/tensor.h.
+ *
+ * Rules a plugin must follow (each is checked, and breaking it is a finding):
+ *  - Write only into the output tensors (out, lse; dq, dk, dv in backward), and only into the
+ *    elements their shape and strides address. Inputs are mapped read-only.
+ *  - Return 0 on success. A nonzero return is a refusal ("this call is not supported"): the
+ *    certifier reports it with the text of last_error.
+ *  - Calls come from one thread at a time; the plugin may use threads of its own inside a call.
+ *  - Every call gets fresh buffers: keep no pointer to them after the call returns.
+ */
+#ifndef ATTNV_PLUGIN_H
+#define ATTNV_PLUGIN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTNV_ABI_VERSION 1u
+#define ATTNV_ENTRY_SYMBOL "attnv_kernel_entry"
+
+/* Storage dtypes (values of attnv_tensor.dtype and attnv_problem.dtype). */
+#define ATTNV_F64 0
+#define ATTNV_F32 1
+#define ATTNV_F16 2  /* IEEE binary16 */
+#define ATTNV_BF16 3 /* bfloat16 */
+#define ATTNV_U8 16  /* mask elements: 0 hidden, 1 visible */
+#define ATTNV_DTYPE_BIT(d) (1u << (d))
+
+/* A strided tensor. data == NULL: absent. Strides are in elements (not bytes), may be any
+ * non-negative value, and describe [B,H,T,D], [B,T,H,D] and views with gaps alike. */
+typedef struct attnv_tensor {
+  void* data;
+  int32_t dtype;
+  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk] */
+  int64_t shape[4];  /* the first `rank` entries are used */
+  int64_t stride[4];
+} attnv_tensor;
+
+/* Which corner the causal rule and the window align to (docs/semantics.md: the query's position). */
+#define ATTNV_ALIGN_TOP_LEFT 0     /* p_i = i */
+#define ATTNV_ALIGN_BOTTOM_RIGHT 1 /* p_i = i + kv_len[b] - Tq */
+
+typedef struct attnv_problem {
+  int64_t B, Hq, Hkv, Tq, Tk, Dk, Dv; /* Hq % Hkv == 0: query head h reads KV head h / (Hq/Hkv) */
+  int32_t dtype;                      /* storage of q, k, v, bias, dout and the outputs */
+  int32_t causal;                     /* 0 or 1 */
+  int32_t alignment;                  /* ATTNV_ALIGN_* */
+  int32_t has_mask, has_bias, has_kv_len;
+  int64_t window_left, window_right;  /* -1: unbounded on that side; up to 2^63-1, so compare
+                                         distances (pos - j > left), never pos - left or pos + right */
+  double scale;                       /* always set (1/sqrt(Dk) unless the case says otherwise) */
+  double softcap;                     /* 0: none; else s <- softcap * tanh(s / softcap) before the bias */
+} attnv_problem;
+
+/* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
+ * kv_len: int64 [B] or NULL. A forward call may pass lse.data == NULL (not asked for). */
+typedef struct attnv_views {
+  attnv_tensor q, k, v;
+  attnv_tensor mask, bias;
+  const int64_t* kv_len;
+  attnv_tensor dout;      /* backward only */
+  attnv_tensor out, lse;  /* forward writes; backward reads what the forward wrote */
+  attnv_tensor dq, dk, dv; /* backward writes */
+} attnv_views;
+
+/* Decode with a KV cache: the Tq new tokens' keys and values (k_new, v_new: [B,Hkv,Tq,D]) are
+ * appended to the cache at positions cache_len[b] .. cache_len[b]+Tq-1 (k_cache, v_cache:
+ * [B,Hkv,Tk,D], Tk = capacity), then q attends to the first cache_len[b]+Tq keys with the
+ * bottom-right causal rule, as a forward call with kv_len[b] = cache_len[b] + Tq would.
+ * The caches are the only inputs a decode call may write, and only at the appended positions. */
+typedef struct attnv_decode_views {
+  attnv_tensor q;
+  attnv_tensor k_new, v_new;
+  attnv_tensor k_cache, v_cache;
+  const int64_t* cache_len; /* int64 [B], cache_len[b] + Tq <= Tk */
+  attnv_tensor out, lse;
+} attnv_decode_views;
+
+/* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
+ * unclaimed capability are listed as "not claimed", never failed. */
+#define ATTNV_CAP_GQA (1u << 0)                 /* Hkv < Hq (else MHA only) */
+#define ATTNV_CAP_CAUSAL_TOP_LEFT (1u << 1)
+#define ATTNV_CAP_CAUSAL_BOTTOM_RIGHT (1u << 2)
+#define ATTNV_CAP_WINDOW (1u << 3)
+#define ATTNV_CAP_MASK (1u << 4)                /* boolean [Tq,Tk] mask */
+#define ATTNV_CAP_BIAS (1u << 5)                /* additive [Tq,Tk] bias */
+#define ATTNV_CAP_KV_LEN (1u << 6)              /* per-batch key lengths */
+#define ATTNV_CAP_SOFTCAP (1u << 7)
+#define ATTNV_CAP_CUSTOM_SCALE (1u << 8)        /* a scale other than 1/sqrt(Dk) */
+#define ATTNV_CAP_LSE (1u << 9)                 /* writes the log-sum-exp */
+#define ATTNV_CAP_BACKWARD (1u << 10)
+#define ATTNV_CAP_DECODE (1u << 11)             /* decode with a KV cache */
+#define ATTNV_CAP_STRIDED (1u << 12)            /* any strides (else dense [B,H,T,D] only) */
+/* NaN/inf in hidden K, V rows and hidden bias never reach an output (requirement R6). Without
+ * it R6 still runs, and a leak is reported as a robustness note, not a finding. */
+#define ATTNV_CAP_HIDDEN_NONFINITE (1u << 13)
+
+/* The precision model the error bound is derived for (reference/bound/BOUND.md). */
+typedef struct attnv_precision {
+  int32_t accum;   /* dtype of dot products, softmax sums and the P.V accumulator */
+  int32_t p_dtype; /* dtype P is rounded to before P.V (= accum: no extra rounding) */
+  int32_t out;     /* dtype outputs are rounded to (normally the storage dtype) */
+  int32_t reserved;
+  int64_t block;   /* online-softmax key block; 0 = one pass over all keys */
+  double exp_ulps; /* accuracy of the kernel's exp, in ulps of accum */
+} attnv_precision;
+
+typedef struct attnv_kernel {
+  uint32_t abi_version; /* ATTNV_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(attnv_kernel) */
+  const char* name;     /* short, no spaces: "flash_cpu" */
+  const char* version;  /* free text: "1.2.0" */
+  uint32_t dtypes;      /* ATTNV_DTYPE_BIT(ATTNV_F32) | ... */
+  uint32_t caps;        /* ATTNV_CAP_* */
+  /* The precision model for a storage dtype; 0 on success. NULL: the natural model (f64 storage
+   * accumulates in f64, the others in f32; P stays in the accumulator; outputs in storage;
+   * block 0; exp within 2 ulps). */
+  int (*precision)(int32_t storage, attnv_precision* model);
+  /* Required. Reads q, k, v (mask, bias, kv_len when present), writes out (and lse). */
+  int (*forward)(const attnv_problem* p, const attnv_views* v);
+  /* NULL unless ATTNV_CAP_BACKWARD. Reads what forward reads plus dout, out and lse; writes dq,
+   * dk, dv. */
+  int (*backward)(const attnv_problem* p, const attnv_views* v);
+  /* NULL unless ATTNV_CAP_DECODE. */
+  int (*decode)(const attnv_problem* p, const attnv_decode_views* v);
+  /* Optional (may be NULL): a message explaining the last nonzero return. */
+  const char* (*last_error)(void);
+} attnv_kernel;
+
+/* The one symbol a plugin exports. Called once per process, before any other call; the
+ * returned struct and its strings must stay valid until the library is unloaded. */
+typedef const attnv_kernel* (*attnv_kernel_entry_fn)(void);
+
+#if defined(_WIN32)
+#define ATTNV_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define ATTNV_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* The prototype a plugin's definition must match (a mismatch is a compile error, and C++
+ * definitions get C linkage from it). */
+ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNV_PLUGIN_H */

@@ -1,0 +1,116 @@
+// ABI version 2 next to version 1: every version 1 field where a version 1 plugin reads it, the
+// version and struct_size checks with the message each malformed declaration gets, a version 1
+// struct read without the version 2 fields it does not have.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+
+#include "abi_convert.h"
+#include "abi_v1_fields.h"
+
+extern "C" {
+extern const std::size_t attnv_test_v1_offsets[];
+extern const char* const attnv_test_v1_names[];
+extern const std::size_t attnv_test_v1_count;
+extern const std::size_t attnv_test_v1_sizes[];
+extern const unsigned attnv_test_v1_version;
+}
+
+namespace attnv::plugin {
+namespace {
+
+#define ATTNV_V2_OFFSET(s, f) offsetof(s, f),
+constexpr std::size_t kV2Offsets[] = {ATTNV_V1_FIELDS(ATTNV_V2_OFFSET)};
+
+TEST(AbiVersion, EveryVersion1FieldStaysWhereVersion1PluginsReadIt) {
+  ASSERT_EQ(attnv_test_v1_version, 1u) << "abi_v1/attnv_plugin.h must stay the released version 1 header";
+  ASSERT_EQ(attnv_test_v1_count, std::size(kV2Offsets));
+  for (std::size_t i = 0; i < attnv_test_v1_count; ++i)
+    EXPECT_EQ(kV2Offsets[i], attnv_test_v1_offsets[i]) << attnv_test_v1_names[i] << " moved";
+  // Embedded by value (attnv_tensor) or filled by the plugin (attnv_precision): never grown.
+  EXPECT_EQ(sizeof(attnv_tensor), attnv_test_v1_sizes[0]);
+  EXPECT_EQ(sizeof(attnv_precision), attnv_test_v1_sizes[4]);
+  // The others only grew at their end, where a version 1 plugin never reads.
+  EXPECT_EQ(offsetof(attnv_problem, struct_size), attnv_test_v1_sizes[1]);
+  EXPECT_EQ(offsetof(attnv_views, struct_size), attnv_test_v1_sizes[2]);
+  EXPECT_EQ(offsetof(attnv_decode_views, struct_size), attnv_test_v1_sizes[3]);
+  EXPECT_EQ(kKernelV1Size, attnv_test_v1_sizes[5]);
+}
+
+int fwd(const attnv_problem*, const attnv_views*) { return 0; }
+int says_yes(const attnv_problem*, int32_t, char*, uint32_t) { return 1; }
+
+attnv_kernel good_v2() {
+  attnv_kernel k{};
+  k.abi_version = 2;
+  k.struct_size = sizeof(attnv_kernel);
+  k.name = "k";
+  k.version = "2";
+  k.dtypes = ATTNV_DTYPE_BIT(ATTNV_F32);
+  k.forward = fwd;
+  k.supports = says_yes;
+  return k;
+}
+
+std::string header_error(const attnv_kernel& k) { return check_kernel_header(k, "plugin p"); }
+
+TEST(AbiVersion, VersionAndSizeChecksNameWhatIsWrong) {
+  EXPECT_EQ(header_error(good_v2()), "");
+  EXPECT_TRUE(check_kernel(good_v2(), "plugin p").empty());
+
+  attnv_kernel k = good_v2();
+  k.struct_size = static_cast<std::uint32_t>(kKernelV1Size);
+  EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size " + std::to_string(kKernelV1Size) +
+                                 ", smaller than the version 2 attnv_kernel (" + std::to_string(sizeof(attnv_kernel)) +
+                                 " bytes): set struct_size = sizeof(attnv_kernel) (this is the version 1 size: a version 1 "
+                                 "struct declared as version 2?)");
+  k.struct_size = 0;
+  EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size 0, smaller than the version 2 attnv_kernel (" +
+                                 std::to_string(sizeof(attnv_kernel)) + " bytes): set struct_size = sizeof(attnv_kernel)");
+  k.struct_size = sizeof(attnv_kernel) + 16;
+  EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size " + std::to_string(sizeof(attnv_kernel) + 16) +
+                                 ", larger than the version 2 attnv_kernel (" + std::to_string(sizeof(attnv_kernel)) +
+                                 " bytes) this attnv reads: built against a newer attnv_plugin.h, or struct_size is not "
+                                 "sizeof(attnv_kernel)");
+  for (std::uint32_t v : {0u, 3u, 0xdeadbeefu}) {
+    k = good_v2();
+    k.abi_version = v;
+    EXPECT_EQ(header_error(k), "plugin p: ABI version " + std::to_string(v) +
+                                   "; this attnv reads versions 1 and 2 (set abi_version = ATTNV_ABI_VERSION from the "
+                                   "attnv_plugin.h you build with)");
+    // require_valid_kernel stops at the header: nothing past it is read.
+    EXPECT_EQ(check_kernel(k, "plugin p").size(), 1u);
+  }
+}
+
+TEST(AbiVersion, Version1StructsAreReadAsBefore) {
+  attnv_kernel k = good_v2();
+  k.abi_version = 1;
+  k.struct_size = static_cast<std::uint32_t>(kKernelV1Size);
+  EXPECT_EQ(header_error(k), "");
+  // Whatever lies past a version 1 struct is not the plugin's: read as absent.
+  const attnv_kernel n = normalized_kernel(k);
+  EXPECT_EQ(n.supports, nullptr);
+  EXPECT_EQ(n.set_option, nullptr);
+  EXPECT_EQ(n.forward, fwd);
+  // A version 1 struct_size larger than version 1 was accepted before, and still is.
+  k.struct_size = sizeof(attnv_kernel) + 64;
+  EXPECT_EQ(header_error(k), "");
+  k.struct_size = 8;
+  EXPECT_EQ(header_error(k), "plugin p: ABI version 1 with struct_size 8, smaller than the version 1 attnv_kernel (" +
+                                 std::to_string(kKernelV1Size) + " bytes)");
+}
+
+TEST(AbiVersion, AttnvFillsStructSizeOfWhatItPasses) {
+  Problem p;
+  p.shape = {1, 2, 2, 3, 4, 8, 8};
+  EXPECT_EQ(problem_to_abi(p).struct_size, sizeof(attnv_problem));
+  EXPECT_EQ(views_to_abi(KernelViews{}).struct_size, sizeof(attnv_views));
+  EXPECT_EQ(decode_views_to_abi(DecodeViews{}).struct_size, sizeof(attnv_decode_views));
+  EXPECT_EQ(decode_from_slots(attnv_views{}).struct_size, sizeof(attnv_decode_views));
+  EXPECT_EQ(decode_in_slots(attnv_decode_views{}).struct_size, sizeof(attnv_views));
+}
+
+}  // namespace
+}  // namespace attnv::plugin
