@@ -88,6 +88,13 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 }
 }  // namespace
 
+std::vector<Isa> runnable_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::portable, Isa::avx2, Isa::avx512})
+    if (missing_features(i, cpu_features()).empty()) v.push_back(i);
+  return v;
+}
+
 bool bitwise_equal(const Outputs& a, const Outputs& b) {
   return same_bits(a.out, b.out) && same_bits(a.lse, b.lse);
 }
