@@ -57,6 +57,10 @@ struct MicroKernels {
   void (*from_bf16)(const std::uint16_t* in, std::int64_t n, T* out);
   void (*to_f16)(const T* in, std::int64_t n, std::uint16_t* out);
   void (*to_bf16)(const T* in, std::int64_t n, std::uint16_t* out);
+  // kt[d * ldk + c] = rows[c][d] for d < dk and c < 16 (rows[c] for c < n <= 16; zero for
+  // c >= n): 16 keys of the transposed K tile, exact copies. Null: the tile ops transpose with
+  // scalar loops (a sixth of the AVX-512 forward's time at D = 128 before this existed).
+  void (*transpose_keys)(const T* const* rows, int n, std::int64_t dk, T* kt, std::int64_t ldk) = nullptr;
 };
 
 const MicroKernels<float>& portable_kernels_f32();

@@ -254,11 +254,49 @@ void to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
   if (i < n) _mm256_mask_storeu_epi16(out + i, tail_mask(n - i), f32_to_bf16(load_tail(in + i, n - i, 0.0f)));
 }
 
+// 16 x 16 transpose in registers: r[c] holds row c on entry, column c on return. Three rounds
+// of shuffles (pairs of floats, pairs of pairs, 128-bit lanes twice); exact copies.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  // u[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3.
+  const auto pd = [](__m512 x) { return _mm512_castps_pd(x); };
+  for (int g = 0; g < 16; g += 4) {
+    u[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[g]), pd(t[g + 2])));
+    u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[g]), pd(t[g + 2])));
+    u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[g + 1]), pd(t[g + 3])));
+    u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[g + 1]), pd(t[g + 3])));
+  }
+  for (int k = 0; k < 4; ++k) {
+    const __m512 x0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88), x1 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xdd);
+    const __m512 y0 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88), y1 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xdd);
+    r[k] = _mm512_shuffle_f32x4(x0, y0, 0x88);
+    r[8 + k] = _mm512_shuffle_f32x4(x0, y0, 0xdd);
+    r[4 + k] = _mm512_shuffle_f32x4(x1, y1, 0x88);
+    r[12 + k] = _mm512_shuffle_f32x4(x1, y1, 0xdd);
+  }
+}
+
+void transpose_keys(const float* const* rows, int n, std::int64_t dk, float* kt, std::int64_t ldk) {
+  for (std::int64_t d = 0; d < dk; d += 16) {
+    const std::int64_t w = dk - d < 16 ? dk - d : 16;
+    const __mmask16 m = w == 16 ? static_cast<__mmask16>(0xffff) : tail_mask(w);
+    __m512 r[16];
+    _Pragma("GCC unroll 16")
+    for (int c = 0; c < 16; ++c) r[c] = c < n ? _mm512_maskz_loadu_ps(m, rows[c] + d) : _mm512_setzero_ps();
+    transpose16(r);
+    for (std::int64_t i = 0; i < w; ++i) _mm512_storeu_ps(kt + (d + i) * ldk, r[i]);
+  }
+}
+
 }  // namespace
 
 const MicroKernels<float>* avx512_kernels_f32() {
   static const MicroKernels<float> k{"avx512-f32", &scores, &row_max, &exp_sum, &exp_inplace, &pv,
-                                     true, &from_f16, &from_bf16, &to_f16, &to_bf16};
+                                     true, &from_f16, &from_bf16, &to_f16, &to_bf16, &transpose_keys};
   static const bool ok = missing_features(Isa::avx512, cpu_features()).empty();
   return ok ? &k : nullptr;
 }

@@ -29,13 +29,7 @@ using testing::kFeatureVariants;
 using testing::make_problem;
 using testing::random_case;
 
-Case with_dout(Case c, std::uint64_t seed) {
-  gen::Rng rng(seed ^ 0x9e3779b97f4a7c15ULL);
-  c.dout.assign(static_cast<std::size_t>(out_elements(c.problem.shape)), 0);
-  for (double& x : c.dout) x = rng.normal();
-  round_to_storage(c);
-  return c;
-}
+using testing::with_dout;
 
 ::testing::AssertionResult matches(Kernel& k, const Case& c, Layout layout) {
   const props::PropertyResult r = props::check_backward_matches_reference(k, c, layout);
@@ -43,13 +37,7 @@ Case with_dout(Case c, std::uint64_t seed) {
   return ::testing::AssertionFailure() << r;
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
-bool same_gradients(const Outputs& a, const Outputs& b) {
-  return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv);
-}
+using testing::same_gradients;
 std::int64_t nan_count(const Outputs& o) {
   std::int64_t n = 0;
   for (const auto* t : {&o.dq, &o.dk, &o.dv})

@@ -23,7 +23,11 @@
 namespace attnv::core {
 namespace {
 
+using testing::feature_variant;
+using testing::kFeatureVariants;
+using testing::random_case;
 using testing::runnable_isas;
+using testing::with_dout;
 
 // ---- choosing a path --------------------------------------------------------------------------
 
@@ -293,6 +297,30 @@ TEST(CoreIsaKernels, Avx512BitwiseEqualsAvx2) {
     b->pv(sb.data(), ld, t.rows, eb.data(), v.get(), ldv, t.n, t.dv_pad, ob.data(), t.dv_pad);
     ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "pv rows " << t.rows << " n " << t.n;
   }
+}
+
+// The whole core, forward and backward, on the avx512 and avx2 paths: bitwise the same outputs
+// (the kernels are, and the tile code around them is shared: this also covers the AVX-512 K tile
+// transposition and the rows read in place). Every feature variant (Dk = 24: a transposition
+// tail), D = 128, every dtype, dense and gapped layouts.
+TEST(CoreIsa, Avx512CoreBitwiseEqualsAvx2) {
+  if (avx512_kernels_f32() == nullptr || avx2_kernels_f32() == nullptr)
+    GTEST_SKIP() << "needs both the avx2 and avx512 paths";
+  CoreKernel a({.isa = Isa::avx512}), b({.isa = Isa::avx2});
+  std::uint64_t seed = 1400;
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (int variant = -1; variant < kFeatureVariants; ++variant) {
+      Problem p = variant < 0 ? testing::make_problem(150, 200, t) : feature_variant(variant, 70, 130, 20, t);
+      if (variant < 0) p.shape.Dk = p.shape.Dv = 128;
+      ++seed;
+      const Case c = with_dout(random_case(p, seed), seed);
+      const Layout layout = variant % 2 == 0 ? Layout::gapped : Layout::bhtd;
+      EXPECT_TRUE(testing::bitwise_equal(run_forward(a, c, layout), run_forward(b, c, layout)))
+          << dtype_name(t) << " variant " << variant;
+      const Outputs ga = run_backward(a, c, layout), gb = run_backward(b, c, layout);
+      EXPECT_TRUE(testing::same_gradients(ga, gb))
+          << dtype_name(t) << " variant " << variant;
+    }
 }
 
 }  // namespace
