@@ -39,12 +39,18 @@
 namespace attnv::core {
 namespace {
 
-// exp(x) per lane: the operations of microkernels_avx2.cpp's exp_ps, on 16 lanes (see there and
-// exp_constants.h for why each step is exact or rounds once).
+// exp(x) per lane: microkernels_avx2.cpp's exp_ps on 16 lanes (see there and exp_constants.h
+// for why each step is exact or rounds once), except the last step. There y 2^n is formed as
+// fl(fl(y 2^n1) 2^n2) with the first product exact, which is the correctly rounded y 2^n (a
+// subnormal included); vscalefps computes exactly that in one instruction, so the results are
+// the AVX2 ones bit for bit (core/tests/exp_test.cpp checks it) at two thirds of the operations.
+// `upper`: whether to clamp at kMax; exp_sum's arguments x - max are <= 0 (or NaN, which the
+// clamp would keep), so it skips it.
+template <bool upper = true>
 inline __m512 exp_ps(__m512 x) {
   using namespace exp_f32;
   x = _mm512_max_ps(_mm512_set1_ps(kMin), x);  // NaN propagates: max/min return the second operand
-  x = _mm512_min_ps(_mm512_set1_ps(kMax), x);
+  if constexpr (upper) x = _mm512_min_ps(_mm512_set1_ps(kMax), x);
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
@@ -54,13 +60,7 @@ inline __m512 exp_ps(__m512 x) {
   for (int i = 1; i < 6; ++i) y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kP[i]));
   y = _mm512_fmadd_ps(y, z, r);
   y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
-  const __m512i ni = _mm512_cvtps_epi32(n);
-  const __m512i n1 = _mm512_srai_epi32(ni, 1);
-  const __m512i n2 = _mm512_sub_epi32(ni, n1);
-  const __m512i bias = _mm512_set1_epi32(127);
-  const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-  const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-  return _mm512_mul_ps(_mm512_mul_ps(y, s1), s2);
+  return _mm512_scalef_ps(y, n);
 }
 
 // Lanes [0, n) of x, n < 16 (a tail); the others `fill`.
@@ -134,14 +134,14 @@ float exp_sum(float* x, int n, float m) {
   __m256 sum = _mm256_setzero_ps();
   int c = 0;
   for (; c + 16 <= n; c += 16) {
-    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(x + c), mv));
+    const __m512 e = exp_ps<false>(_mm512_sub_ps(_mm512_loadu_ps(x + c), mv));
     _mm512_storeu_ps(x + c, e);
     sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
     sum = _mm256_add_ps(sum, _mm512_extractf32x8_ps(e, 1));
   }
   if (c < n) {
     // Lanes past n hold exp(-inf) = 0, and adding +0 to a sum of non-negative terms changes no bit.
-    const __m512 e = exp_ps(_mm512_sub_ps(load_tail(x + c, n - c, -std::numeric_limits<float>::infinity()), mv));
+    const __m512 e = exp_ps<false>(_mm512_sub_ps(load_tail(x + c, n - c, -std::numeric_limits<float>::infinity()), mv));
     _mm512_mask_storeu_ps(x + c, tail_mask(n - c), e);
     sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
     sum = _mm256_add_ps(sum, _mm512_extractf32x8_ps(e, 1));
