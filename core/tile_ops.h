@@ -61,23 +61,26 @@ void load_panels(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, 
 }
 
 // Loads K rows [first, first + n) transposed: kt[d * ldk + c]; zero for d >= dk and for
-// c in [n, round_up(n, 16)), so every value the scores kernel reads is defined.
+// c in [n, round_up(n, 16)), so every value the scores kernel reads is defined. row_buf holds
+// kStagingRows rows of dk_pad (workspace.h).
 template <class T>
 void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b,
                        std::int64_t h, std::int64_t first, int n, std::int64_t dk,
                        std::int64_t dk_pad, std::int64_t ldk, T* row_buf, T* kt) {
   const int n16 = static_cast<int>(round_up(n, 16));
   int c = 0;
-  if (mk.transpose_keys != nullptr)  // 16 keys at a time while their rows can be read in place
-    for (; c < n; c += 16) {
-      const T* rows[16] = {};
-      const int m = std::min(16, n - c);
-      bool in_place = true;
-      for (int i = 0; i < m && in_place; ++i) {
-        rows[i] = row_in_place<T>(t, offset_of(t, b, h, first + c + i), dk, dk);
-        in_place = rows[i] != nullptr;
+  if (mk.transpose_keys != nullptr)  // 16 keys at a time: rows read in place or staged in row_buf
+    for (; c < n; c += kStagingRows) {
+      const T* rows[kStagingRows] = {};
+      const int m = std::min(kStagingRows, n - c);
+      for (int i = 0; i < m; ++i) {
+        const std::int64_t off = offset_of(t, b, h, first + c + i);
+        rows[i] = row_in_place<T>(t, off, dk, dk);
+        if (rows[i] == nullptr) {
+          load_row(mk, t, off, t.stride[3], dk, row_buf + i * dk_pad);
+          rows[i] = row_buf + i * dk_pad;
+        }
       }
-      if (!in_place) break;
       mk.transpose_keys(rows, m, dk, kt + c, ldk);
     }
   for (; c < n; ++c) {
