@@ -149,6 +149,40 @@ float exp_sum(float* x, int n, float m) {
   return hsum(sum);
 }
 
+// exp_sum on two rows at a time (the second row's exps fill the first's latency), each row's
+// operations and sum order exactly those of exp_sum.
+void exp_sum_rows(float* x, std::int64_t ldx, int rows, int n, const float* m, float* sum) {
+  int r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    float* x0 = x + r * ldx;
+    float* x1 = x0 + ldx;
+    const __m512 m0 = _mm512_set1_ps(m[r]), m1 = _mm512_set1_ps(m[r + 1]);
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    const auto step = [](float* at, __m512 e, __m256& acc, __mmask16 k) {
+      _mm512_mask_storeu_ps(at, k, e);
+      acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+      acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
+    };
+    int c = 0;
+    for (; c + 16 <= n; c += 16) {
+      const __m512 e0 = exp_ps<false>(_mm512_sub_ps(_mm512_loadu_ps(x0 + c), m0));
+      const __m512 e1 = exp_ps<false>(_mm512_sub_ps(_mm512_loadu_ps(x1 + c), m1));
+      step(x0 + c, e0, s0, static_cast<__mmask16>(0xffff));
+      step(x1 + c, e1, s1, static_cast<__mmask16>(0xffff));
+    }
+    if (c < n) {  // as exp_sum's tail: exp(-inf) = 0 in the lanes past n
+      const float ninf = -std::numeric_limits<float>::infinity();
+      const __m512 e0 = exp_ps<false>(_mm512_sub_ps(load_tail(x0 + c, n - c, ninf), m0));
+      const __m512 e1 = exp_ps<false>(_mm512_sub_ps(load_tail(x1 + c, n - c, ninf), m1));
+      step(x0 + c, e0, s0, tail_mask(n - c));
+      step(x1 + c, e1, s1, tail_mask(n - c));
+    }
+    sum[r] = hsum(s0);
+    sum[r + 1] = hsum(s1);
+  }
+  for (; r < rows; ++r) sum[r] = exp_sum(x + r * ldx, n, m[r]);
+}
+
 void exp_inplace(float* x, int n) {
   int c = 0;
   for (; c + 16 <= n; c += 16) _mm512_storeu_ps(x + c, exp_ps(_mm512_loadu_ps(x + c)));
@@ -296,7 +330,8 @@ void transpose_keys(const float* const* rows, int n, std::int64_t dk, float* kt,
 
 const MicroKernels<float>* avx512_kernels_f32() {
   static const MicroKernels<float> k{"avx512-f32", &scores, &row_max, &exp_sum, &exp_inplace, &pv,
-                                     true, &from_f16, &from_bf16, &to_f16, &to_bf16, &transpose_keys};
+                                     true, &from_f16, &from_bf16, &to_f16, &to_bf16, &transpose_keys,
+                                     &exp_sum_rows};
   static const bool ok = missing_features(Isa::avx512, cpu_features()).empty();
   return ok ? &k : nullptr;
 }

@@ -285,6 +285,18 @@ TEST(CoreIsaKernels, Avx512BitwiseEqualsAvx2) {
       alpha[r] = static_cast<float>(-std::abs(rng.normal()));
     }
     ASSERT_EQ(std::memcmp(sa.data(), sb.data(), sa.size() * 4), 0) << "scores/exp rows " << t.rows << " n " << t.n;
+    if (a->exp_sum_rows != nullptr) {  // all rows at once: the same bits as row by row
+      std::vector<float> sc(t.rows * ld), m(t.rows), sums(t.rows);
+      a->scores(q.data(), t.dk_pad, t.rows, k.data(), ld, t.n, t.dk_pad, 0.3f, sc.data(), ld);
+      std::vector<float> one = sc;
+      for (int r = 0; r < t.rows; ++r) m[r] = a->row_max(sc.data() + r * ld, t.n);
+      a->exp_sum_rows(sc.data(), ld, t.rows, t.n, m.data(), sums.data());
+      for (int r = 0; r < t.rows; ++r) {
+        const float x = a->exp_sum(one.data() + r * ld, t.n, m[r]);
+        ASSERT_EQ(std::memcmp(&x, &sums[r], 4), 0) << "exp_sum_rows row " << r;
+      }
+      ASSERT_EQ(std::memcmp(sc.data(), one.data(), sc.size() * 4), 0) << "exp_sum_rows weights";
+    }
     std::vector<float> ea = alpha, eb = alpha;
     a->exp_inplace(ea.data(), t.rows);
     b->exp_inplace(eb.data(), t.rows);
