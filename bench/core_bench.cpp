@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/core_kernel.h"
+#include "core/isa.h"
 #include "gen/rng.h"
 #include "problem/buffers.h"
 #include "problem/dtype.h"
@@ -82,9 +83,10 @@ __attribute__((target("avx512f"))) float fma_chains_avx512(std::int64_t iters) {
 }
 constexpr double kFlopsPerIter512 = 16 * 16 * 2;
 
-bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
+// The core's CPU detection (it also checks that the OS saves the zmm state).
+bool has_avx512() { return core::cpu_features().avx512f; }
 
-enum class Isa { avx2, avx512 };
+using core::Isa;  // the peak uses avx2 and avx512 (the FMA chains' vector width)
 
 // GFLOP/s of kThreads threads running the ISA's FMA chains at once.
 Rate measure_peak(std::int64_t iters, Isa isa = Isa::avx2) {
@@ -104,7 +106,7 @@ Rate measure_peak(std::int64_t iters, Isa isa = Isa::avx2) {
 
 // The widest ISA the machine has: the shares are against its peak (issue 13: a 512-bit core
 // judged against a 256-bit peak would look twice as good as it is).
-Isa widest_isa() { return has_avx512() ? Isa::avx512 : Isa::avx2; }
+Isa peak_isa() { return has_avx512() ? Isa::avx512 : Isa::avx2; }
 int vector_bits(Isa isa) { return isa == Isa::avx512 ? 512 : 256; }
 
 // The best of a few runs, measured once per process (the share counters divide by it).
@@ -112,7 +114,7 @@ Rate peak_gflops() {
   static const Rate peak = [] {
     Rate best;
     for (int i = 0; i < 5; ++i) {
-      const Rate r = measure_peak(100'000'000, widest_isa());
+      const Rate r = measure_peak(100'000'000, peak_isa());
       best = {std::max(best.wall, r.wall), std::max(best.cpu, r.cpu)};
     }
     return best;
@@ -203,7 +205,7 @@ void set_counters(benchmark::State& state, double gflop_all, double gflop_useful
   state.counters["peak_share"] = gflop_all / per_call / peak.wall;
   state.counters["useful_peak_share"] = gflop_useful / per_call / peak.wall;
   state.counters["peak_GFLOPs"] = peak.wall;
-  state.counters["peak_vector_bits"] = vector_bits(widest_isa());
+  state.counters["peak_vector_bits"] = vector_bits(peak_isa());
   // CPU seconds of all threads per wall second: kThreads when the cores were ours alone; less
   // when the (shared) machine was busy, which lowers every wall-clock figure above.
   state.counters["cpu_utilisation"] = cpu_seconds / seconds;
@@ -224,14 +226,21 @@ double pairs(const Problem& p, bool visible_only) {
   return visible_only && p.causal ? tq * (tq + 1) / 2 : tq * tk;
 }
 
+// Args: dtype, T, D, causal, ISA path (static_cast<int>(core::Isa): 0 best, 1 portable, 2 avx2,
+// 3 avx512; a path this CPU lacks is reported as an error, not run on another path).
 void BM_CoreForward(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const std::int64_t T = state.range(1), D = state.range(2);
   const bool causal = state.range(3) != 0;
+  const auto isa = static_cast<Isa>(state.range(4));
+  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
+    state.SkipWithError(("this CPU lacks " + m).c_str());
+    return;
+  }
   const Problem p = bench_problem(dtype, T, D, causal);
   Buffers b;
   make_buffers(p, b);
-  core::CoreKernel kernel({.threads = kThreads});
+  core::CoreKernel kernel({.threads = kThreads, .isa = isa});
   const Rate peak = peak_gflops();
 
   double seconds = 0, cpu_seconds = 0;
@@ -246,7 +255,7 @@ void BM_CoreForward(benchmark::State& state) {
   set_counters(state, gflop_per_pair(p) * pairs(p, false), gflop_per_pair(p) * pairs(p, true),
                seconds, cpu_seconds, peak);
   state.SetLabel(std::string(dtype_name(dtype)) + (causal ? " causal" : " full") + " D=" +
-                 std::to_string(D) + " T=" + std::to_string(T));
+                 std::to_string(D) + " T=" + std::to_string(T) + " " + core::isa_name(kernel.isa()));
 }
 
 // Backward: the forward once (its O and LSE are the backward's inputs), then timed backward
@@ -284,10 +293,14 @@ void BM_CoreBackward(benchmark::State& state) {
                  std::to_string(D) + " T=" + std::to_string(T) + " backward");
 }
 
+// Every dtype, D and mask on the default path (the widest), then f32 non-causal on each path.
 void forward_args(benchmark::internal::Benchmark* b) {
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (std::int64_t D : {128, 64})
-      for (int causal : {0, 1}) b->Args({static_cast<std::int64_t>(t), 4096, D, causal});
+      for (int causal : {0, 1}) b->Args({static_cast<std::int64_t>(t), 4096, D, causal, 0});
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
+    for (std::int64_t D : {128, 64})
+      b->Args({static_cast<std::int64_t>(DType::f32), 4096, D, 0, static_cast<std::int64_t>(isa)});
 }
 BENCHMARK(BM_CoreForward)->Apply(forward_args)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->MinTime(1.0);

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "core/isa.h"
 #include "io/text.h"
 #include "problem/error.h"
 
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    // ATTNV_CORE_ISA (core/isa.h) is checked before a command runs: the built-in core and every
+    // certificate's provenance follow it, and a bad value found at the end of a long run (the
+    // provenance is written last) would waste the run.
+    if (argc > 1 && argv[1][0] != '-') attnv::core::resolve_isa(attnv::core::Isa::best);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help or the usage error

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/microkernels.h"
+#include "core/isa.h"
 
 #ifndef ATTNV_GIT_COMMIT
 #define ATTNV_GIT_COMMIT "unknown"
@@ -42,9 +42,10 @@ report::Provenance this_run() {
   p.attnv_commit = ATTNV_GIT_COMMIT;
   p.compiler = compiler();
   p.cpu = cpu_model();
-  // The core's f32 microkernels are the path that depends on the CPU (the fast reference takes
-  // AVX2+FMA under the same condition, minus F16C).
-  p.isa = core::avx2_kernels_f32() != nullptr ? "avx2+fma+f16c" : "portable";
+  // The path the core's f32 micro-kernels take in this process (core/isa.h: ATTNV_CORE_ISA, else
+  // the widest the CPU runs). An ATTNV_CORE_ISA this CPU cannot run is an InputError here, before
+  // anything is certified. (The fast reference takes AVX2+FMA whenever the CPU has them.)
+  p.isa = core::isa_features(core::resolve_isa(core::Isa::best));
   return p;
 }
 

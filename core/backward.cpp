@@ -96,7 +96,7 @@ void backward(const ForwardParams& params, const ForwardOptions& opt) {
   if (p.dtype == DType::f64)
     run<double>(p, portable_kernels_f64(), opt);
   else
-    run<float>(p, select_kernels_f32(opt.portable_only), opt);
+    run<float>(p, kernels_f32(opt.isa), opt);
 }
 
 }  // namespace attnv::core

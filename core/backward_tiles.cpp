@@ -105,7 +105,9 @@ void tile_gradients(const ForwardParams& p, const MicroKernels<T>& mk, BackwardW
     apply_logit_rules(p, ranges, i0, rows, j0, n, s, WS::lds, cd);
   // A row with no visible key has L = -inf and only -inf logits: reference point 0 keeps
   // exp(-inf - 0) = 0 instead of forming -inf - -inf (as the forward's online softmax does).
-  for (int r = 0; r < rows; ++r) mk.exp_sum(s + r * WS::lds, n, lse[r] == ninf ? T(0) : lse[r]);
+  T point[kBwdRows];  // the reference points, then the row sums (not needed: L is known)
+  for (int r = 0; r < rows; ++r) point[r] = lse[r] == ninf ? T(0) : lse[r];
+  exp_sum_rows(mk, s, WS::lds, rows, n, point, point);
   mk.scores(ws.dout(), ws.dv8, rows, ws.vt(), WS::ldk, n, ws.dv8, T(1), ds, WS::lds);
   if (p.dropout.active()) dropout_tile(p, b, h, i0, rows, j0, n, ds, WS::lds);
   const bool use_cd = cd != nullptr && plant != BackwardPlant::no_softcap_derivative;

@@ -27,7 +27,7 @@ struct BackwardWorkspace {
         s_(kBwdRows * kBwdKeys), ds_(kBwdRows * kBwdKeys), cd_(kBwdRows * kBwdKeys),
         pt_(kBwdKeys * kBwdRows), dst_(kBwdKeys * kBwdRows),
         acc_k_(std::max(kBwdKeys, kBwdRows) * dk16), acc_v_(kBwdKeys * dv16),
-        ones_(std::max(kBwdKeys, kBwdRows)), row_(std::max(dk16, dv16)), ranges_(kBwdRows) {
+        ones_(std::max(kBwdKeys, kBwdRows)), row_(kStagingRows * std::max(dk16, dv16)), ranges_(kBwdRows) {
     std::fill(ones_.get(), ones_.get() + std::max(kBwdKeys, kBwdRows), T(1));
   }
   // Dk, Dv padded to the dot-product lanes (row-major operands of the scores kernel) and to whole

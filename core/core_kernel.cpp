@@ -11,6 +11,8 @@
 
 namespace attnv::core {
 
+CoreKernel::CoreKernel(ForwardOptions opt) : opt_(opt) { opt_.isa = resolve_isa(opt.isa); }
+
 Capabilities CoreKernel::capabilities() const {
   Capabilities c;
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};

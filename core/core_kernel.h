@@ -2,7 +2,8 @@
 // The optimized attention core behind the same interface third-party kernels implement
 // (problem/kernel.h): forward, backward and decode with a KV cache (the multi-head layer is a later step).
 // Tiled online-softmax attention (FlashAttention-2 on the CPU), f32 accumulation
-// for f32/f16/bf16 storage and f64 for f64, AVX2 + FMA micro-kernels with a portable fallback.
+// for f32/f16/bf16 storage and f64 for f64, AVX-512 or AVX2 micro-kernels chosen at run time (isa.h),
+// with a portable fallback.
 #include "core/forward.h"
 #include "problem/kernel.h"
 
@@ -10,7 +11,12 @@ namespace attnv::core {
 
 class CoreKernel final : public Kernel {
  public:
-  explicit CoreKernel(ForwardOptions opt = {}) : opt_(opt) {}
+  // Resolves opt.isa once (isa.h: `best` follows ATTNV_CORE_ISA, then the CPU), so a path the
+  // CPU cannot run is an InputError here, before any call, and every call of this kernel takes
+  // the same path.
+  explicit CoreKernel(ForwardOptions opt = {});
+  // The ISA path its f32 calls take (never `best`).
+  Isa isa() const { return opt_.isa; }
   std::string name() const override { return "core"; }
   Capabilities capabilities() const override;
   // accum f32 (f64 for f64 storage), P kept in the accumulator, outputs in the storage dtype,

@@ -201,6 +201,8 @@ void attend(const ForwardParams& f, const MicroKernels<T>& mk, const RowKernels<
 }  // namespace
 
 void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
+  // The path first: a path the CPU lacks throws before the caches are written.
+  const Isa isa = p.dtype == DType::f64 ? Isa::portable : resolve_isa(opt.isa);
   append_rows(v.k_new, v.k_cache, v.cache_len);
   append_rows(v.v_new, v.v_cache, v.cache_len);
   std::vector<std::int64_t> kv_len(static_cast<std::size_t>(p.shape.B));
@@ -219,7 +221,7 @@ void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
   if (p.dtype == DType::f64)
     attend<double>(f, portable_kernels_f64(), row_kernels_f64(), opt);
   else
-    attend<float>(f, select_kernels_f32(opt.portable_only), row_kernels_f32(opt.portable_only), opt);
+    attend<float>(f, kernels_f32(isa), row_kernels_f32(isa), opt);
 }
 
 }  // namespace attnv::core

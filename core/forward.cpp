@@ -64,7 +64,7 @@ void forward(const ForwardParams& params, const ForwardOptions& opt) {
   if (p.dtype == DType::f64)
     run<double>(p, portable_kernels_f64(), opt.threads);
   else
-    run<float>(p, select_kernels_f32(opt.portable_only), opt.threads);
+    run<float>(p, kernels_f32(opt.isa), opt.threads);
 }
 
 }  // namespace attnv::core

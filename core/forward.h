@@ -3,6 +3,7 @@
 // tile loop on each, in parallel. Each item's result depends only on the item, never on the
 // thread that ran it, so any thread count gives bitwise the same outputs.
 #include "core/forward_params.h"
+#include "core/isa.h"
 
 namespace attnv::core {
 
@@ -11,7 +12,9 @@ enum class BackwardPlant { none, dk_missing_scale, no_softcap_derivative };
 
 struct ForwardOptions {
   int threads = 0;             // <= 0: default_threads()
-  bool portable_only = false;  // skip the AVX2 micro-kernels (tests of the portable path)
+  // The f32 inner loops' ISA path (isa.h): `best` follows ATTNV_CORE_ISA, then the CPU; a path
+  // the CPU lacks is an InputError. Tests certify each path in one process with it.
+  Isa isa = Isa::best;
   BackwardPlant plant = BackwardPlant::none;  // tests only (core/tests/backward_test.cpp)
   // Dropout on the attention weights (training calls of the core; not part of the Kernel
   // interface). Inactive (inference, or p = 0) leaves the forward bitwise unchanged.

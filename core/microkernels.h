@@ -1,7 +1,8 @@
 #pragma once
 // The arithmetic inner loops of the tile loop, behind one table of function pointers per
-// accumulator type: an AVX2 + FMA + F16C set for f32 (microkernels_avx2.cpp) chosen at run time
-// when the CPU has it, and a portable set (microkernels_portable.cpp) for f32 and f64.
+// accumulator type: for f32 an AVX-512 set (microkernels_avx512.cpp), an AVX2 + FMA + F16C set
+// (microkernels_avx2.cpp) and a portable one (microkernels_portable.cpp), chosen per call by
+// the ISA path (isa.h); for f64 the portable set only.
 //
 // Every routine is deterministic (a fixed operation order that depends only on its arguments),
 // so results do not depend on threads. Every one follows the structure the error bound covers
@@ -16,6 +17,8 @@
 //     (each panel contiguous, so the pv loop streams it instead of striding across cache sets)
 //   o [rows x dv_pad]                     (dv_pad: Dv rounded up to kPanel, zero-filled)
 #include <cstdint>
+
+#include "core/isa.h"
 
 namespace attnv::core {
 
@@ -54,15 +57,33 @@ struct MicroKernels {
   void (*from_bf16)(const std::uint16_t* in, std::int64_t n, T* out);
   void (*to_f16)(const T* in, std::int64_t n, std::uint16_t* out);
   void (*to_bf16)(const T* in, std::int64_t n, std::uint16_t* out);
+  // kt[d * ldk + c] = rows[c][d] for d < dk and c < 16 (rows[c] for c < n <= 16; zero for
+  // c >= n): 16 keys of the transposed K tile, exact copies. Null: the tile ops transpose with
+  // scalar loops (a sixth of the AVX-512 forward's time at D = 128 before this existed).
+  void (*transpose_keys)(const T* const* rows, int n, std::int64_t dk, T* kt, std::int64_t ldk) = nullptr;
+  // exp_sum on `rows` rows at once: for r < rows, sum[r] = exp_sum(x + r * ldx, n, m[r]) with the
+  // same bits (sum may alias m: m[r] is read before sum[r] is written). Null: exp_sum per row.
+  // Why: at n = 64 a row is four vectors, so per-row calls spend as much on setting up constants
+  // and on the serial sum as on the exps (a sixth of the AVX-512 forward's time at D = 64).
+  void (*exp_sum_rows)(T* x, std::int64_t ldx, int rows, int n, const T* m, T* sum) = nullptr;
 };
+
+// mk.exp_sum_rows, or mk.exp_sum row by row where the set has none (the same bits either way).
+template <class T>
+void exp_sum_rows(const MicroKernels<T>& mk, T* x, std::int64_t ldx, int rows, int n, const T* m, T* sum) {
+  if (mk.exp_sum_rows != nullptr) return mk.exp_sum_rows(x, ldx, rows, n, m, sum);
+  for (int r = 0; r < rows; ++r) sum[r] = mk.exp_sum(x + r * ldx, n, m[r]);
+}
 
 const MicroKernels<float>& portable_kernels_f32();
 const MicroKernels<double>& portable_kernels_f64();
-// Null when not compiled for x86-64 or the CPU lacks AVX2, FMA or F16C.
+// Null when not compiled for x86-64 or the CPU lacks a feature of the path (isa.h).
 const MicroKernels<float>* avx2_kernels_f32();
+const MicroKernels<float>* avx512_kernels_f32();
 
-// The set the core uses: AVX2 when available (unless `portable_only`), else portable.
-const MicroKernels<float>& select_kernels_f32(bool portable_only);
+// The f32 set of a path: resolve_isa(isa) (isa.h), so `best` follows ATTNV_CORE_ISA, then the
+// CPU; InputError when the path asked for cannot run here.
+const MicroKernels<float>& kernels_f32(Isa isa);
 
 // Scalar bit conversions shared by both sets (round to nearest even, NaN kept quiet).
 std::uint16_t f32_to_f16_bits(float x);

@@ -6,16 +6,18 @@
 //   dot-product block with hadd reductions was ~20% slower at D = 64.)
 // pv: a 6-row x 16-column register block of the output accumulator, rescaled by alpha on load,
 //   V read from one contiguous 16-column panel (aligned loads: panels are 64-byte aligned).
-// exp: Cody-Waite reduction to r in [-ln2/2, ln2/2], a degree-6 polynomial (Cephes expf), and
-//   the power of two applied as two factors so subnormal results are rounded once, not flushed.
+// exp: Cody-Waite reduction to r in [-ln2/2, ln2/2], a degree-6 polynomial (Cephes expf;
+//   exp_constants.h), and the power of two applied as two factors so subnormal results are
+//   rounded once, not flushed.
 //   Measured accuracy: see core/tests/exp_test.cpp (within PrecisionModel::exp_ulps = 2).
 #include "core/microkernels.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include "core/avx2_hsum.h"
+#include "core/exp_constants.h"
+#include "core/row_blocks.h"
 
 #include <limits>
 
@@ -32,20 +34,17 @@ inline float hmax(__m256 v) {
 // exp(x) for every lane. NaN propagates (max/min return their second operand on NaN),
 // -inf gives 0, results below the normal range are rounded once to a subnormal or 0.
 inline __m256 exp_ps(__m256 x) {
-  x = _mm256_max_ps(_mm256_set1_ps(-110.0f), x);
-  x = _mm256_min_ps(_mm256_set1_ps(100.0f), x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  using namespace exp_f32;
+  x = _mm256_max_ps(_mm256_set1_ps(kMin), x);
+  x = _mm256_min_ps(_mm256_set1_ps(kMax), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // n * 0.693359375 is exact (9 + 8 bits), so the first step is exact.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  // n * kLn2Hi is exact (9 + 8 bits), so the first step is exact.
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   const __m256 z = _mm256_mul_ps(r, r);
-  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 y = _mm256_set1_ps(kP[0]);
+  for (int i = 1; i < 6; ++i) y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(kP[i]));
   y = _mm256_fmadd_ps(y, z, r);
   y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
   // 2^n as 2^n1 * 2^n2 with n1 = floor(n/2): both factors normal for n in [-159, 145], the
@@ -99,18 +98,9 @@ inline void scores_rows(const float* q, std::int64_t ldq, const float* kt, std::
 
 void scores(const float* q, std::int64_t ldq, int rows, const float* kt, std::int64_t ldk, int n,
             std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
-  int r = 0;
-  for (; r + 6 <= rows; r += 6) scores_rows<6>(q + r * ldq, ldq, kt, ldk, n, dk_pad, scale, s + r * lds, lds);
-  const float* qr = q + r * ldq;
-  float* sr = s + r * lds;
-  switch (rows - r) {
-    case 5: scores_rows<5>(qr, ldq, kt, ldk, n, dk_pad, scale, sr, lds); break;
-    case 4: scores_rows<4>(qr, ldq, kt, ldk, n, dk_pad, scale, sr, lds); break;
-    case 3: scores_rows<3>(qr, ldq, kt, ldk, n, dk_pad, scale, sr, lds); break;
-    case 2: scores_rows<2>(qr, ldq, kt, ldk, n, dk_pad, scale, sr, lds); break;
-    case 1: scores_rows<1>(qr, ldq, kt, ldk, n, dk_pad, scale, sr, lds); break;
-    default: break;
-  }
+  for_row_blocks<6>(rows, [&](auto R, int r) {
+    scores_rows<decltype(R)::value>(q + r * ldq, ldq, kt, ldk, n, dk_pad, scale, s + r * lds, lds);
+  });
 }
 
 float row_max(const float* x, int n) {
@@ -187,19 +177,9 @@ inline void pv_rows(const float* p, std::int64_t ldp, const float* alpha, const 
 
 void pv(const float* p, std::int64_t ldp, int rows, const float* alpha, const float* v,
         std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
-  int r = 0;
-  for (; r + 6 <= rows; r += 6) pv_rows<6>(p + r * ldp, ldp, alpha + r, v, ldv, n, dv_pad, o + r * ldo, ldo);
-  const float* pr = p + r * ldp;
-  const float* ar = alpha + r;
-  float* orr = o + r * ldo;
-  switch (rows - r) {
-    case 5: pv_rows<5>(pr, ldp, ar, v, ldv, n, dv_pad, orr, ldo); break;
-    case 4: pv_rows<4>(pr, ldp, ar, v, ldv, n, dv_pad, orr, ldo); break;
-    case 3: pv_rows<3>(pr, ldp, ar, v, ldv, n, dv_pad, orr, ldo); break;
-    case 2: pv_rows<2>(pr, ldp, ar, v, ldv, n, dv_pad, orr, ldo); break;
-    case 1: pv_rows<1>(pr, ldp, ar, v, ldv, n, dv_pad, orr, ldo); break;
-    default: break;
-  }
+  for_row_blocks<6>(rows, [&](auto R, int r) {
+    pv_rows<decltype(R)::value>(p + r * ldp, ldp, alpha + r, v, ldv, n, dv_pad, o + r * ldo, ldo);
+  });
 }
 
 void from_f16(const std::uint16_t* in, std::int64_t n, float* out) {
@@ -230,23 +210,12 @@ void to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16_bits(in[i]);
 }
 
-// F16C through cpuid directly: clang 14's __builtin_cpu_supports does not know "f16c".
-bool cpu_has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
-
-bool cpu_has_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
-}
-
 }  // namespace
 
 const MicroKernels<float>* avx2_kernels_f32() {
   static const MicroKernels<float> k{"avx2-f32", &scores, &row_max, &exp_sum, &exp_inplace, &pv,
                                      true, &from_f16, &from_bf16, &to_f16, &to_bf16};
-  static const bool ok = cpu_has_avx2();
+  static const bool ok = missing_features(Isa::avx2, cpu_features()).empty();
   return ok ? &k : nullptr;
 }
 

@@ -2,9 +2,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "core/microkernels.h"
 #include "problem/dtype.h"
+#include "problem/error.h"
 
 namespace attnv::core {
 
@@ -103,9 +105,15 @@ const MicroKernels<double>& portable_kernels_f64() {
   return k;
 }
 
-const MicroKernels<float>& select_kernels_f32(bool portable_only) {
-  const MicroKernels<float>* fast = portable_only ? nullptr : avx2_kernels_f32();
-  return fast != nullptr ? *fast : portable_kernels_f32();
+const MicroKernels<float>& kernels_f32(Isa isa) {
+  // resolve_isa has checked the CPU, so a null table here is a path this build lacks, which
+  // missing_features reports as such: never reached on x86-64.
+  const Isa path = resolve_isa(isa);
+  const MicroKernels<float>* k = path == Isa::avx512 ? avx512_kernels_f32()
+                                 : path == Isa::avx2 ? avx2_kernels_f32()
+                                                     : &portable_kernels_f32();
+  if (k == nullptr) throw InputError(std::string("core: the ") + isa_name(path) + " path is not compiled in this build");
+  return *k;
 }
 
 }  // namespace attnv::core

@@ -45,8 +45,9 @@ void softmax_rows_update(const MicroKernels<T>& mk, const SoftmaxRows<T>& st, T*
     const T m_use = m_new == ninf ? T(0) : m_new;
     st.alpha[r] = st.m[r] - m_use;  // -inf while nothing was visible: alpha = 0
     st.m[r] = m_new;
-    st.tile_sum[r] = mk.exp_sum(row, n, m_use);
+    st.tile_sum[r] = m_use;  // the reference point, replaced by the row's sum just below
   }
+  exp_sum_rows(mk, s, lds, rows, n, st.tile_sum, st.tile_sum);
   mk.exp_inplace(st.alpha, rows);
   for (int r = 0; r < rows; ++r) st.l[r] = st.alpha[r] * st.l[r] + st.tile_sum[r];
 }

@@ -71,7 +71,7 @@ void apply_rotary(const TensorRef& in, const TensorRef& out, const std::int64_t*
   if (in.dtype == DType::f64)
     rotate<double>(portable_kernels_f64(), in, out, positions, base);
   else
-    rotate<float>(select_kernels_f32(false), in, out, positions, base);
+    rotate<float>(kernels_f32(Isa::best), in, out, positions, base);
 }
 
 }  // namespace attnv::core

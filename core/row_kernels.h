@@ -8,6 +8,8 @@
 // summation order, each product rounded once or fused), which the error bound covers.
 #include <cstdint>
 
+#include "core/isa.h"
+
 namespace attnv::core {
 
 template <class T>
@@ -37,9 +39,11 @@ struct RowKernels {
                        std::int64_t dv_pad, bool bf16, T* o, std::int64_t ldo) = nullptr;
 };
 
-const RowKernels<float>& row_kernels_f32(bool portable_only);
+// The f32 set of a path, resolved as kernels_f32 (microkernels.h) resolves it.
+const RowKernels<float>& row_kernels_f32(Isa isa);
 const RowKernels<double>& row_kernels_f64();
-// Null when not compiled for x86-64 or the CPU lacks AVX2/FMA (same check as avx2_kernels_f32).
+// Null when the path's micro-kernels are (avx2_kernels_f32, avx512_kernels_f32).
 const RowKernels<float>* avx2_row_kernels_f32();
+const RowKernels<float>* avx512_row_kernels_f32();
 
 }  // namespace attnv::core

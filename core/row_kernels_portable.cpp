@@ -1,6 +1,8 @@
 #include <cmath>
+#include <string>
 
 #include "core/row_kernels.h"
+#include "problem/error.h"
 
 namespace attnv::core {
 namespace {
@@ -35,10 +37,14 @@ void pv_rows(const T* p, std::int64_t ldp, int rows, const T* v, std::int64_t ld
 
 }  // namespace
 
-const RowKernels<float>& row_kernels_f32(bool portable_only) {
+const RowKernels<float>& row_kernels_f32(Isa isa) {
   static const RowKernels<float> portable{"portable-rows-f32", &dots<float>, &axpy<float>, &pv_rows<float>};
-  const RowKernels<float>* fast = portable_only ? nullptr : avx2_row_kernels_f32();
-  return fast != nullptr ? *fast : portable;
+  const Isa path = resolve_isa(isa);
+  const RowKernels<float>* k = path == Isa::avx512 ? avx512_row_kernels_f32()
+                               : path == Isa::avx2 ? avx2_row_kernels_f32()
+                                                   : &portable;
+  if (k == nullptr) throw InputError(std::string("core: the ") + isa_name(path) + " path is not compiled in this build");
+  return *k;
 }
 
 const RowKernels<double>& row_kernels_f64() {

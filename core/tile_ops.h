@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "core/forward_params.h"
@@ -28,6 +29,16 @@ void load_rows(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, st
   }
 }
 
+// Row `off` of view t read in place when it already holds what load_row would write (storage
+// dtype T, unit stride, no padding to add), else null: the staging copy through row_buf was a
+// tenth of the forward's time at D = 128 (memmove calls of 512 and 64 bytes per key).
+template <class T>
+const T* row_in_place(const TensorRef& t, std::int64_t off, std::int64_t d, std::int64_t d_pad) {
+  constexpr DType own = sizeof(T) == sizeof(float) ? DType::f32 : DType::f64;
+  if (t.dtype != own || t.stride[3] != 1 || d != d_pad) return nullptr;
+  return static_cast<const T*>(t.data) + off;
+}
+
 // Loads rows [first, first + n) into 16-column panels (microkernels.h; panel stride ldp >= 16 n),
 // zero-padded to d_pad columns (a multiple of kPanel).
 template <class T>
@@ -35,23 +46,51 @@ void load_panels(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, 
                  std::int64_t first, int n, std::int64_t d, std::int64_t d_pad, std::int64_t ldp,
                  T* row_buf, T* panels) {
   for (int c = 0; c < n; ++c) {
-    load_row(mk, t, offset_of(t, b, h, first + c), t.stride[3], d, row_buf);
-    std::fill(row_buf + d, row_buf + d_pad, T(0));
-    for (std::int64_t k = 0; k < d_pad; k += kPanel)
-      std::copy(row_buf + k, row_buf + k + kPanel, panels + panel_index(c, k, ldp));
+    const std::int64_t off = offset_of(t, b, h, first + c);
+    const T* row = row_in_place<T>(t, off, d, d_pad);
+    if (row == nullptr) {
+      load_row(mk, t, off, t.stride[3], d, row_buf);
+      std::fill(row_buf + d, row_buf + d_pad, T(0));
+      row = row_buf;
+    }
+    for (std::int64_t k = 0; k < d_pad; k += kPanel) {
+      T* to = panels + panel_index(c, k, ldp);
+      std::memcpy(to, row + k, kPanel * sizeof(T));  // a fixed size: inlined moves, no call
+    }
   }
 }
 
 // Loads K rows [first, first + n) transposed: kt[d * ldk + c]; zero for d >= dk and for
-// c in [n, round_up(n, 16)), so every value the scores kernel reads is defined.
+// c in [n, round_up(n, 16)), so every value the scores kernel reads is defined. row_buf holds
+// kStagingRows rows of dk_pad (workspace.h).
 template <class T>
 void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b,
                        std::int64_t h, std::int64_t first, int n, std::int64_t dk,
                        std::int64_t dk_pad, std::int64_t ldk, T* row_buf, T* kt) {
   const int n16 = static_cast<int>(round_up(n, 16));
-  for (int c = 0; c < n; ++c) {
-    load_row(mk, t, offset_of(t, b, h, first + c), t.stride[3], dk, row_buf);
-    for (std::int64_t d = 0; d < dk; ++d) kt[d * ldk + c] = row_buf[d];
+  int c = 0;
+  if (mk.transpose_keys != nullptr)  // 16 keys at a time: rows read in place or staged in row_buf
+    for (; c < n; c += kStagingRows) {
+      const T* rows[kStagingRows] = {};
+      const int m = std::min(kStagingRows, n - c);
+      for (int i = 0; i < m; ++i) {
+        const std::int64_t off = offset_of(t, b, h, first + c + i);
+        rows[i] = row_in_place<T>(t, off, dk, dk);
+        if (rows[i] == nullptr) {
+          load_row(mk, t, off, t.stride[3], dk, row_buf + i * dk_pad);
+          rows[i] = row_buf + i * dk_pad;
+        }
+      }
+      mk.transpose_keys(rows, m, dk, kt + c, ldk);
+    }
+  for (; c < n; ++c) {
+    const std::int64_t off = offset_of(t, b, h, first + c);
+    const T* row = row_in_place<T>(t, off, dk, dk);
+    if (row == nullptr) {
+      load_row(mk, t, off, t.stride[3], dk, row_buf);
+      row = row_buf;
+    }
+    for (std::int64_t d = 0; d < dk; ++d) kt[d * ldk + c] = row[d];
   }
   for (std::int64_t d = 0; d < dk_pad; ++d) {
     const int from = d < dk ? n : 0;

@@ -18,6 +18,11 @@ static_assert(kKeyBlock % 16 == 0, "the scores kernel works on 16 keys at a time
 
 inline std::int64_t round_up(std::int64_t d, std::int64_t to) { return (d + to - 1) / to * to; }
 
+// Rows of the staging buffer (row()) of the forward's and backward's workspaces: the K tile
+// transposition stages 16 converted rows (f16, bf16 or strided storage) for the register
+// transpose of MicroKernels::transpose_keys.
+inline constexpr int kStagingRows = 16;
+
 template <class T>
 class AlignedArray {
  public:
@@ -44,7 +49,7 @@ struct Workspace {
       : dk_pad(round_up(dk, kDkPad)), dv_pad(round_up(dv, kPanel)),
         q_(kQueryBlock * dk_pad), k_(kKeyBlock * dk_pad), v_(kKeyBlock * dv_pad),
         s_(kQueryBlock * kKeyBlock), o_(kQueryBlock * dv_pad), rows_(5 * kQueryBlock),
-        row_(std::max(dk_pad, dv_pad)), ranges_(kQueryBlock) {}
+        row_(kStagingRows * std::max(dk_pad, dv_pad)), ranges_(kQueryBlock) {}
   std::int64_t dk_pad, dv_pad;
   static constexpr std::int64_t lds = kKeyBlock;  // a multiple of 16: see MicroKernels::scores
   static constexpr std::int64_t ldk = kKeyBlock;  // transposed K tile: dk_pad x kKeyBlock
@@ -54,7 +59,7 @@ struct Workspace {
   T* v() const { return v_.get(); }
   T* s() const { return s_.get(); }
   T* o() const { return o_.get(); }
-  T* row() const { return row_.get(); }  // one staging row of K or V
+  T* row() const { return row_.get(); }  // kStagingRows staging rows of K or V
   T* lse() const { return rows_.get() + 4 * kQueryBlock; }
   SoftmaxRows<T> softmax() const {
     T* r = rows_.get();

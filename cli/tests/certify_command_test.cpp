@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/tests/run_attnv.h"
+#include "core/isa.h"
 
 namespace attnv {
 namespace {
@@ -198,6 +199,24 @@ TEST(CertifyCommand, ColourFollowsTheOptionNoColorAndTermDumb) {
   fs::remove_all(dir);
 }
 
+// ATTNV_CORE_ISA (core/isa.h) forces the core's path, and the certificate names the path taken;
+// a value that cannot run is a usage error (exit 2) naming it, before anything is certified.
+TEST(CertifyCommand, CoreIsaEnvironmentChoosesThePathTheCertificateNames) {
+  const fs::path dir = fresh_dir("certify_isa");
+  auto r = run_split("ATTNV_CORE_ISA=portable", "certify --kernel builtin:core --only R13 --dtype f32 --json -", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["provenance"]["isa"], "portable");
+  EXPECT_NE(r.err.find("(portable path)"), std::string::npos) << r.err;
+  r = run_split("ATTNV_CORE_ISA=avx9", "certify --kernel builtin:core --only R13 --dtype f32", dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("ATTNV_CORE_ISA=avx9: unknown ISA path"), std::string::npos) << r.err;
+  // Whatever the kernel: the provenance names the core's path, so the value is checked first.
+  r = run_split("ATTNV_CORE_ISA=avx9", "certify --kernel builtin:naive --only R13 --dtype f32", dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out.find("CERTIFIED"), std::string::npos) << "nothing is certified";
+  fs::remove_all(dir);
+}
+
 // The certificate names what it certified and what certified it.
 TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
   const fs::path dir = fresh_dir("certify_provenance");
@@ -208,7 +227,7 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
   EXPECT_FALSE(p["attnv_commit"].get<std::string>().empty());
   EXPECT_NE(p["compiler"].get<std::string>().find_first_of("0123456789"), std::string::npos) << p;
   EXPECT_FALSE(p["cpu"].get<std::string>().empty());
-  EXPECT_TRUE(p["isa"] == "avx2+fma+f16c" || p["isa"] == "portable") << p;
+  EXPECT_EQ(p["isa"], core::isa_features(core::resolve_isa(core::Isa::best))) << p;
   EXPECT_EQ(j["kernel"]["sha256"], "") << "a built-in kernel has no file";
   EXPECT_NE(r.err.find("certified by attnv"), std::string::npos) << r.err;
   fs::remove_all(dir);

@@ -23,18 +23,13 @@
 namespace attnv::core {
 namespace {
 
+using testing::runnable_isas;
 using testing::feature_variant;
 using testing::kFeatureVariants;
 using testing::make_problem;
 using testing::random_case;
 
-Case with_dout(Case c, std::uint64_t seed) {
-  gen::Rng rng(seed ^ 0x9e3779b97f4a7c15ULL);
-  c.dout.assign(static_cast<std::size_t>(out_elements(c.problem.shape)), 0);
-  for (double& x : c.dout) x = rng.normal();
-  round_to_storage(c);
-  return c;
-}
+using testing::with_dout;
 
 ::testing::AssertionResult matches(Kernel& k, const Case& c, Layout layout) {
   const props::PropertyResult r = props::check_backward_matches_reference(k, c, layout);
@@ -42,13 +37,7 @@ Case with_dout(Case c, std::uint64_t seed) {
   return ::testing::AssertionFailure() << r;
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
-bool same_gradients(const Outputs& a, const Outputs& b) {
-  return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv);
-}
+using testing::same_gradients;
 std::int64_t nan_count(const Outputs& o) {
   std::int64_t n = 0;
   for (const auto* t : {&o.dq, &o.dk, &o.dv})
@@ -83,19 +72,20 @@ TEST(CoreBackward, GeneratedFamiliesWithinBound) {
 }
 
 // Every feature on multi-tile shapes (tiles of 64 rows / keys, partial last tiles), with GQA and
-// MQA, every dtype, strided layouts; the portable micro-kernels too.
+// MQA, every dtype, strided layouts; on the widest ISA path, and a third of it on the others.
 TEST(CoreBackward, FeatureMatrixAcrossTilesWithinBound) {
   std::uint64_t seed = 500;
-  for (bool portable : {false, true}) {
-    CoreKernel core({.threads = 0, .portable_only = portable});
+  const std::vector<Isa> paths = runnable_isas();
+  for (Isa isa : paths) {
+    CoreKernel core({.threads = 0, .isa = isa});
     for (DType t : kDtypes)
       for (int variant = 0; variant < kFeatureVariants; ++variant) {
-        if (portable && variant % 3 != 0) continue;  // the portable path: a sample
+        if (isa != paths.back() && variant % 3 != 0) continue;  // the narrower paths: a sample
         const Problem p = feature_variant(variant, 70, 130, 20, t);  // 2 query tiles, 3 key tiles
         ++seed;
         const Case c = with_dout(random_case(p, seed), seed);
         const Layout layout = variant % 2 == 0 ? Layout::gapped : Layout::bhtd;
-        EXPECT_TRUE(matches(core, c, layout)) << "variant " << variant << (portable ? " portable" : "");
+        EXPECT_TRUE(matches(core, c, layout)) << "variant " << variant << ' ' << isa_name(isa);
       }
   }
 }
@@ -172,8 +162,8 @@ TEST(CoreBackward, FullyMaskedRowsGiveZeroGradients) {
 // are padding. Every micro-kernel path and accumulator type.
 TEST(CoreBackward, HiddenNonFiniteKeysDoNotLeak) {
   for (DType t : {DType::f32, DType::f64, DType::bf16})
-    for (bool portable : {false, true}) {
-      CoreKernel core({.threads = 0, .portable_only = portable});
+    for (Isa isa : runnable_isas()) {
+      CoreKernel core({.threads = 0, .isa = isa});
       Problem p = make_problem(90, 140, t);
       p.has_mask = true;
       p.has_kv_len = true;
@@ -193,7 +183,7 @@ TEST(CoreBackward, HiddenNonFiniteKeysDoNotLeak) {
         }
       }
       const Outputs dirty = run_backward(core, c, Layout::bhtd);
-      EXPECT_TRUE(same_gradients(clean, dirty)) << dtype_name(t) << (portable ? " portable" : "");
+      EXPECT_TRUE(same_gradients(clean, dirty)) << dtype_name(t) << ' ' << isa_name(isa);
       EXPECT_EQ(nan_count(dirty), 0);
     }
 }

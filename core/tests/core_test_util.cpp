@@ -88,6 +88,25 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 }
 }  // namespace
 
+Case with_dout(Case c, std::uint64_t seed) {
+  gen::Rng rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  c.dout.assign(static_cast<std::size_t>(out_elements(c.problem.shape)), 0);
+  for (double& x : c.dout) x = rng.normal();
+  round_to_storage(c);
+  return c;
+}
+
+std::vector<Isa> runnable_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::portable, Isa::avx2, Isa::avx512})
+    if (missing_features(i, cpu_features()).empty()) v.push_back(i);
+  return v;
+}
+
+bool same_gradients(const Outputs& a, const Outputs& b) {
+  return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv);
+}
+
 bool bitwise_equal(const Outputs& a, const Outputs& b) {
   return same_bits(a.out, b.out) && same_bits(a.lse, b.lse);
 }

@@ -3,11 +3,13 @@
 // the exact reference under the bound of the kernel's own declared precision model.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "problem/buffers.h"
 #include "problem/case.h"
+#include "core/isa.h"
 #include "problem/kernel.h"
 
 namespace attnv::core::testing {
@@ -32,7 +34,16 @@ Problem feature_variant(int variant, std::int64_t tq, std::int64_t tk, std::int6
 // small values, some -inf; kv_len: random in [0, Tk]), rounded to the storage dtype.
 Case random_case(const Problem& p, std::uint64_t seed);
 
+// c with a normal(0, 1) dout (rounded to the storage dtype), for the backward.
+Case with_dout(Case c, std::uint64_t seed);
+
+// The ISA paths (core/isa.h) this CPU runs, portable first, widest last: tests that cover
+// every path loop over these (the others cannot run here; isa_test.cpp says which are missing).
+std::vector<Isa> runnable_isas();
+
 // Bitwise equality of two kernel outputs (NaN-free by construction of the cases).
 bool bitwise_equal(const Outputs& a, const Outputs& b);
+// Bitwise equality of dQ, dK and dV.
+bool same_gradients(const Outputs& a, const Outputs& b);
 
 }  // namespace attnv::core::testing

@@ -218,8 +218,8 @@ TEST(CoreDecode, NonFiniteHiddenKeysDoNotLeak) {
 TEST(CoreDecode, PortablePathWithinBound) {
   for (DType t : {DType::f32, DType::f16}) {
     const Case full = decode_case(t, 8, 2, 1, 300, {299, 120}, 41, 32, 32);
-    CoreKernel whole({.threads = 2, .portable_only = true, .decode_split_keys = -1});
-    CoreKernel split({.threads = 2, .portable_only = true, .decode_split_keys = 64});
+    CoreKernel whole({.threads = 2, .isa = Isa::portable, .decode_split_keys = -1});
+    CoreKernel split({.threads = 2, .isa = Isa::portable, .decode_split_keys = 64});
     EXPECT_TRUE(decode_within_bound(whole, full, Layout::bhtd)) << dtype_name(t);
     EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd)) << dtype_name(t);
   }

@@ -11,6 +11,7 @@
 namespace attnv::core {
 namespace {
 
+using testing::runnable_isas;
 using testing::forward_within_bound;
 
 struct FamilyParam {
@@ -38,11 +39,13 @@ TEST_P(CoreFamilies, MediumCaseWithinBound) {
   EXPECT_TRUE(forward_within_bound(core, c, Layout::gapped));
 }
 
-// The portable micro-kernels (the fallback without AVX2) on the same small cases.
-TEST_P(CoreFamilies, PortablePathWithinBound) {
-  CoreKernel core({.threads = 0, .portable_only = true});
+// Every ISA path this CPU runs (the tests above take the widest) on the same small cases.
+TEST_P(CoreFamilies, EveryIsaPathWithinBound) {
   const Case c = gen::make_case(GetParam().family, 5, {GetParam().dtype, gen::Size::small, false, true});
-  EXPECT_TRUE(forward_within_bound(core, c, Layout::bthd));
+  for (Isa isa : runnable_isas()) {
+    CoreKernel core({.threads = 0, .isa = isa});
+    EXPECT_TRUE(forward_within_bound(core, c, Layout::bthd)) << isa_name(isa);
+  }
 }
 
 std::vector<FamilyParam> all_params() {

@@ -15,6 +15,7 @@
 namespace attnv::core {
 namespace {
 
+using testing::runnable_isas;
 using testing::bitwise_equal;
 using testing::forward_within_bound;
 using testing::random_case;
@@ -100,8 +101,8 @@ TEST(CoreEdges, FullyMaskedRowsExact) {
 // by the conformance suite, requirement R6).
 TEST(CoreEdges, HiddenNonFiniteValuesIgnored) {
   for (DType t : {DType::f32, DType::f64})
-    for (bool portable : {false, true}) {
-      CoreKernel core({.threads = 0, .portable_only = portable});
+    for (Isa isa : runnable_isas()) {
+      CoreKernel core({.threads = 0, .isa = isa});
       Problem p = make_problem(70, 90, t);
       p.has_mask = true;
       p.causal = true;
@@ -120,7 +121,7 @@ TEST(CoreEdges, HiddenNonFiniteValuesIgnored) {
       }
       CaseBuffers buf(c, Layout::bhtd, false);
       core.forward(c.problem, buf.views());
-      EXPECT_TRUE(bitwise_equal(buf.outputs(), ref_masked)) << dtype_name(t) << (portable ? " portable" : " default");
+      EXPECT_TRUE(bitwise_equal(buf.outputs(), ref_masked)) << dtype_name(t) << ' ' << isa_name(isa);
     }
 }
 
