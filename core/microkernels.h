@@ -28,7 +28,9 @@ inline constexpr std::int64_t kDkPad = 8;
 inline constexpr std::int64_t kPanel = 16;  // columns per V panel
 
 // Element (c, d) of a panel-major V tile.
-inline std::int64_t panel_index(std::int64_t c, std::int64_t d, std::int64_t ldv) {
+// Internal linkage (static), like avx2_hsum.h: files compiled with different -m flags include
+// this header, and an inline function they share could be kept from the widest one's copy.
+static inline std::int64_t panel_index(std::int64_t c, std::int64_t d, std::int64_t ldv) {
   return (d / kPanel) * ldv + c * kPanel + d % kPanel;
 }
 
@@ -89,7 +91,7 @@ const MicroKernels<float>& kernels_f32(Isa isa);
 std::uint16_t f32_to_f16_bits(float x);
 std::uint16_t f32_to_bf16_bits(float x);
 float f16_bits_to_f32(std::uint16_t h);
-inline float bf16_bits_to_f32(std::uint16_t h) {
+static inline float bf16_bits_to_f32(std::uint16_t h) {
   const std::uint32_t u = std::uint32_t{h} << 16;
   float f;
   __builtin_memcpy(&f, &u, 4);

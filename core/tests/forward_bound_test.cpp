@@ -56,9 +56,9 @@ std::vector<FamilyParam> all_params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFamilies, CoreFamilies, ::testing::ValuesIn(all_params()),
-                         [](const ::testing::TestParamInfo<FamilyParam>& info) {
-                           return std::string(gen::family_name(info.param.family)) + "_" +
-                                  std::string(dtype_name(info.param.dtype));
+                         [](const ::testing::TestParamInfo<FamilyParam>& p) {
+                           return std::string(gen::family_name(p.param.family)) + "_" +
+                                  std::string(dtype_name(p.param.dtype));
                          });
 
 }  // namespace
