@@ -96,6 +96,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (the core's benchmark uses 2)")
     ap.add_argument("--d", type=int, nargs="+", default=[128, 64], choices=[128, 64])
     ap.add_argument("--causal", type=int, nargs="+", default=[0, 1], choices=[0, 1])
+    ap.add_argument("--isa", type=int, default=0, choices=[0, 1, 2, 3],
+                    help="the core's ISA path (BM_CoreForward's fifth argument): 0 the default (ATTNV_CORE_ISA or the widest), 1 portable, 2 avx2, 3 avx512")
     ap.add_argument("--json", help="also write the medians to this file")
     a = ap.parse_args()
 
@@ -118,7 +120,7 @@ def main():
         for D in a.d:
             for causal in a.causal:
                 models = write_models(tmp, D, causal)
-                samples, shares = {"core": []}, []
+                samples, shares, core_label = {"core": []}, [], "core"
                 samples.update({m: [] for m in models})
                 for r in range(a.rounds):
                     # Rotate the order each round so no contender always runs first.
@@ -126,10 +128,11 @@ def main():
                     order = order[r % len(order):] + order[:r % len(order)]
                     for who in order:
                         if who == "core":
-                            b = core_bench(bench, "^BM_CoreForward/%d/%d/%d/%d/" % (F32, T, D, causal))
+                            b = core_bench(bench, "^BM_CoreForward/%d/%d/%d/%d/%d/" % (F32, T, D, causal, a.isa))
                             wall = b["real_time"] * {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
                             samples["core"].append((wall, gflop(D, causal) / b["cpu_useful_GFLOPs"]))
                             shares.append(b["cpu_useful_peak_share"])
+                            core_label = b.get("label", "").split()[-1] if b.get("label") else "core"
                         else:
                             path, shape = models[who]
                             for c in ort_calls(node, a.modules, path, shape, a.threads, a.ort_runs):
@@ -138,8 +141,8 @@ def main():
                 share = statistics.median(shares)  # against the widest ISA's peak (BM_CoreForward's own counter)
                 rows.append({"D": D, "causal": causal, "median_wall_cpu_s": med, "core_cpu_peak_share": share})
                 core_wall, core_cpu = med["core"]
-                line = "f32 T=%d D=%d %-6s core %7.1f ms (%.0f useful GFLOP/s per CPU s, %.2f of the peak)" % (
-                    T, D, "causal" if causal else "full", core_wall * 1e3, gflop(D, causal) / core_cpu, share)
+                line = "f32 T=%d D=%d %-6s core (%s) %7.1f ms (%.0f useful GFLOP/s per CPU s, %.2f of the peak)" % (
+                    T, D, "causal" if causal else "full", core_label, core_wall * 1e3, gflop(D, causal) / core_cpu, share)
                 for m in sorted(models):
                     w, c = med[m]
                     line += "\n    onnxruntime %-18s %7.1f ms: core speed / its speed %.2f per wall s, %.2f per CPU s" % (
