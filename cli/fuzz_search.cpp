@@ -81,7 +81,7 @@ void searcher(int index, const conformance::KernelFactory& make, const SearchOpt
       sh.execs.fetch_add(1, std::memory_order_relaxed);
       if (!v.judged) {
         sh.skipped.fetch_add(1, std::memory_order_relaxed);
-        if (v.skipped_why.rfind("the kernel declined the case", 0) == 0) sh.declined.fetch_add(1, std::memory_order_relaxed);
+        if (v.declined) sh.declined.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
       if (v.finding) {

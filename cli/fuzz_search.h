@@ -32,7 +32,7 @@ struct SearchStatus {
   double seconds = 0;
   std::int64_t execs = 0;       // inputs run (skipped ones included)
   std::int64_t skipped = 0;     // declined by the reference or the kernel
-  std::int64_t declined = 0;    // of those, declined by the kernel (its supports(), or InputError in process)
+  std::int64_t declined = 0;    // of those, declined by the kernel's supports()
   std::size_t corpus = 0;       // inputs kept, over all searchers
   std::size_t buckets = 0;      // signal buckets reached, union over searchers
   double best_ratio = 0;        // highest worst error/threshold ratio of a passing input

@@ -1,6 +1,5 @@
 #include "problem/support_guard.h"
 
-#include "problem/error.h"
 #include "problem/kernel_fault.h"
 
 namespace attnv {
@@ -9,7 +8,6 @@ void SupportGuard::ask(const Problem& p, KernelOp op) {
   const Support s = k_.supports(p, op);
   if (on_call) on_call(p, op, s);
   if (s.ok) return;
-  ++declined_;
   throw KernelDeclined(s.why);
 }
 

@@ -28,7 +28,6 @@ class SupportGuard final : public Kernel {
   void backward(const Problem& p, const KernelViews& v) override;
   void decode(const Problem& p, const DecodeViews& v) override;
 
-  long declined() const { return declined_; }  // calls declined so far
   // Told of every call before it is made or declined (s: the kernel's answer): what a judge
   // needs to say which problems the kernel actually computed.
   std::function<void(const Problem& p, KernelOp op, const Support& s)> on_call;
@@ -37,7 +36,6 @@ class SupportGuard final : public Kernel {
   void ask(const Problem& p, KernelOp op);
   std::unique_ptr<Kernel> owned_;  // before k_: it may be what k_ refers to
   Kernel& k_;
-  long declined_ = 0;
 };
 
 }  // namespace attnv

@@ -168,6 +168,7 @@ Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions&
     j = judge::judge_call(k, judged, layout, *ref, jo);
   } catch (const KernelDeclined& e) {  // its supports() declined the case: skipped, and counted
     v.skipped_why = std::string("the kernel declined the case: ") + e.why();
+    v.declined = true;
     return v;
   }
   v.judged = true;

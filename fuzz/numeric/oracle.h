@@ -48,6 +48,7 @@ struct Finding {
 struct Verdict {
   bool judged = false;       // false: skipped (the reference or the kernel's supports() declined the case)
   std::string skipped_why;
+  bool declined = false;     // skipped because the kernel's supports() declined the case
   bool backward = false;     // the backward was part of the run
   std::optional<Finding> finding;
   Outputs exact;             // the reference's outputs (when judged)

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "problem/claim_table.h"
 #include "problem/error.h"
 #include "problem/kernel_fault.h"
 #include "problem/support_guard.h"
@@ -494,24 +495,14 @@ bool ConformanceReport::ok() const {
 }
 
 std::vector<std::string> features_used(const Problem& p, const Capabilities& claims) {
-  // Each claimable flag withdrawn in turn from claims that otherwise hold everything: the problem
-  // uses the feature when unsupported() then names it. The names and the rules stay those of
-  // Capabilities::unsupported, written once.
-  static constexpr bool Capabilities::*kFlags[] = {
-      &Capabilities::gqa,    &Capabilities::causal_top_left, &Capabilities::causal_bottom_right,
-      &Capabilities::window, &Capabilities::mask,            &Capabilities::bias,
-      &Capabilities::kv_len, &Capabilities::softcap,         &Capabilities::custom_scale};
-  Capabilities all;
-  all.dtypes = {p.dtype};
-  for (auto flag : kFlags) all.*flag = true;
+  // The claim table's names for what the problem uses (the names unsupported() reports), for
+  // the claims the kernel makes.
   std::vector<std::string> used;
   if (std::find(claims.dtypes.begin(), claims.dtypes.end(), p.dtype) != claims.dtypes.end())
     used.push_back("dtype " + std::string(dtype_name(p.dtype)));
-  for (auto flag : kFlags) {
-    if (!(claims.*flag)) continue;
-    Capabilities without = all;
-    without.*flag = false;
-    if (std::string why = without.unsupported(p); !why.empty() && std::find(used.begin(), used.end(), why) == used.end())
+  for (const ClaimInfo& c : kClaims) {
+    if (!c.used_by || !(claims.*c.member)) continue;
+    if (const std::string why(c.used_by(p)); !why.empty() && std::find(used.begin(), used.end(), why) == used.end())
       used.push_back(why);
   }
   return used;
