@@ -260,11 +260,13 @@ void BM_CoreForward(benchmark::State& state) {
 
 // Backward: the forward once (its O and LSE are the backward's inputs), then timed backward
 // calls. FLOPs: the conventional 2.5 x the forward's count (five products: S, dP, dV, dK, dQ),
-// although this implementation recomputes S and dP in its dQ pass (seven products).
+// which is what the one-pass driver computes; two passes recompute S and dP (seven products).
+// The fifth argument: 0 lets the core choose (one pass at this shape), 2 forces two passes.
 void BM_CoreBackward(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const std::int64_t T = state.range(1), D = state.range(2);
   const bool causal = state.range(3) != 0;
+  const int passes = static_cast<int>(state.range(4));
   const Problem p = bench_problem(dtype, T, D, causal);
   Buffers b;
   make_buffers(p, b);
@@ -274,7 +276,7 @@ void BM_CoreBackward(benchmark::State& state) {
   b.views.dq = fill(b.dq, p.dtype, {s.B, s.Hq, s.Tq, s.Dk}, 4, nullptr);
   b.views.dk = fill(b.dk, p.dtype, {s.B, s.Hkv, s.Tk, s.Dk}, 4, nullptr);
   b.views.dv = fill(b.dv, p.dtype, {s.B, s.Hkv, s.Tk, s.Dv}, 4, nullptr);
-  core::CoreKernel kernel({.threads = kThreads});
+  core::CoreKernel kernel({.threads = kThreads, .backward_passes = passes});
   kernel.forward(p, b.views);
   const Rate peak = peak_gflops();
 
@@ -290,7 +292,8 @@ void BM_CoreBackward(benchmark::State& state) {
   set_counters(state, 2.5 * gflop_per_pair(p) * pairs(p, false),
                2.5 * gflop_per_pair(p) * pairs(p, true), seconds, cpu_seconds, peak);
   state.SetLabel(std::string(dtype_name(dtype)) + (causal ? " causal" : " full") + " D=" +
-                 std::to_string(D) + " T=" + std::to_string(T) + " backward");
+                 std::to_string(D) + " T=" + std::to_string(T) + " backward" +
+                 (passes == 2 ? " (two passes)" : ""));
 }
 
 // Every dtype, D and mask on the default path (the widest), then f32 non-causal on each path.
@@ -305,10 +308,12 @@ void forward_args(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_CoreForward)->Apply(forward_args)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->MinTime(1.0);
 
-// f32, D = 128, non-causal and causal.
+// f32, D = 128, non-causal and causal; then non-causal with two passes forced (the driver of
+// shapes with few (batch, KV head) pairs).
 BENCHMARK(BM_CoreBackward)
-    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 0})
-    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 1})
+    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 0, 0})
+    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 1, 0})
+    ->Args({static_cast<std::int64_t>(DType::f32), 4096, 128, 0, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 
 // ---- forward peak memory -----------------------------------------------------------------

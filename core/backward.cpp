@@ -8,6 +8,7 @@
 #include "core/backward_workspace.h"
 #include "core/microkernels.h"
 #include "core/tensor_io.h"
+#include "core/workspace.h"
 #include "problem/error.h"
 #include "util/parallel.h"
 
@@ -47,14 +48,36 @@ void row_stats(const ForwardParams& p, const MicroKernels<T>& mk, std::vector<T>
       threads);
 }
 
+// One pass: items (batch, KV head), each sweeping its key tiles in order with the G query heads'
+// dQ in one accumulator ([G][Tq][dk16]: 2 MiB per head at T = 4096, D = 128, f32).
 template <class T>
-void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions& opt) {
+void one_pass(const ForwardParams& p, const MicroKernels<T>& mk, const RowStats<T>& stats,
+              const ForwardOptions& opt) {
   const Shape& s = p.shape;
-  std::vector<T> lse(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
-  std::vector<T> dd(lse.size());
-  row_stats(p, mk, lse, dd, opt.threads);
-  const RowStats<T> stats{lse.data(), dd.data()};
+  const std::int64_t n_key_tiles = (s.Tk + kBwdKeys - 1) / kBwdKeys;
+  parallel_for(
+      s.B * s.Hkv,
+      [&](std::int64_t begin, std::int64_t end) {
+        BackwardWorkspace<T> ws(s.Dk, s.Dv);
+        AlignedArray<T> dq(p.group * s.Tq * ws.dk16);
+        for (std::int64_t bh = begin; bh < end; ++bh) {
+          std::fill(dq.get(), dq.get() + p.group * s.Tq * ws.dk16, T(0));
+          for (std::int64_t t = 0; t < n_key_tiles; ++t) {
+            const std::int64_t j0 = t * kBwdKeys;
+            const int n = static_cast<int>(std::min<std::int64_t>(kBwdKeys, s.Tk - j0));
+            kv_tile_backward(p, mk, ws, stats, opt.plant, bh / s.Hkv, bh % s.Hkv, j0, n, dq.get());
+          }
+          write_group_dq(p, mk, ws, bh / s.Hkv, bh % s.Hkv, dq.get());
+        }
+      },
+      opt.threads);
+}
 
+// Two passes (backward.h).
+template <class T>
+void two_passes(const ForwardParams& p, const MicroKernels<T>& mk, const RowStats<T>& stats,
+                const ForwardOptions& opt) {
+  const Shape& s = p.shape;
   const std::int64_t n_key_tiles = (s.Tk + kBwdKeys - 1) / kBwdKeys;
   parallel_for(
       s.B * s.Hkv * n_key_tiles,
@@ -82,6 +105,32 @@ void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions
         }
       },
       opt.threads);
+}
+
+// One pass does 10 of the 14 tile products of two passes, but its items are whole (batch, KV
+// head) pairs: it needs enough of them to keep every thread busy (whole rounds of items, or
+// enough that the last round hardly matters), and the dQ accumulator of a group in memory.
+bool use_one_pass(const Shape& s, std::size_t elem_bytes, const ForwardOptions& opt) {
+  if (opt.backward_passes != 0) return opt.backward_passes == 1;
+  const std::int64_t threads = opt.threads > 0 ? opt.threads : default_threads();
+  const std::int64_t items = s.B * s.Hkv;
+  const std::int64_t dq_bytes =
+      s.Hq / s.Hkv * s.Tq * ((s.Dk + kPanel - 1) / kPanel * kPanel) * static_cast<std::int64_t>(elem_bytes);
+  const bool balanced = items % threads == 0 || items >= 4 * threads;
+  return balanced && dq_bytes <= (std::int64_t{256} << 20);
+}
+
+template <class T>
+void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions& opt) {
+  const Shape& s = p.shape;
+  std::vector<T> lse(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
+  std::vector<T> dd(lse.size());
+  row_stats(p, mk, lse, dd, opt.threads);
+  const RowStats<T> stats{lse.data(), dd.data()};
+  if (use_one_pass(s, sizeof(T), opt))
+    one_pass(p, mk, stats, opt);
+  else
+    two_passes(p, mk, stats, opt);
 }
 
 }  // namespace

@@ -157,12 +157,25 @@ void write_rows(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, s
   }
 }
 
+// dQ rows of a tile += dS K (K in ws.kp()). A hidden key's K may hold NaN/inf: on such tiles
+// zero weights are skipped (0 * inf = NaN), rounding every other term exactly like the pv kernel.
+template <class T>
+void add_dq(const MicroKernels<T>& mk, const BackwardWorkspace<T>& ws, TileKind kind, bool k_finite,
+            int rows, int n, T* acc) {
+  using WS = BackwardWorkspace<T>;
+  if (kind == TileKind::partial && !k_finite)
+    pv_skipping_hidden(ws.ds(), WS::lds, rows, ws.ones(), ws.kp(), WS::ldkp, n, ws.dk16, acc,
+                       ws.dk16, mk.pv_fused);
+  else
+    mk.pv(ws.ds(), WS::lds, rows, ws.ones(), ws.kp(), WS::ldkp, n, ws.dk16, acc, ws.dk16);
+}
+
 }  // namespace
 
 template <class T>
 void kv_tile_backward(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWorkspace<T>& ws,
                       const RowStats<T>& stats, BackwardPlant plant, std::int64_t b,
-                      std::int64_t hkv, std::int64_t j0, int n) {
+                      std::int64_t hkv, std::int64_t j0, int n, T* dq_acc) {
   using WS = BackwardWorkspace<T>;
   T* acc_k = ws.acc_k();
   T* acc_v = ws.acc_v();
@@ -172,6 +185,7 @@ void kv_tile_backward(const ForwardParams& p, const MicroKernels<T>& mk, Backwar
   const bool per_element = p.has_mask || p.has_bias;
   KeyRange* ranges = ws.ranges();
   bool loaded = false;
+  bool k_finite = true;
   // Keys at or past kv_len are padding: their gradients stay 0 and their K, V are never read.
   if (j0 < kv_len)
     for (std::int64_t h = hkv * p.group; h < (hkv + 1) * p.group; ++h)
@@ -180,11 +194,20 @@ void kv_tile_backward(const ForwardParams& p, const MicroKernels<T>& mk, Backwar
         for (int r = 0; r < rows; ++r) ranges[r] = row_key_range(p, kv_len, i0 + r);
         const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, per_element);
         if (kind == TileKind::skip) continue;
-        if (!loaded) load_key_tile(p, mk, ws, b, hkv, j0, n);
+        if (!loaded) {
+          load_key_tile(p, mk, ws, b, hkv, j0, n);
+          if (dq_acc != nullptr) {
+            transposed_to_panels(ws.kt(), WS::ldk, ws.dk8, n, ws.dk16, WS::ldkp, ws.kp());
+            k_finite = all_finite(ws.kp(), n, ws.dk16, WS::ldkp);
+          }
+        }
         loaded = true;
         load_query_tile(p, mk, ws, b, h, i0, rows, true);
         const std::int64_t at = row_index(p, b, h, i0);
         tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, b, h, i0, rows, j0, n);
+        if (dq_acc != nullptr)
+          add_dq(mk, ws, kind, k_finite, rows, n,
+                 dq_acc + ((h - hkv * p.group) * p.shape.Tq + i0) * ws.dk16);
         if (p.dropout.active()) dropout_weights(p, b, h, i0, rows, j0, n, ws.s(), WS::lds);
         transpose(ws.s(), WS::lds, rows, n, ws.pt(), WS::ldt);
         transpose(ws.ds(), WS::lds, rows, n, ws.dst(), WS::ldt);
@@ -211,36 +234,54 @@ void query_tile_dq(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWo
   const KeyRange hull = block_key_hull(ranges, rows);
   if (!hull.empty()) load_query_tile(p, mk, ws, b, h, i0, rows, false);
   const std::int64_t at = row_index(p, b, h, i0);
-  for (std::int64_t j0 = hull.lo; j0 < hull.hi; j0 += kBwdKeys) {
-    const int n = static_cast<int>(std::min<std::int64_t>(kBwdKeys, hull.hi - j0));
+  // The key tiles of pass 1 (multiples of kBwdKeys, clipped to Tk), those the hull touches, in
+  // order: each dQ row then sums exactly the terms one_pass sums, in the same order, so both
+  // drivers give the same bits.
+  for (std::int64_t j0 = hull.lo / kBwdKeys * kBwdKeys; j0 < hull.hi; j0 += kBwdKeys) {
+    const int n = static_cast<int>(std::min<std::int64_t>(kBwdKeys, p.shape.Tk - j0));
     const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
     if (kind == TileKind::skip) continue;
     load_key_tile(p, mk, ws, b, hkv, j0, n);
     transposed_to_panels(ws.kt(), WS::ldk, ws.dk8, n, ws.dk16, WS::ldkp, ws.kp());
     tile_gradients(p, mk, ws, ranges, kind, stats.lse + at, stats.d + at, plant, b, h, i0, rows, j0, n);
-    // dQ += dS K. A hidden key's K may hold NaN/inf: on such tiles zero weights are skipped
-    // (0 * inf = NaN), rounding every other term exactly like the pv kernel.
-    if (kind == TileKind::partial && !all_finite(ws.kp(), n, ws.dk16, WS::ldkp))
-      pv_skipping_hidden(ws.ds(), WS::lds, rows, ws.ones(), ws.kp(), WS::ldkp, n, ws.dk16, acc,
-                         ws.dk16, mk.pv_fused);
-    else
-      mk.pv(ws.ds(), WS::lds, rows, ws.ones(), ws.kp(), WS::ldkp, n, ws.dk16, acc, ws.dk16);
+    add_dq(mk, ws, kind, kind != TileKind::partial || all_finite(ws.kp(), n, ws.dk16, WS::ldkp),
+           rows, n, acc);
   }
   write_rows(mk, p.views.dq, b, h, i0, rows, p.shape.Dk, acc, ws.dk16, static_cast<T>(p.scale),
              ws.row());
 }
 
+template <class T>
+void write_group_dq(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWorkspace<T>& ws,
+                    std::int64_t b, std::int64_t hkv, const T* dq_acc) {
+  for (std::int64_t g = 0; g < p.group; ++g)
+    for (std::int64_t i0 = 0; i0 < p.shape.Tq; i0 += kBwdRows) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(kBwdRows, p.shape.Tq - i0));
+      write_rows(mk, p.views.dq, b, hkv * p.group + g, i0, rows, p.shape.Dk,
+                 dq_acc + (g * p.shape.Tq + i0) * ws.dk16, ws.dk16, static_cast<T>(p.scale), ws.row());
+    }
+}
+
 template void kv_tile_backward<float>(const ForwardParams&, const MicroKernels<float>&,
                                       BackwardWorkspace<float>&, const RowStats<float>&,
-                                      BackwardPlant, std::int64_t, std::int64_t, std::int64_t, int);
+                                      BackwardPlant, std::int64_t, std::int64_t, std::int64_t, int,
+                                      float*);
 template void kv_tile_backward<double>(const ForwardParams&, const MicroKernels<double>&,
                                        BackwardWorkspace<double>&, const RowStats<double>&,
-                                       BackwardPlant, std::int64_t, std::int64_t, std::int64_t, int);
+                                       BackwardPlant, std::int64_t, std::int64_t, std::int64_t, int,
+                                       double*);
 template void query_tile_dq<float>(const ForwardParams&, const MicroKernels<float>&,
                                    BackwardWorkspace<float>&, const RowStats<float>&, BackwardPlant,
                                    std::int64_t, std::int64_t, std::int64_t, int);
 template void query_tile_dq<double>(const ForwardParams&, const MicroKernels<double>&,
                                     BackwardWorkspace<double>&, const RowStats<double>&,
                                     BackwardPlant, std::int64_t, std::int64_t, std::int64_t, int);
+
+template void write_group_dq<float>(const ForwardParams&, const MicroKernels<float>&,
+                                    BackwardWorkspace<float>&, std::int64_t, std::int64_t,
+                                    const float*);
+template void write_group_dq<double>(const ForwardParams&, const MicroKernels<double>&,
+                                     BackwardWorkspace<double>&, std::int64_t, std::int64_t,
+                                     const double*);
 
 }  // namespace attnv::core

@@ -23,6 +23,9 @@ struct ForwardOptions {
   // splits, > 0 splits the keys into chunks of this many (rounded up to a key tile). Tests and
   // benchmarks use it; the result never depends on the thread count either way.
   std::int64_t decode_split_keys = 0;
+  // Backward only (core/backward.h): 0 chooses one pass or two from the shape and the threads,
+  // 1 or 2 forces it (tests and benchmarks; the bits are the same either way).
+  int backward_passes = 0;
 };
 
 void forward(const ForwardParams& p, const ForwardOptions& opt);

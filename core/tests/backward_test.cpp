@@ -125,6 +125,28 @@ TEST(CoreBackward, BitwiseDeterministicAcrossRunsAndThreads) {
   }
 }
 
+// The one-pass and the two-pass drivers (backward.h) sum every element's terms in the same
+// order: the same bits on every feature variant (multi-tile, GQA and MQA, windows, masks, kv_len
+// with rows that see nothing), and the one pass within the bound on its own.
+TEST(CoreBackward, OnePassAndTwoPassesGiveTheSameBits) {
+  std::uint64_t seed = 700;
+  for (Isa isa : runnable_isas())
+    for (DType t : kDtypes)
+      for (int variant = 0; variant < kFeatureVariants; ++variant) {
+        const Problem p = feature_variant(variant, 130, 150, 20, t);  // 3 query tiles, 3 key tiles
+        ++seed;
+        const Case c = with_dout(random_case(p, seed), seed);
+        CoreKernel one({.threads = 0, .isa = isa, .backward_passes = 1});
+        CoreKernel two({.threads = 0, .isa = isa, .backward_passes = 2});
+        const Outputs a = run_backward(one, c, Layout::bhtd);
+        EXPECT_TRUE(same_gradients(a, run_backward(two, c, Layout::bhtd)))
+            << "variant " << variant << ' ' << dtype_name(t) << ' ' << isa_name(isa);
+        if (variant % 3 == static_cast<int>(t) % 3) {
+          EXPECT_TRUE(matches(one, c, Layout::gapped)) << "variant " << variant << ' ' << dtype_name(t);
+        }
+      }
+}
+
 // Rows with no visible key (kv_len 0 for a batch, bottom-right with Tq > kv_len, an empty mask
 // row): their dQ is exactly 0, keys no row sees get dK = dV = 0, nothing is NaN.
 TEST(CoreBackward, FullyMaskedRowsGiveZeroGradients) {
