@@ -36,8 +36,12 @@ PrecisionModel model_from(const json& m, DType storage, const std::string& where
       if (!v.is_number() || !(v.get<double>() >= 0.5 && v.get<double>() <= 1e6))
         throw InputError(at + ": expected a number in [0.5, 1e6]");
       p.exp_ulps = v.get<double>();
-    } else {
-      throw InputError(at + ": unknown key (accum, p_dtype, out, block, exp_ulps)");
+    } else if (key == "dot") p.dot = dtype_of(v, at);
+    else if (key == "score") p.score = dtype_of(v, at);
+    else if (key == "softmax") p.softmax = dtype_of(v, at);
+    else if (key == "pv") p.pv = dtype_of(v, at);
+    else {
+      throw InputError(at + ": unknown key (accum, p_dtype, out, block, exp_ulps, dot, score, softmax, pv)");
     }
   }
   if (!p_given) p.p_dtype = p.accum;  // P stays in the accumulator unless said otherwise
@@ -155,10 +159,16 @@ std::string claims_to_json(const Claims& c) {
   for (DType d : c.caps.dtypes) j["dtypes"].push_back(dtype_name(d));
   for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.caps.*f.member;
   j["precision"] = json::object();
-  for (const auto& [d, m] : c.precision)
-    j["precision"][std::string(dtype_name(d))] = {{"accum", dtype_name(m.accum)}, {"p_dtype", dtype_name(m.p_dtype)},
-                                                  {"out", dtype_name(m.out)}, {"block", m.block},
-                                                  {"exp_ulps", m.exp_ulps}};
+  for (const auto& [d, m] : c.precision) {
+    json& jm = j["precision"][std::string(dtype_name(d))];
+    jm = {{"accum", dtype_name(m.accum)}, {"p_dtype", dtype_name(m.p_dtype)},
+          {"out", dtype_name(m.out)}, {"block", m.block}, {"exp_ulps", m.exp_ulps}};
+    // Stages only where declared: a claims file without them means "all in accum".
+    const std::pair<const char*, const std::optional<DType>*> stages[] = {
+        {"dot", &m.dot}, {"score", &m.score}, {"softmax", &m.softmax}, {"pv", &m.pv}};
+    for (const auto& [name, t] : stages)
+      if (*t) jm[name] = dtype_name(**t);
+  }
   return j.dump();
 }
 

@@ -22,6 +22,10 @@ Capabilities EmulatedKernel::capabilities() const {
 PrecisionModel EmulatedKernel::precision(DType storage) const {
   PrecisionModel m = PrecisionModel::natural(storage, opt_.structure == emulated::Structure::tiled ? opt_.block : 0);
   if (opt_.p_rounded) m.p_dtype = storage == DType::f64 ? DType::f32 : storage;
+  m.dot = opt_.dot;
+  m.score = opt_.score;
+  m.softmax = opt_.softmax;
+  m.pv = opt_.pv;
   return m;
 }
 

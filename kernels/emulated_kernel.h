@@ -3,6 +3,7 @@
 // exactly) put behind attnv::Kernel, so the properties can run on them like on any other
 // kernel: the views are read into a Case, emulated::forward/backward runs, the outputs are
 // written back through the views.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct EmulatedOptions {
   emulated::Structure structure = emulated::Structure::naive;
   std::int64_t block = 0;   // tiled key block (0: one block)
   bool p_rounded = false;   // P rounded to the storage dtype (f64: f32) before P.V
+  // Stages computed in their own dtype, declared in the precision model (PrecisionModel's
+  // dot, score, softmax, pv; unset: the accumulator).
+  std::optional<DType> dot, score, softmax, pv;
   emulated::Bugs bugs;
   std::vector<DType> dtypes;  // the storage dtypes it claims; empty: all four
 };

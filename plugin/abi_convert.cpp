@@ -1,6 +1,7 @@
 #include "abi_convert.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "problem/buffers.h"
@@ -229,6 +230,18 @@ attnv_precision precision_to_abi(const PrecisionModel& m) {
   a.block = m.block;
   a.exp_ulps = m.exp_ulps;
   a.struct_size = sizeof(attnv_precision);
+  auto stage = [](const std::optional<DType>& t) { return t ? dtype_to_abi(*t) : ATTNV_STAGE_AS_ACCUM; };
+  a.dot = stage(m.dot);
+  a.score = stage(m.score);
+  a.softmax = stage(m.softmax);
+  a.pv = stage(m.pv);
+  return a;
+}
+
+attnv_precision precision_request() {
+  attnv_precision a{};
+  a.struct_size = sizeof(attnv_precision);
+  a.dot = a.score = a.softmax = a.pv = ATTNV_STAGE_AS_ACCUM;
   return a;
 }
 
@@ -249,6 +262,18 @@ PrecisionModel precision_from_abi(const attnv_precision& a, DType storage, const
     throw InputError(where + " has exp_ulps = " + std::to_string(a.exp_ulps) + " (must be finite and >= 0)");
   m.block = a.block;
   m.exp_ulps = a.exp_ulps;
+  // The stages (later fields): absent from a struct a plugin declared smaller, never written by
+  // a plugin built before them (attnv set them to ATTNV_STAGE_AS_ACCUM).
+  auto stage = [&](std::int32_t code, const char* field) -> std::optional<DType> {
+    if (code == ATTNV_STAGE_AS_ACCUM) return std::nullopt;
+    return dt(code, field);
+  };
+  if (a.struct_size >= offsetof(attnv_precision, pv) + sizeof(a.pv)) {
+    m.dot = stage(a.dot, "dot");
+    m.score = stage(a.score, "score");
+    m.softmax = stage(a.softmax, "softmax");
+    m.pv = stage(a.pv, "pv");
+  }
   return m;
 }
 

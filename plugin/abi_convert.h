@@ -46,6 +46,8 @@ Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes);
 inline bool claims_decode(std::uint32_t caps) { return (caps & ATTNV_CAP_DECODE) != 0; }
 
 attnv_precision precision_to_abi(const PrecisionModel& m);
+// What attnv passes to a plugin's precision(): struct_size set, every stage ATTNV_STAGE_AS_ACCUM.
+attnv_precision precision_request();
 // InputError naming `who` when a dtype is not f64/f32/f16/bf16, block < 0 or exp_ulps is not a
 // finite non-negative number.
 PrecisionModel precision_from_abi(const attnv_precision& m, DType storage, const std::string& who);

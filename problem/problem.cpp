@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
+#include "problem/error.h"
 #include "problem/precision.h"
 
 namespace attnv {
@@ -55,12 +57,41 @@ PrecisionModel PrecisionModel::natural(DType storage, std::int64_t block) {
   return m;
 }
 
+bool PrecisionModel::staged() const {
+  return dot_dtype() != accum || score_dtype() != accum || softmax_dtype() != accum ||
+         pv_dtype() != accum;
+}
+
+PrecisionModel PrecisionModel::unstaged() const {
+  PrecisionModel m = *this;
+  bool f16 = accum == DType::f16, bf16 = accum == DType::bf16;
+  for (DType t : {dot_dtype(), score_dtype(), softmax_dtype(), pv_dtype()}) {
+    f16 = f16 || t == DType::f16;
+    bf16 = bf16 || t == DType::bf16;
+    if (mantissa_bits(t) < mantissa_bits(m.accum)) m.accum = t;
+  }
+  // bf16 has the fewer bits, f16 the narrower range (its underflow and overflow): neither
+  // covers the other.
+  if (f16 && bf16)
+    throw InputError("precision model " + describe(*this) +
+                     ": stages in both f16 and bf16 have no one-dtype model that covers them");
+  m.dot = m.score = m.softmax = m.pv = std::nullopt;
+  return m;
+}
+
 std::string describe(const PrecisionModel& m) {
   std::ostringstream o;
   o << "storage=" << dtype_name(m.storage) << " accum=" << dtype_name(m.accum)
     << " p=" << dtype_name(m.p_dtype) << " out=" << dtype_name(m.out);
   if (m.block > 0) o << " block=" << m.block; else o << " single-pass";
   if (m.exp_ulps != 2) o << " exp_ulps=" << m.exp_ulps;
+  // Only the stages that differ from accum.
+  const std::pair<const char*, DType> stages[] = {{"dot", m.dot_dtype()},
+                                                  {"score", m.score_dtype()},
+                                                  {"softmax", m.softmax_dtype()},
+                                                  {"pv", m.pv_dtype()}};
+  for (const auto& [name, t] : stages)
+    if (t != m.accum) o << ' ' << name << '=' << dtype_name(t);
   return o.str();
 }
 

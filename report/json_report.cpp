@@ -44,6 +44,10 @@ Json kernel(const KernelInfo& k) {
                              {"out", dt(m.out)},
                              {"block", m.block},
                              {"exp_ulps", real(m.exp_ulps)},
+                             {"dot", dt(m.dot_dtype())},
+                             {"score", dt(m.score_dtype())},
+                             {"softmax", dt(m.softmax_dtype())},
+                             {"pv", dt(m.pv_dtype())},
                              {"description", describe(m)}});
   return Json{{"spec", k.spec},
               {"name", k.name},

@@ -75,12 +75,14 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   const std::string every = R"("gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true,
       "mask": true, "bias": true, "kv_len": true, "custom_scale": true, "lse": true)";
   const Claims c = read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,
-      "precision": {"bf16": {"p_dtype": "bf16", "block": 64}}})"), {DType::bf16});
+      "precision": {"bf16": {"p_dtype": "bf16", "block": 64, "pv": "bf16"}}})"), {DType::bf16});
   EXPECT_TRUE(c.caps.backward);
   EXPECT_FALSE(c.caps.softcap);
   EXPECT_TRUE(c.caps.gqa);
   EXPECT_EQ(c.model(DType::bf16).p_dtype, DType::bf16);
   EXPECT_EQ(c.model(DType::bf16).block, 64);
+  EXPECT_EQ(c.model(DType::bf16).pv, DType::bf16);  // a stage (docs/semantics.md)
+  EXPECT_EQ(c.model(DType::bf16).dot, std::nullopt);
   const Claims back = claims_from_json(claims_to_json(c), "x", {});
   EXPECT_EQ(back.caps.dtypes, c.caps.dtypes);
   EXPECT_EQ(back.model(DType::bf16), c.model(DType::bf16));

@@ -12,8 +12,13 @@
 namespace attnv::emulated::detail {
 
 struct Arith {
-  DType acc = DType::f32;   // accumulator
-  DType pv_acc = DType::f32;  // the P.V accumulator (f16 under the bug)
+  DType acc = DType::f32;   // accumulator (the backward's arithmetic)
+  // The forward's stages (PrecisionModel's dot, score, softmax, pv; accum when unset).
+  DType dot = DType::f32;
+  DType score = DType::f32;
+  DType sm = DType::f32;
+  DType pv = DType::f32;     // the P.V products and the final division
+  DType pv_acc = DType::f32;  // the P.V accumulator's sums and rescales (f16 under the bug)
   DType p = DType::f32;     // P and dS before their products
   DType out = DType::f32;
   bool sloppy_exp = false;
@@ -24,9 +29,12 @@ struct Arith {
   double sub(double a, double b) const { return r(a - b); }
   double mul(double a, double b) const { return r(a * b); }
   double div(double a, double b) const { return r(a / b); }
-  double exp(double x) const;
+  double exp(double x) const { return exp_in(acc, x); }
   double log(double x) const { return r(std::log(x)); }
   double tanh(double x) const { return r(std::tanh(x)); }
+  // The same in a stage's dtype.
+  static double in(DType t, double x) { return round_to(t, x); }
+  double exp_in(DType t, double x) const;
   double to_p(double x) const { return round_to(p, x); }
   double to_out(double x) const { return truncate_output ? truncate_to(out, x) : round_to(out, x); }
 };

@@ -25,19 +25,20 @@ double naive_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t 
     t[jj] = logit(c, cfg, a, b, h, i, keys[jj]).t;
     m = std::max(m, t[jj]);
   }
+  const DType sm = a.sm;
   double l = 0;
   for (std::size_t jj = 0; jj < keys.size(); ++jj) {
-    t[jj] = a.exp(a.sub(t[jj], m));  // reuse: now the unnormalised weight
-    l = a.add(l, t[jj]);
+    t[jj] = a.exp_in(sm, Arith::in(sm, t[jj] - m));  // reuse: now the unnormalised weight
+    l = Arith::in(sm, l + t[jj]);
   }
   for (std::size_t jj = 0; jj < keys.size(); ++jj) {
-    const double pj = a.to_p(a.div(t[jj], l));
+    const double pj = a.to_p(Arith::in(sm, t[jj] / l));
     for (std::int64_t d = 0; d < s.Dv; ++d) {
-      const double prod = a.mul(pj, c.v[c.vi(b, hk, keys[jj], d)]);
+      const double prod = Arith::in(a.pv, Arith::in(a.pv, pj) * Arith::in(a.pv, c.v[c.vi(b, hk, keys[jj], d)]));
       acc[static_cast<std::size_t>(d)] = round_to(a.pv_acc, acc[static_cast<std::size_t>(d)] + prod);
     }
   }
-  return a.add(m, a.log(l));
+  return Arith::in(sm, m + Arith::in(sm, std::log(l)));
 }
 
 double tiled_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t b,
@@ -57,25 +58,27 @@ double tiled_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t 
       ++next;
     }
     if (t.empty()) continue;  // a fully hidden block is skipped, as FlashAttention does
+    const DType sm = a.sm;
     const double m_new = std::max(m, *std::max_element(t.begin(), t.end()));
     if (m_new > m && m != kNegInf) {
-      const double alpha = a.exp(a.sub(m, m_new));
-      l = a.mul(alpha, l);
-      for (double& x : acc) x = round_to(a.pv_acc, alpha * x);
+      const double alpha = a.exp_in(sm, Arith::in(sm, m - m_new));
+      l = Arith::in(sm, alpha * l);
+      for (double& x : acc) x = round_to(a.pv_acc, Arith::in(a.pv, alpha) * x);
     }
     m = m_new;
     for (std::size_t jj = 0; jj < t.size(); ++jj) {
-      const double e = a.exp(a.sub(t[jj], m));
-      l = a.add(l, e);
+      const double e = a.exp_in(sm, Arith::in(sm, t[jj] - m));
+      l = Arith::in(sm, l + e);
       const double pj = a.to_p(e);
       for (std::int64_t d = 0; d < s.Dv; ++d) {
-        const double prod = a.mul(pj, c.v[c.vi(b, hk, keys[first + jj], d)]);
+        const double prod =
+            Arith::in(a.pv, Arith::in(a.pv, pj) * Arith::in(a.pv, c.v[c.vi(b, hk, keys[first + jj], d)]));
         acc[static_cast<std::size_t>(d)] = round_to(a.pv_acc, acc[static_cast<std::size_t>(d)] + prod);
       }
     }
   }
-  for (double& x : acc) x = a.div(x, l);
-  return a.add(m, a.log(l));
+  for (double& x : acc) x = Arith::in(a.pv, x / l);
+  return Arith::in(a.sm, m + Arith::in(a.sm, std::log(l)));
 }
 
 }  // namespace

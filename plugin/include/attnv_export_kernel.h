@@ -8,7 +8,9 @@
 // every call. C++ exceptions never cross the ABI: a throwing call returns 1 and its what() is
 // the last_error text.
 #pragma once
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -50,7 +52,9 @@ int precision(int32_t storage, attnv_precision* model) {
   return guarded([&] {
     const std::optional<DType> d = dtype_from_abi(storage);
     if (!d) throw std::invalid_argument("precision: not a storage dtype: " + std::to_string(storage));
-    *model = precision_to_abi(state().kernel->precision(*d));
+    // Only the fields attnv's struct has (struct_size): an older attnv passes a shorter one.
+    const attnv_precision m = precision_to_abi(state().kernel->precision(*d));
+    std::memcpy(model, &m, std::min<std::size_t>(model->struct_size, sizeof m));
   });
 }
 

@@ -143,8 +143,18 @@ typedef struct attnv_precision {
    * of the struct it passes. A plugin writes no field past it. */
   uint32_t struct_size;
   int64_t block;   /* online-softmax key block; 0 = one pass over all keys */
-  double exp_ulps; /* accuracy of the kernel's exp, in ulps of accum */
+  double exp_ulps; /* accuracy of the kernel's exp, in ulps of its stage's dtype */
+  /* Version 2, later fields (struct_size covers them): the forward's stages, for kernels that do
+   * not compute them all in accum (reference/bound/BOUND.md section 1, "Stages"). attnv sets
+   * each to ATTNV_STAGE_AS_ACCUM before it calls precision(); a plugin that leaves one there (or
+   * was built before these fields) computes that stage in accum. */
+  int32_t dot;     /* the q.k and dO.v dot products' accumulation */
+  int32_t score;   /* the logits: scale, softcap, bias, and the value the softmax reads */
+  int32_t softmax; /* max subtraction, exp, the running sum and rescale factors, LSE */
+  int32_t pv;      /* the P.V accumulator: products, sums, rescales and the final division */
 } attnv_precision;
+
+#define ATTNV_STAGE_AS_ACCUM (-1)
 
 typedef struct attnv_kernel {
   uint32_t abi_version; /* ATTNV_ABI_VERSION */

@@ -28,10 +28,12 @@ TEST(AbiVersion, EveryVersion1FieldStaysWhereVersion1PluginsReadIt) {
   ASSERT_EQ(attnv_test_v1_count, std::size(kV2Offsets));
   for (std::size_t i = 0; i < attnv_test_v1_count; ++i)
     EXPECT_EQ(kV2Offsets[i], attnv_test_v1_offsets[i]) << attnv_test_v1_names[i] << " moved";
-  // Embedded by value (attnv_tensor) or filled by the plugin (attnv_precision): never grown.
+  // Embedded by value in attnv's structs: never grown.
   EXPECT_EQ(sizeof(attnv_tensor), attnv_test_v1_sizes[0]);
-  EXPECT_EQ(sizeof(attnv_precision), attnv_test_v1_sizes[4]);
-  // The others only grew at their end, where a version 1 plugin never reads.
+  // The others only grew at their end, where a version 1 plugin never reads. attnv_precision is
+  // written by the plugin: a version 1 plugin writes its 32 bytes with struct_size (reserved) 0,
+  // and attnv reads the later fields (the stages) only when struct_size covers them.
+  EXPECT_EQ(offsetof(attnv_precision, dot), attnv_test_v1_sizes[4]);
   EXPECT_EQ(offsetof(attnv_problem, struct_size), attnv_test_v1_sizes[1]);
   EXPECT_EQ(offsetof(attnv_views, struct_size), attnv_test_v1_sizes[2]);
   EXPECT_EQ(offsetof(attnv_decode_views, struct_size), attnv_test_v1_sizes[3]);
@@ -100,6 +102,28 @@ TEST(AbiVersion, Version1StructsAreReadAsBefore) {
   k.struct_size = 8;
   EXPECT_EQ(header_error(k), "plugin p: ABI version 1 with struct_size 8, smaller than the version 1 attnv_kernel (" +
                                  std::to_string(kKernelV1Size) + " bytes)");
+}
+
+// The precision model's stages: read only when struct_size covers them, left at
+// ATTNV_STAGE_AS_ACCUM (the request attnv passes) by a plugin that does not know them, and
+// carried both ways.
+TEST(AbiVersion, PrecisionStagesAreReadOnlyWhenTheStructHasThem) {
+  PrecisionModel m = PrecisionModel::natural(DType::f16, 32);
+  m.p_dtype = DType::f16;
+  m.pv = DType::f16;
+  m.score = DType::f16;
+  EXPECT_EQ(precision_from_abi(precision_to_abi(m), DType::f16, "plugin p"), m);
+  attnv_precision v1 = precision_to_abi(m);
+  v1.struct_size = 0;  // what a version 1 plugin writes into the reserved field
+  EXPECT_FALSE(precision_from_abi(v1, DType::f16, "plugin p").staged());
+  attnv_precision unaware = precision_request();  // a plugin that fills only the older fields
+  unaware.accum = ATTNV_F32;
+  unaware.p_dtype = ATTNV_F16;
+  unaware.out = ATTNV_F16;
+  unaware.exp_ulps = 2;
+  const PrecisionModel u = precision_from_abi(unaware, DType::f16, "plugin p");
+  EXPECT_FALSE(u.staged());
+  EXPECT_EQ(u.p_dtype, DType::f16);
 }
 
 TEST(AbiVersion, AttnvFillsStructSizeOfWhatItPasses) {

@@ -19,8 +19,12 @@ wire::Hello good_hello() {
   h.abi_version = 2;
   h.has_supports = 1;
   h.has_precision = 1;
-  h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0};
-  h.precision[ATTNV_BF16] = attnv_precision{ATTNV_F32, ATTNV_BF16, ATTNV_BF16, 0, 64, 2.0};
+  // f32 as a version-1 plugin fills it (struct_size 0, no stages: whatever lies there is not
+  // read); bf16 with the stages (ggml-like: P.V accumulated in bf16).
+  h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0, 77, 77, 77, 77};
+  h.precision[ATTNV_BF16] = attnv_precision{ATTNV_F32, ATTNV_BF16, ATTNV_BF16, sizeof(attnv_precision), 64, 2.0,
+                                            ATTNV_STAGE_AS_ACCUM, ATTNV_STAGE_AS_ACCUM, ATTNV_STAGE_AS_ACCUM,
+                                            ATTNV_BF16};
   return h;
 }
 
@@ -49,6 +53,15 @@ TEST(Declaration, ReadsAWellFormedHello) {
   // f64 is not declared: the natural model, whatever the Hello holds for it.
   EXPECT_EQ(d.precision[ATTNV_F64].accum, PrecisionModel::natural(DType::f64).accum);
   EXPECT_EQ(d.precision[ATTNV_F32].accum, DType::f32);
+  EXPECT_FALSE(d.precision[ATTNV_F32].staged());
+  EXPECT_EQ(d.precision[ATTNV_BF16].pv, DType::bf16);
+  EXPECT_EQ(d.precision[ATTNV_BF16].dot, std::nullopt);
+}
+
+TEST(Declaration, RefusesAStageThatIsNotADtype) {
+  wire::Hello h = good_hello();
+  h.precision[ATTNV_BF16].softmax = 9;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: precision model for bf16 has softmax = 9, not a dtype (ATTNV_F64/F32/F16/BF16)");
 }
 
 TEST(Declaration, RefusesTextWithoutItsTerminator) {

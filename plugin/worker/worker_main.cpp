@@ -87,7 +87,7 @@ Hello describe(const attnv_kernel* k) {
   h.has_precision = k->precision != nullptr;
   for (int d = ATTNV_F64; d <= ATTNV_BF16; ++d)
     if (k->precision && (k->dtypes & ATTNV_DTYPE_BIT(d))) {
-      h.precision[d].struct_size = sizeof(attnv_precision);  // how much the plugin may write
+      h.precision[d] = precision_request();  // struct_size: how much the plugin may write
       h.precision_rc[d] = k->precision(d, &h.precision[d]);
     }
   return h;

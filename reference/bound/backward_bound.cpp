@@ -22,7 +22,9 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   const Problem& p = c.problem;
   const Shape& s = p.shape;
   const std::int64_t G = p.group();
-  const detail::ModelConstants k = detail::constants_of(c, m);
+  // A staged model (BOUND.md section 1, "Stages"): the derivation below has one dtype; the
+  // least precise stage's covers every stage.
+  const detail::ModelConstants k = detail::constants_of(c, m.staged() ? m.unstaged() : m);
   const double u = k.u;
   const double u64 = std::ldexp(1.0, -53);
   const double scale = std::fabs(p.effective_scale());

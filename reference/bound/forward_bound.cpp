@@ -23,7 +23,10 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
     f.lse = 0;
     return f;
   }
-  const double u = k.u;
+  // The softmax's arithmetic and the numerator's (BOUND.md section 1, "Stages"; both are the
+  // accumulator's u for an unstaged model).
+  const double u = k.u_sm;
+  const double u_num = k.u_num;
   const double nk = static_cast<double>(n);
   const double nb = static_cast<double>(k.nb);
   // An attention sink is one more term of the denominator, an exact logit with value 0: it
@@ -32,10 +35,10 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const double n_den = nk + (r.has_sink ? 1 : 0);
   // Roundings on a numerator path: the product (or P's division, naive), the n additions and
   // nb rescales, and one spare for the naive kernel's division; the denominator: n_den + nb.
-  const double g_num = gamma(nk + nb + 2, u);
+  const double g_num = gamma(nk + nb + k.n_num_extra, u_num);
   const double g_den = gamma(n_den + nb, u);
   // Each weight: one exp, then up to nb rescale factors exp(m_old - m_new), each within u_exp.
-  const double exp_chain = (1 + nb) * std::log1p(k.u_exp);
+  const double exp_chain = (1 + nb) * std::log1p(k.u_exp_sm);
   std::vector<double> rho(n);
   double sigma = 0, delta_max = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
@@ -56,7 +59,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   }
   // Underflow of a weight (exp, rescale products) is absolute: at most (exp_ulps + nb + 1) eta
   // per key, relative to a row sum >= exp(-dmax) (the max key's weight). Tiny; kept for rigour.
-  const double under = (k.u_exp / (2 * u) + nb + 1) * k.eta * std::exp(r.dmax);
+  const double under = (k.u_exp_sm / (2 * u) + nb + 1) * k.eta_sm * std::exp(r.dmax);
   const double sigma_all = sigma + n_den * under;
   const double den = 1 - sigma_all - g_den * (1 + sigma_all);
   // kappa: how far the weights of the "weighted average" view can sum away from 1 (the cap).
@@ -64,7 +67,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   // bounds how far the sum strays, and the cap is infinite, not the negative number
   // 1 / (1 - gamma) - 1 would give.
   const double kappa = g_den < 1 ? (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1 : std::numeric_limits<double>::infinity();
-  const double floor_abs = (2 * n_den + 2 * nb + 8) * k.eta * std::exp(r.dmax);
+  const double floor_abs = (2 * n_den + 2 * nb + 8) * k.eta_acc * std::exp(r.dmax);
 
   for (std::int64_t d = 0; d < s.Dv; ++d) {
     const double O = exact_out[d];
@@ -89,9 +92,9 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
     const double num = t1 + t_under + (k.u_p + g_num + k.u_p * g_num) * t2 +
                        g_den * (1 + sigma_all) * std::fabs(O) + t4;
     double bnd = std::numeric_limits<double>::infinity();
-    if (den > 0) bnd = (1 + u) * num / den + u * std::fabs(O);
+    if (den > 0) bnd = (1 + u_num) * num / den + u_num * std::fabs(O);
     const double cap = std::isinf(kappa) ? kappa
-                                         : (1 + u) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u * std::fabs(O);
+                                         : (1 + u_num) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u_num * std::fabs(O);
     f.out[static_cast<std::size_t>(d)] = (std::min(bnd, cap) + floor_abs) * r.inflation;
   }
 
@@ -104,7 +107,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   lg = std::min(lg, delta_max + exp_chain + n_den * under - std::log1p(-std::min(g_den, 0.5)));
   // |log l_hat| <= (L - m) + dmax + lg; the log rounds within u_exp, the final add within u.
   const double log_mag = (r.L - r.m) + r.dmax + lg;
-  const double after_log = lg + k.u_exp * log_mag;
+  const double after_log = lg + k.u_exp_sm * log_mag;
   f.lse = (after_log + u * (std::fabs(r.L) + after_log)) * (1 + 2 * u) * r.inflation;
   return f;
 }

@@ -33,10 +33,24 @@ ModelConstants constants_of(const Case& c, const PrecisionModel& m) {
   // Products of two storage values are exact in the accumulator when 2 p_storage <= p_accum
   // (f16: 22 <= 24, bf16: 16 <= 24); then a D-term dot product rounds D - 1 times, and D is one
   // spare (NUMERICS' count). Otherwise each product rounds once more: D + 1.
-  const bool exact_products = 2 * mantissa_bits(m.storage) <= mantissa_bits(m.accum);
+  const bool exact_products = 2 * mantissa_bits(m.storage) <= mantissa_bits(m.dot_dtype());
   k.n_dot_k = s.Dk + (exact_products ? 0 : 1);
   k.n_dot_v = s.Dv + (exact_products ? 0 : 1);
   k.nb = m.block > 0 ? (s.Tk + m.block - 1) / m.block : 0;
+  // The stages (BOUND.md section 1, "Stages").
+  k.u_dot = unit_roundoff(m.dot_dtype());
+  k.u_score = unit_roundoff(m.score_dtype());
+  k.u_exp_score = 2 * m.exp_ulps * k.u_score;
+  k.u_sm = unit_roundoff(m.softmax_dtype());
+  k.u_sm_in = k.u_sm > k.u_score ? k.u_sm : 0;
+  k.u_exp_sm = 2 * m.exp_ulps * k.u_sm;
+  // The numerator mixes P (formed in the softmax dtype; the naive kernel's division e / l
+  // rounds there) with the P.V accumulator: the less precise of the two covers both.
+  k.u_num = std::max(k.u_sm, unit_roundoff(m.pv_dtype()));
+  k.eta_sm = smallest_subnormal(m.softmax_dtype());
+  k.eta_acc = std::max(k.eta_sm, smallest_subnormal(m.pv_dtype()));
+  // A P.V dtype other than the softmax's converts P and v before the product: two more.
+  k.n_num_extra = m.pv_dtype() == m.softmax_dtype() ? 2 : 4;
   return k;
 }
 
@@ -57,8 +71,13 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
   r.delta_pre.resize(n);
   r.s.resize(n);
   r.m = -std::numeric_limits<double>::infinity();
-  // Scores: the dot product rounds n_dot_k times, then fl(scale) and the multiply: 2 more.
-  const double g_score = gamma(static_cast<double>(k.n_dot_k + 2), k.u);
+  // Scores: the dot product rounds n_dot_k times, then fl(scale) and the multiply: 2 more; in a
+  // score dtype other than the dot's, those two and the dot's conversion round in it.
+  const double g_score =
+      k.u_dot == k.u_score
+          ? gamma(static_cast<double>(k.n_dot_k + 2), k.u_dot)
+          : (1 + gamma(static_cast<double>(k.n_dot_k), k.u_dot)) * (1 + gamma(3, k.u_score)) - 1;
+  const double u_logit = std::max({k.u_dot, k.u_score, k.u_sm_in});
   double max_a = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
     const std::int64_t j = r.keys[jj];
@@ -79,18 +98,19 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       // tanh itself and the multiply by c add u + u + u_exp + u relative to
       // |softcapped| <= |score_hat| <= A (1 + g_score).
       t = *p.softcap * std::tanh(score / *p.softcap);
-      d0 += (3 * k.u + k.u_exp) * A * (1 + g_score);
+      d0 += (3 * k.u_score + k.u_exp_score) * A * (1 + g_score);
     }
     double bias = 0;
     if (p.has_bias) bias = c.bias[c.mi(i, j)];
     t += bias;
-    // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|.
-    d0 += k.u * (A * (1 + g_score) + std::fabs(bias));
+    // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|; so does
+    // the logit's conversion into a narrower softmax dtype.
+    d0 += (k.u_score + k.u_sm_in) * (A * (1 + g_score) + std::fabs(bias));
     r.s[jj] = score;
     r.t[jj] = t;
     r.A[jj] = A;
     r.delta_pre[jj] = d_pre;
-    r.delta0[jj] = d0 * (1 + 4 * k.u);  // second-order products of the u-terms above
+    r.delta0[jj] = d0 * (1 + 4 * u_logit);  // second-order products of the u-terms above
     r.m = std::max(r.m, t);
     max_a = std::max(max_a, A + std::fabs(bias));
   }

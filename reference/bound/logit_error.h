@@ -14,8 +14,21 @@ namespace attnv::bound::detail {
 double gamma(double n, double u);
 
 struct ModelConstants {
-  double u = 0;          // unit roundoff of the accumulator
+  double u = 0;          // unit roundoff of the accumulator (the backward's arithmetic)
   double u_exp = 0;      // relative error of exp/log/tanh: exp_ulps ulps <= 2 exp_ulps u
+  // The forward's stages (BOUND.md section 1, "Stages"). For an unstaged model every one is u
+  // (u_exp for the exps), u_sm_in is 0, the etas are eta and n_num_extra is 2: the formulas are
+  // then exactly those of the one-dtype model.
+  double u_dot = 0;      // the q.k dot product's accumulation
+  double u_score = 0;    // fl(scale), the multiply, softcap, the bias add; a conversion from dot
+  double u_exp_score = 0;  // tanh in the score dtype
+  double u_sm_in = 0;    // the logit rounded into the softmax dtype, when narrower than the score's
+  double u_sm = 0;       // max subtraction, the denominator's sums and rescales, LSE
+  double u_exp_sm = 0;   // exp and log in the softmax dtype
+  double u_num = 0;      // the numerator: P.V products, sums, rescales and the division
+  double eta_sm = 0;     // smallest subnormal of the softmax dtype (a weight's underflow)
+  double eta_acc = 0;    // the larger smallest subnormal of the softmax and P.V dtypes
+  double n_num_extra = 2;  // g_N's roundings besides the n additions and nb rescales
   double u_p = 0;        // roundoff of the dtype P (and dS) is rounded to; 0 when it stays in accum
   double eta = 0;        // smallest subnormal of the accumulator (absolute error of underflow)
   double eta_p = 0;      // smallest subnormal of p_dtype (0 when P is not rounded)
