@@ -57,6 +57,9 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
                         describe("plugin:" + abs, probe, probe.version())};
     choice.info.abi_version = probe.abi_version();
     choice.info.options = options;
+    if (probe.has_precision_for())
+      choice.info.notes.push_back("declares its precision model per problem (precision_for): the models listed are its "
+                                  "per-dtype ones; each case is judged by the model of its own problem");
     // The file's hash names the exact build certified (a name and version string do not).
     choice.info.sha256 = util::sha256_file_hex(abs);
     // A plugin's decode is held to R21 (decode equals prefill) like any claimed capability.

@@ -31,7 +31,7 @@ Reference reference(Kernel& k, const Case& c, bool backward, int threads) {
   Reference r;
   const ref::FastOptions fo{.threads = threads};
   r.exact = backward ? ref::fast_backward(c, fo) : ref::fast_forward(c, fo);
-  const PrecisionModel m = kernel_precision(k, c.problem.dtype);
+  const PrecisionModel m = kernel_precision(k, c.problem);
   r.bounds = backward ? bound::backward_bound(c, r.exact, m) : bound::forward_bound(c, r.exact, m);
   r.out_dtype = m.out;
   return r;

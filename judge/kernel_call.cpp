@@ -26,9 +26,10 @@ void kernel_call(const std::function<void()>& f) {
   }
 }
 
-PrecisionModel kernel_precision(Kernel& k, DType storage) {
+PrecisionModel kernel_precision(Kernel& k, const Problem& p) {
   PrecisionModel m;
-  kernel_call([&] { m = k.precision(storage); });
+  kernel_call([&] { m = k.precision_for(p); });
+  m.storage = p.dtype;  // the problem's, whatever a kernel wrote: the bound reads it
   return m;
 }
 

@@ -14,8 +14,9 @@ namespace attnv::judge {
 // an in-process kernel is a refusal; any other exception a crash.
 void kernel_call(const std::function<void()>& f);
 
-// The kernel's precision model for a storage dtype (a kernel method: what it throws is the kernel's).
-PrecisionModel kernel_precision(Kernel& k, DType storage);
+// The kernel's precision model for a problem (precision_for: a kernel method, so what it throws
+// is the kernel's), with the problem's storage dtype.
+PrecisionModel kernel_precision(Kernel& k, const Problem& p);
 
 // Floating-point exceptions (overflow, invalid operation, division by zero) inside a kernel call:
 // not watched, read from the sticky flags after the call, or trapped (SIGFPE, for a stack in

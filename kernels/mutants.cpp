@@ -16,6 +16,7 @@ class ViewBugKernel : public Kernel {
   std::string name() const override { return name_; }
   Capabilities capabilities() const override { return inner_.capabilities(); }
   PrecisionModel precision(DType storage) const override { return inner_.precision(storage); }
+  PrecisionModel precision_for(const Problem& p) const override { return inner_.precision_for(p); }
   void forward(const Problem& p, const KernelViews& views) override {
     if (bug_ == Bug::dense_strides_assumed) {
       // Reads Q, K, V as if they were dense [B,H,T,D]. Every layout CaseBuffers makes spans at

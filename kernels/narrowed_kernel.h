@@ -22,6 +22,7 @@ class NarrowedKernel : public Kernel {
     return c;
   }
   PrecisionModel precision(DType d) const override { return inner_->precision(d); }
+  PrecisionModel precision_for(const Problem& p) const override { return inner_->precision_for(p); }
   void forward(const Problem& p, const KernelViews& v) override { inner_->forward(p, v); }
   void backward(const Problem& p, const KernelViews& v) override { inner_->backward(p, v); }
   void decode(const Problem& p, const DecodeViews& v) override { inner_->decode(p, v); }

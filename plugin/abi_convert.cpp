@@ -1,5 +1,6 @@
 #include "abi_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -315,9 +316,9 @@ std::string check_kernel_header(const attnv_kernel& k, const std::string& who) {
   if (k.abi_version == 1 && k.struct_size < kKernelV1Size)
     return w + "ABI version 1 with struct_size " + std::to_string(k.struct_size) +
            ", smaller than the version 1 attnv_kernel (" + std::to_string(kKernelV1Size) + " bytes)";
-  if (k.abi_version == 2 && k.struct_size < sizeof(attnv_kernel))
+  if (k.abi_version == 2 && k.struct_size < kKernelV2BaseSize)
     return w + "ABI version 2 with struct_size " + std::to_string(k.struct_size) + ", smaller than the version 2 attnv_kernel (" +
-           std::to_string(sizeof(attnv_kernel)) + " bytes): set struct_size = sizeof(attnv_kernel)" +
+           std::to_string(kKernelV2BaseSize) + " bytes): set struct_size = sizeof(attnv_kernel)" +
            (k.struct_size == kKernelV1Size ? " (this is the version 1 size: a version 1 struct declared as version 2?)" : "");
   // Larger than this attnv's version 2 struct: fields of a newer header this attnv cannot read,
   // let alone honor; accepting them silently could certify a configuration that never ran.
@@ -330,8 +331,9 @@ std::string check_kernel_header(const attnv_kernel& k, const std::string& who) {
 
 attnv_kernel normalized_kernel(const attnv_kernel& k) {
   attnv_kernel n{};
-  // A version 1 struct ends before supports: what lies past it is not the plugin's to promise.
-  std::memcpy(&n, &k, k.abi_version >= 2 ? sizeof(attnv_kernel) : kKernelV1Size);
+  // A version 1 struct ends before supports, an early version 2 one before precision_for: what
+  // lies past the plugin's struct is not the plugin's to promise.
+  std::memcpy(&n, &k, k.abi_version >= 2 ? std::min<std::size_t>(k.struct_size, sizeof(attnv_kernel)) : kKernelV1Size);
   return n;
 }
 

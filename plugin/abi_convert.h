@@ -54,6 +54,8 @@ PrecisionModel precision_from_abi(const attnv_precision& m, DType storage, const
 
 // The size of a version 1 attnv_kernel: version 2 appends supports and set_option to it.
 inline constexpr std::size_t kKernelV1Size = offsetof(attnv_kernel, supports);
+// The first version 2 attnv_kernel (up to set_option): the smallest struct_size version 2 has.
+inline constexpr std::size_t kKernelV2BaseSize = offsetof(attnv_kernel, precision_for);
 
 // What is wrong with the version and size a plugin declares ("" when this attnv reads it:
 // version 1 with struct_size >= the version 1 size, as before; version 2 with exactly

@@ -41,6 +41,9 @@ Declaration read_declaration(const wire::Hello& h, const std::string& who) {
   if (h.abi_version < 2 && h.has_supports) throw InputError(who + ": the worker sent supports() for an ABI version 1 plugin");
   d.abi_version = h.abi_version;
   d.has_supports = h.has_supports != 0;
+  if (h.abi_version < 2 && h.has_precision_for)
+    throw InputError(who + ": the worker sent precision_for() for an ABI version 1 plugin");
+  d.has_precision_for = h.has_precision_for != 0;
   d.caps = caps_from_abi(h.caps, h.dtypes);
   d.decode = claims_decode(h.caps);
   for (DType t : kAllDTypes) {

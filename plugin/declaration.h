@@ -18,6 +18,7 @@ struct Declaration {
   bool decode = false;                     // ATTNV_CAP_DECODE
   unsigned abi_version = 1;                // 1 or 2
   bool has_supports = false;               // supports() is set (version 2)
+  bool has_precision_for = false;          // precision_for() is set (version 2, later field)
   std::array<PrecisionModel, 4> precision;  // index: ATTNV_F64 .. ATTNV_BF16
 };
 

@@ -83,10 +83,45 @@ void PluginKernel::start_worker() {
   decode_ = d.decode;
   abi_version_ = d.abi_version;
   has_supports_ = d.has_supports;
+  has_precision_for_ = d.has_precision_for;
   for (std::size_t i = 0; i < d.precision.size(); ++i) precision_[i] = d.precision[i];
 }
 
 PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
+
+PrecisionModel PluginKernel::precision_for(const Problem& p) const {
+  if (!has_precision_for_) return precision(p.dtype);
+  // precision_for is const for its callers; asking the worker is not (it may restart it).
+  auto& self = const_cast<PluginKernel&>(*this);
+  if (!self.worker_) self.start_worker();
+  wire::Request r;
+  r.op = wire::Op::precision;
+  r.region_bytes = region_->size();
+  r.problem = problem_to_abi(p);
+  region_->status() = {};
+  const std::optional<wire::Reply> rep = self.worker_->call(r, opt_.timeout_seconds);
+  if (!rep) {
+    const Death d = self.worker_->death();
+    self.worker_.reset();
+    if (const wire::Status& s = region_->status(); s.magic == wire::kMagic) {
+      const Fault f = describe_fault(s, CallLayout{});
+      self.fail("precision_for", f.text, f.kind);
+    }
+    self.fail("precision_for", d.kind == Death::hung ? "hung: no answer within the timeout (worker killed)" : "crashed (worker died)",
+              d.kind == Death::hung ? FaultKind::hung : FaultKind::crashed);
+  }
+  if (rep->kind == wire::ReplyKind::refused) self.fail("precision_for", received_text(rep->text), FaultKind::refused);
+  if (rep->kind != wire::ReplyKind::ok) {
+    self.worker_.reset();
+    self.fail("precision_for", "worker error: " + received_text(rep->text));
+  }
+  // A malformed model is the plugin's error, like a refusal.
+  try {
+    return precision_from_abi(rep->precision, p.dtype, "plugin " + name_ + ": precision_for(" + describe(p) + ")");
+  } catch (const InputError& e) {
+    self.fail("precision_for", e.what(), FaultKind::refused);
+  }
+}
 
 Support PluginKernel::supports(const Problem& p, KernelOp op) {
   if (!has_supports_) return Support::yes();

@@ -56,7 +56,11 @@ class PluginKernel : public Kernel {
   Capabilities capabilities() const override { return caps_; }
   bool claims_decode() const { return decode_; }
   unsigned abi_version() const { return abi_version_; }  // the plugin's: 1 or 2
+  bool has_precision_for() const { return has_precision_for_; }  // its model may depend on the problem
   PrecisionModel precision(DType storage) const override;
+  // Asks the plugin's precision_for() when it has one (a round trip to the worker per call);
+  // else precision(p.dtype).
+  PrecisionModel precision_for(const Problem& p) const override;
   // The plugin's supports() through the worker (a version 1 plugin, or none: every problem).
   // The worker also asks before every call and answers a declined one without making it:
   // forward, backward and decode then throw KernelDeclined.
@@ -84,6 +88,7 @@ class PluginKernel : public Kernel {
   bool decode_ = false;
   unsigned abi_version_ = 1;
   bool has_supports_ = false;
+  bool has_precision_for_ = false;
   PrecisionModel precision_[4];
   int starts_ = 0;
 };

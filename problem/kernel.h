@@ -61,6 +61,11 @@ class Kernel {
   virtual Capabilities capabilities() const = 0;
   // The precision model the error bound is derived for, per storage dtype.
   virtual PrecisionModel precision(DType storage) const = 0;
+  // The precision model of one problem, for kernels whose code path (and so its arithmetic)
+  // depends on the shape: a decode-sized Tq taking a vector path with an f16 accumulator, say.
+  // attnv judges every case by this; the default is precision(p.dtype). Must be a pure function
+  // of the problem.
+  virtual PrecisionModel precision_for(const Problem& p) const { return precision(p.dtype); }
   // Whether the kernel computes this problem in this operation. Optional (the default computes
   // everything within its claims). A kernel that declines a problem honestly is reported NOT
   // SUPPORTED for that case, counted and listed, never a finding; a kernel that claims a feature

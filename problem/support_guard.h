@@ -23,6 +23,7 @@ class SupportGuard final : public Kernel {
   std::string name() const override { return k_.name(); }
   Capabilities capabilities() const override { return k_.capabilities(); }
   PrecisionModel precision(DType storage) const override { return k_.precision(storage); }
+  PrecisionModel precision_for(const Problem& p) const override { return k_.precision_for(p); }
   Support supports(const Problem& p, KernelOp op) override { return k_.supports(p, op); }
   void forward(const Problem& p, const KernelViews& v) override;
   void backward(const Problem& p, const KernelViews& v) override;

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "gen/families.h"
+#include "kernels/emulated_kernel.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
 #include "problem/error.h"
@@ -146,6 +148,69 @@ TEST(Judge, AKernelWithoutTheLseIsJudgedOnTheOutputAlone) {
   ASSERT_TRUE(j.ok()) << j.message;
   EXPECT_TRUE(j.got.lse.empty());
   for (const auto& t : j.comparison.tensors) EXPECT_NE(t.name, "lse");
+}
+
+// A kernel whose arithmetic depends on the shape, as production kernels switch code paths: short
+// query blocks (Tq <= 4, decode-like) take a path that rounds P and accumulates P.V in f16
+// (emulated exactly), longer ones the natural f32 path. Declaring per problem, it is judged by
+// the model of the path each case takes; declaring one model per dtype, the short cases fail.
+class ShapeSwitchingKernel final : public Kernel {
+ public:
+  explicit ShapeSwitchingKernel(bool per_problem) : per_problem_(per_problem), long_(long_options()), short_(short_options()) {}
+  std::string name() const override { return "shape_switching"; }
+  Capabilities capabilities() const override { return long_.capabilities(); }
+  PrecisionModel precision(DType storage) const override { return long_.precision(storage); }
+  PrecisionModel precision_for(const Problem& p) const override {
+    return per_problem_ && takes_short_path(p) ? short_.precision(p.dtype) : precision(p.dtype);
+  }
+  void forward(const Problem& p, const KernelViews& v) override {
+    (takes_short_path(p) ? short_ : long_).forward(p, v);
+  }
+  static bool takes_short_path(const Problem& p) { return p.shape.Tq <= 4; }
+
+ private:
+  static props::EmulatedOptions long_options() {
+    props::EmulatedOptions o;
+    o.structure = emulated::Structure::tiled;
+    o.block = 16;
+    o.dtypes = {DType::f16};
+    return o;
+  }
+  static props::EmulatedOptions short_options() {
+    props::EmulatedOptions o = long_options();
+    o.p_rounded = true;
+    o.pv = DType::f16;
+    return o;
+  }
+  bool per_problem_;
+  mutable props::EmulatedKernel long_, short_;
+};
+
+TEST(Judge, APerProblemPrecisionModelJudgesEachCaseByThePathItTakes) {
+  ShapeSwitchingKernel declared(true), undeclared(false);
+  Options opt;
+  std::int64_t short_cases = 0, long_cases = 0, undeclared_failures = 0;
+  for (int s = 1; s <= 120; ++s) {
+    gen::FamilyOptions o;
+    o.dtype = DType::f16;
+    o.with_dout = false;
+    const Case c = gen::make_case(gen::all_families()[static_cast<std::size_t>(s) % 10], static_cast<std::uint64_t>(s), o);
+    const bool is_short = ShapeSwitchingKernel::takes_short_path(c.problem);
+    (is_short ? short_cases : long_cases)++;
+    const Judgement j = judge_call(declared, c, Layout::bhtd, reference(declared, c, false), opt);
+    EXPECT_TRUE(j.ok()) << c.id << ": " << j.message;
+    const Judgement u = judge_call(undeclared, c, Layout::bhtd, reference(undeclared, c, false), opt);
+    if (!u.ok()) {
+      EXPECT_TRUE(is_short) << c.id << ": the long path is the natural model: " << u.message;
+      ++undeclared_failures;
+    }
+  }
+  std::printf("%lld short-path cases, %lld long-path; one model per dtype fails %lld of the short ones\n",
+              static_cast<long long>(short_cases), static_cast<long long>(long_cases),
+              static_cast<long long>(undeclared_failures));
+  EXPECT_GT(short_cases, 10);
+  EXPECT_GT(long_cases, 10);
+  EXPECT_GT(undeclared_failures, 0) << "the short path must need its own model";
 }
 
 TEST(Judge, EveryCallIsToldToTheObserver) {

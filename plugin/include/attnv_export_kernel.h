@@ -58,6 +58,15 @@ int precision(int32_t storage, attnv_precision* model) {
   });
 }
 
+// The model of one problem (Kernel::precision_for: the kernel's own per-problem choice, or its
+// per-dtype model), as much of it as attnv's struct has.
+int precision_for(const attnv_problem* p, attnv_precision* model) {
+  return guarded([&] {
+    const attnv_precision m = precision_to_abi(state().kernel->precision_for(problem_from_abi(*p)));
+    std::memcpy(model, &m, std::min<std::size_t>(model->struct_size, sizeof m));
+  });
+}
+
 int forward(const attnv_problem* p, const attnv_views* v) {
   return guarded([&] {
     const Problem prob = problem_from_abi(*p);
@@ -116,6 +125,7 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.decode = c.decode ? &decode : nullptr;
     s.desc.last_error = &last_error;
     s.desc.supports = &supports;
+    s.desc.precision_for = &precision_for;
     return &s.desc;
   } catch (...) {
     s.kernel.reset();

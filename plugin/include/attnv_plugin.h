@@ -195,6 +195,16 @@ typedef struct attnv_kernel {
    * other field of this struct: an option may change the claims and the precision model. Return
    * 0 to accept it; nonzero rejects it (last_error says why) and the plugin is not loaded. */
   int (*set_option)(const char* key, const char* value);
+
+  /* Later version 2 fields: read only when struct_size covers them (a plugin built before them
+   * declares a smaller struct_size, and they read as NULL). */
+
+  /* Optional (NULL: precision() per storage dtype for every problem). The precision model of one
+   * problem, for a kernel whose code path, and so its arithmetic, depends on the shape (a
+   * decode-sized Tq taking a vector path that accumulates in f16, say). attnv asks it for every
+   * case it judges; model as for precision() (struct_size set, stages at ATTNV_STAGE_AS_ACCUM).
+   * Return 0 on success. Must be a pure function of the problem (and the options). */
+  int (*precision_for)(const attnv_problem* p, attnv_precision* model);
 } attnv_kernel;
 
 /* The operation supports() is asked about. */

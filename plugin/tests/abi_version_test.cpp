@@ -64,12 +64,20 @@ TEST(AbiVersion, VersionAndSizeChecksNameWhatIsWrong) {
   attnv_kernel k = good_v2();
   k.struct_size = static_cast<std::uint32_t>(kKernelV1Size);
   EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size " + std::to_string(kKernelV1Size) +
-                                 ", smaller than the version 2 attnv_kernel (" + std::to_string(sizeof(attnv_kernel)) +
+                                 ", smaller than the version 2 attnv_kernel (" + std::to_string(kKernelV2BaseSize) +
                                  " bytes): set struct_size = sizeof(attnv_kernel) (this is the version 1 size: a version 1 "
                                  "struct declared as version 2?)");
   k.struct_size = 0;
   EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size 0, smaller than the version 2 attnv_kernel (" +
-                                 std::to_string(sizeof(attnv_kernel)) + " bytes): set struct_size = sizeof(attnv_kernel)");
+                                 std::to_string(kKernelV2BaseSize) + " bytes): set struct_size = sizeof(attnv_kernel)");
+  // A version 2 plugin built before the later fields (precision_for): accepted, and what lies
+  // past its struct reads as NULL.
+  k = good_v2();
+  k.struct_size = static_cast<std::uint32_t>(kKernelV2BaseSize);
+  k.precision_for = reinterpret_cast<int (*)(const attnv_problem*, attnv_precision*)>(&fwd);  // not the plugin's
+  EXPECT_EQ(header_error(k), "");
+  EXPECT_EQ(normalized_kernel(k).precision_for, nullptr);
+  EXPECT_EQ(normalized_kernel(k).forward, fwd);
   k.struct_size = sizeof(attnv_kernel) + 16;
   EXPECT_EQ(header_error(k), "plugin p: ABI version 2 with struct_size " + std::to_string(sizeof(attnv_kernel) + 16) +
                                  ", larger than the version 2 attnv_kernel (" + std::to_string(sizeof(attnv_kernel)) +

@@ -227,6 +227,27 @@ TEST(PluginKernelV2, DeclinedCallsAreNeverMade) {
   EXPECT_TRUE(v1.supports(odd.problem, KernelOp::forward).ok);
 }
 
+// precision_for() through the worker: the model of each problem (exp within 4 ulps for Tq = 1);
+// a plugin without it gives its per-dtype model; a failing one is the plugin's refusal.
+TEST(PluginKernelV2, PrecisionIsAskedPerProblem) {
+  PluginKernel k(PLUGIN_V2_DECLINES);
+  EXPECT_EQ(k.precision_for(small_case(1, 5, 4).problem).exp_ulps, 4.0);
+  EXPECT_EQ(k.precision_for(small_case(3, 5, 4).problem).exp_ulps, 2.0);
+  EXPECT_EQ(k.precision_for(small_case(1, 5, 4).problem).storage, DType::f32);
+  PluginKernel v1(PLUGIN_EXAMPLE_MINIMAL);
+  EXPECT_EQ(v1.precision_for(small_case(1, 5, 4).problem), v1.precision(DType::f32));
+  PluginOptions opt;
+  opt.kernel_options = {{"precision", "broken"}};
+  PluginKernel broken(PLUGIN_V2_DECLINES, opt);
+  try {
+    (void)broken.precision_for(small_case(1, 5, 4).problem);
+    ADD_FAILURE() << "a failing precision_for returned";
+  } catch (const KernelFailure& e) {
+    EXPECT_EQ(e.kind(), FaultKind::refused);
+    EXPECT_NE(std::string(e.what()).find("precision=broken"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PluginKernelV2, OptionsReachThePluginAndBadOnesAreInputErrors) {
   PluginOptions opt;
   opt.kernel_options = {{"decline", "none"}};

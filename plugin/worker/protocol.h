@@ -47,7 +47,9 @@ struct Tensor {
 // caches (read and written) in dk and dv.
 // supports: only the plugin's supports() for the problem, for the operation in `ask`; no
 // tensors. forward, backward and decode are asked too, by the worker, before the call.
-enum class Op : std::uint32_t { forward = 1, backward = 2, decode = 3, supports = 4 };
+// precision: only the plugin's precision_for() for the problem; the model comes back in
+// Reply::precision.
+enum class Op : std::uint32_t { forward = 1, backward = 2, decode = 3, supports = 4, precision = 5 };
 static_assert(static_cast<int>(Op::forward) == ATTNV_OP_FORWARD && static_cast<int>(Op::backward) == ATTNV_OP_BACKWARD &&
               static_cast<int>(Op::decode) == ATTNV_OP_DECODE);
 
@@ -69,6 +71,7 @@ struct Reply {
   ReplyKind kind = ReplyKind::ok;
   std::int32_t code = 0;  // the plugin's nonzero return (refused)
   char text[1024] = {};   // last_error text, or what went wrong
+  attnv_precision precision{};  // Op::precision: the plugin's answer
 };
 
 // Sent once after loading. On a load failure kind = load_error and text says why.
@@ -82,6 +85,7 @@ struct Hello {
   std::uint32_t caps = 0;
   std::uint32_t abi_version = 0;   // the plugin's (1 or 2)
   std::int32_t has_supports = 0;   // supports() is set: calls may be declined
+  std::int32_t has_precision_for = 0;  // precision_for() is set: the model may depend on the problem
   // Per storage dtype (index = ATTNV_F64..ATTNV_BF16): the plugin's precision() result.
   // has_precision = 0: the plugin gives none (NULL function), the natural model applies.
   std::int32_t has_precision = 0;

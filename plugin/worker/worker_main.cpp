@@ -80,6 +80,7 @@ Hello describe(const attnv_kernel* k) {
   Hello h;
   h.abi_version = k->abi_version;
   h.has_supports = k->supports != nullptr;
+  h.has_precision_for = k->precision_for != nullptr;
   copy_text(h.name, sizeof h.name, k->name);
   copy_text(h.version, sizeof h.version, k->version);
   h.dtypes = k->dtypes;
@@ -160,6 +161,23 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   Reply rep;
   if (r.op == wire::Op::supports) {
     (void)supported(k, r.problem, r.ask, rep);
+    return rep;
+  }
+  if (r.op == wire::Op::precision) {
+    if (!k->precision_for) {
+      rep.kind = wire::ReplyKind::protocol_error;
+      copy_text(rep.text, sizeof rep.text, "the plugin has no precision_for");
+      return rep;
+    }
+    attnv_problem p = r.problem;
+    p.struct_size = sizeof(attnv_problem);
+    rep.precision = precision_request();
+    if (const int rc = k->precision_for(&p, &rep.precision); rc != 0) {
+      rep.kind = wire::ReplyKind::refused;
+      rep.code = rc;
+      const char* why = k->last_error ? k->last_error() : nullptr;
+      copy_text(rep.text, sizeof rep.text, why ? why : "");
+    }
     return rep;
   }
   // attnv never calls a problem the plugin declines for this operation (the ABI's promise).

@@ -143,7 +143,7 @@ class DecodeRun {
     if (std::string d = cache_difference(); !d.empty()) return where.str() + ": the cache " + d;
     // (b) the outputs against the equivalent forward's reference and bound.
     const Outputs exact = ref::fast_forward(fwd);
-    const PrecisionModel m = detail::kernel_precision(k_, p.dtype);
+    const PrecisionModel m = detail::kernel_precision(k_, p);
     const bound::Bounds bounds = bound::forward_bound(fwd, exact, m);
     detail::record_exact(fwd, exact, bounds);
     if (!lse) {

@@ -7,6 +7,9 @@
  *   --kernel-option decline=none     nothing
  *   --kernel-option decline=broken   supports() answers 7, neither yes (1) nor no (0): a broken
  *                                    contract, so every call is a refusal (a finding)
+ *   --kernel-option precision=broken precision_for() fails (returns 5) for every problem
+ * Its precision model depends on the problem (precision_for): single-query problems (Tq = 1)
+ * declare an exp within 4 ulps, the others the natural model's 2.
  * Otherwise the test plugins' naive f32 forward (naive_forward.h: MHA, softcap, any scale, any
  * strides, LSE). Its forward
  * refuses a problem supports() declined: attnv must never make that call. */
@@ -18,6 +21,7 @@
 
 enum { DECLINE_ODD_DK, DECLINE_SOFTCAP, DECLINE_ALL, DECLINE_NONE, DECLINE_BROKEN };
 static int mode = DECLINE_ODD_DK;
+static int precision_broken = 0;
 static char error_text[256];
 
 /* 1: computed; 0: declined, with why. */
@@ -64,10 +68,28 @@ static int forward(const attnv_problem* p, const attnv_views* v) {
   return naive_forward(p, v);
 }
 
+static int precision_for(const attnv_problem* p, attnv_precision* m) {
+  if (precision_broken) {
+    snprintf(error_text, sizeof error_text, "precision=broken");
+    return 5;
+  }
+  m->accum = ATTNV_F32;
+  m->p_dtype = ATTNV_F32;
+  m->out = ATTNV_F32;
+  m->block = 0;
+  m->exp_ulps = p->Tq == 1 ? 4.0 : 2.0;
+  return 0;
+}
+
 static int set_option(const char* key, const char* value) {
   static const char* const modes[] = {"odd_dk", "softcap", "all", "none", "broken"};
+  if (strcmp(key, "precision") == 0 && strcmp(value, "broken") == 0) {
+    precision_broken = 1;
+    return 0;
+  }
   if (strcmp(key, "decline") != 0) {
-    snprintf(error_text, sizeof error_text, "unknown option '%s' (this plugin takes decline=odd_dk|softcap|all|none|broken)", key);
+    snprintf(error_text, sizeof error_text,
+             "unknown option '%s' (this plugin takes decline=odd_dk|softcap|all|none|broken, precision=broken)", key);
     return 1;
   }
   for (int i = 0; i < 5; ++i)
@@ -84,6 +106,6 @@ static const char* last_error(void) { return error_text; }
 static const attnv_kernel kernel = {
     ATTNV_ABI_VERSION, sizeof(attnv_kernel), "v2_declines", "2.0", ATTNV_DTYPE_BIT(ATTNV_F32),
     ATTNV_CAP_STRIDED | ATTNV_CAP_LSE | ATTNV_CAP_SOFTCAP | ATTNV_CAP_CUSTOM_SCALE,
-    NULL, forward, NULL, NULL, last_error, supports, set_option};
+    NULL, forward, NULL, NULL, last_error, supports, set_option, precision_for};
 
 ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void) { return &kernel; }
