@@ -46,7 +46,7 @@ class ViewBugKernel : public Kernel {
 
 Mutant planted(std::string name, Plant plant, std::string bug, std::string requirement,
                Structure structure = Structure::naive, DType dtype = DType::f32, std::int64_t block = NaiveOptions{}.block) {
-  Mutant m{name, std::move(bug), std::move(requirement), dtype, {}};
+  Mutant m{name, std::move(bug), std::move(requirement), dtype, false, {}};
   m.make = [name, plant, structure, block]() -> std::unique_ptr<Kernel> {
     NaiveOptions o;
     o.structure = structure;
@@ -58,7 +58,7 @@ Mutant planted(std::string name, Plant plant, std::string bug, std::string requi
 }
 
 Mutant view_bug(std::string name, ViewBugKernel::Bug bug_kind, std::string bug, std::string requirement) {
-  Mutant m{name, std::move(bug), std::move(requirement), DType::f32, {}};
+  Mutant m{name, std::move(bug), std::move(requirement), DType::f32, false, {}};
   m.make = [name, bug_kind]() -> std::unique_ptr<Kernel> { return std::make_unique<ViewBugKernel>(bug_kind, name); };
   return m;
 }
@@ -66,7 +66,7 @@ Mutant view_bug(std::string name, ViewBugKernel::Bug bug_kind, std::string bug, 
 // The emulated kernel with one of its calibrated bug switches (properties/emulated).
 Mutant emulated_bug(std::string name, void (*set)(emulated::Bugs&), std::string bug, std::string requirement,
                     DType dtype = DType::f32) {
-  Mutant m{name, std::move(bug), std::move(requirement), dtype, {}};
+  Mutant m{name, std::move(bug), std::move(requirement), dtype, false, {}};
   m.make = [name, set]() -> std::unique_ptr<Kernel> {
     EmulatedOptions o;
     set(o.bugs);
