@@ -52,6 +52,7 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
   if (!j.is_object()) throw InputError(where + ": expected a JSON object");
   Claims c = default_claims(dtypes);
   const json* precision = nullptr;
+  const json* withdrawn = nullptr;
   for (const auto& [key, v] : j.items()) {
     const std::string at = where + ": \"" + key + "\"";
     if (key == "dtypes") {
@@ -62,6 +63,10 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
     }
     if (key == "precision") {
       precision = &v;
+      continue;
+    }
+    if (key == "withdrawn") {
+      withdrawn = &v;
       continue;
     }
     bool known = false;
@@ -75,7 +80,7 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
         c.caps.*f.member = v.get<bool>();
         known = true;
       }
-    if (!known) throw InputError(at + ": unknown key (dtypes, precision, or a capability: gqa, causal_top_left, ...)");
+    if (!known) throw InputError(at + ": unknown key (dtypes, precision, withdrawn, or a capability: gqa, causal_top_left, ...)");
   }
   // Every capability is stated, true or false: a key left out used to mean "claimed", so a
   // claims file written for an older attnv, or with a typo-free omission, claimed more than its
@@ -90,6 +95,20 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
       if (f.not_through_files.empty()) full[std::string(f.key)] = j.contains(f.key) ? j.at(f.key) : json(c.caps.*f.member);
     throw InputError(where + ": every capability must be listed, true or false; missing: " + missing +
                      ". The file with them added at the defaults of this export: " + full.dump());
+  }
+  // Claims withdrawn per dtype: {"f16": ["bias"]}.
+  if (withdrawn) {
+    const std::string at = where + ": \"withdrawn\"";
+    if (!withdrawn->is_object()) throw InputError(at + ": expected an object keyed by dtype, each a list of capabilities");
+    for (const auto& [key, list] : withdrawn->items()) {
+      const DType d = dtype_of(json(key), at + " key");
+      if (!list.is_array()) throw InputError(at + "." + key + ": expected a list of capabilities");
+      for (const json& k : list) {
+        if (!k.is_string()) throw InputError(at + "." + key + ": expected capability names");
+        c.caps.withdrawn[d].insert(k.get<std::string>());
+      }
+    }
+    if (const std::string e = check_withdrawn(c.caps); !e.empty()) throw InputError(where + ": " + e);
   }
   c.precision.clear();
   for (DType d : c.caps.dtypes) c.precision[d] = PrecisionModel::natural(d);
@@ -158,6 +177,10 @@ std::string claims_to_json(const Claims& c) {
   j["dtypes"] = json::array();
   for (DType d : c.caps.dtypes) j["dtypes"].push_back(dtype_name(d));
   for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.caps.*f.member;
+  if (!c.caps.withdrawn.empty()) {
+    j["withdrawn"] = json::object();
+    for (const auto& [d, keys] : c.caps.withdrawn) j["withdrawn"][std::string(dtype_name(d))] = keys;
+  }
   j["precision"] = json::object();
   for (const auto& [d, m] : c.precision) {
     json& jm = j["precision"][std::string(dtype_name(d))];

@@ -215,6 +215,31 @@ std::uint32_t dtypes_to_abi(const std::vector<DType>& ds) {
   return bits;
 }
 
+void withdrawn_to_abi(const Capabilities& c, std::uint32_t (&out)[4]) {
+  for (std::uint32_t& w : out) w = 0;
+  for (const auto& [d, keys] : c.withdrawn)
+    for (const ClaimInfo& b : kClaims)
+      if (keys.count(std::string(b.key))) {
+        if (b.abi_bit == 0)
+          throw HarnessError("claim '" + std::string(b.key) + "' is withdrawn in " + std::string(dtype_name(d)) +
+                             " but has no ABI bit yet");
+        out[dtype_to_abi(d)] |= b.abi_bit;
+      }
+}
+
+void withdrawn_from_abi(const std::uint32_t (&w)[4], Capabilities& c) {
+  for (DType d : kAllDTypes) {
+    std::uint32_t bits = w[dtype_to_abi(d)];
+    for (const ClaimInfo& b : kClaims)
+      if (b.abi_bit != 0 && (bits & b.abi_bit)) {
+        c.withdrawn[d].insert(std::string(b.key));
+        bits &= ~b.abi_bit;
+      }
+    if (bits != 0)
+      throw InputError("withdrawn[" + std::string(dtype_name(d)) + "] has bits " + hex(bits) + " that are not capabilities");
+  }
+}
+
 Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes) {
   Capabilities c;
   for (DType d : kAllDTypes)

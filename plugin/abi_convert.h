@@ -43,6 +43,10 @@ attnv_decode_views decode_from_slots(const attnv_views& v);
 std::uint32_t caps_to_abi(const Capabilities& c);
 std::uint32_t dtypes_to_abi(const std::vector<DType>& ds);
 Capabilities caps_from_abi(std::uint32_t caps, std::uint32_t dtypes);
+// attnv_kernel::withdrawn both ways (index ATTNV_F64..ATTNV_BF16). From the ABI, bits that are
+// not capabilities are an InputError; the rest is for check_withdrawn (problem/kernel.h).
+void withdrawn_to_abi(const Capabilities& c, std::uint32_t (&out)[4]);
+void withdrawn_from_abi(const std::uint32_t (&w)[4], Capabilities& c);
 inline bool claims_decode(std::uint32_t caps) { return (caps & ATTNV_CAP_DECODE) != 0; }
 
 attnv_precision precision_to_abi(const PrecisionModel& m);

@@ -45,6 +45,14 @@ Declaration read_declaration(const wire::Hello& h, const std::string& who) {
     throw InputError(who + ": the worker sent precision_for() for an ABI version 1 plugin");
   d.has_precision_for = h.has_precision_for != 0;
   d.caps = caps_from_abi(h.caps, h.dtypes);
+  if (h.abi_version < 2 && (h.withdrawn[0] | h.withdrawn[1] | h.withdrawn[2] | h.withdrawn[3]))
+    throw InputError(who + ": the worker sent withdrawn claims for an ABI version 1 plugin");
+  try {
+    withdrawn_from_abi(h.withdrawn, d.caps);
+  } catch (const InputError& e) {
+    throw InputError(who + ": " + e.what());
+  }
+  if (const std::string e = check_withdrawn(d.caps); !e.empty()) throw InputError(who + ": " + e);
   d.decode = claims_decode(h.caps);
   for (DType t : kAllDTypes) {
     const int i = dtype_to_abi(t);

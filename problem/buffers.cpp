@@ -1,5 +1,6 @@
 #include "problem/buffers.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "problem/claim_table.h"
@@ -281,6 +282,29 @@ std::string Capabilities::unsupported(const Problem& p) const {
   for (const ClaimInfo& c : kClaims)
     if (c.used_by && !(this->*c.member))
       if (const std::string_view used = c.used_by(p); !used.empty()) return std::string(used);
+  if (const auto w = withdrawn.find(p.dtype); w != withdrawn.end())
+    for (const ClaimInfo& c : kClaims)
+      if (c.used_by && w->second.count(std::string(c.key)))
+        if (const std::string_view used = c.used_by(p); !used.empty())
+          return std::string(used) + " in " + std::string(dtype_name(p.dtype));
+  return {};
+}
+
+std::string check_withdrawn(const Capabilities& caps) {
+  for (const auto& [dtype, keys] : caps.withdrawn) {
+    const std::string where = "withdrawn in " + std::string(dtype_name(dtype)) + ": ";
+    if (std::find(caps.dtypes.begin(), caps.dtypes.end(), dtype) == caps.dtypes.end())
+      return where + "the dtype is not claimed";
+    for (const std::string& key : keys) {
+      const ClaimInfo* c = nullptr;
+      for (const ClaimInfo& row : kClaims)
+        if (row.key == key) c = &row;
+      if (!c) return where + "'" + key + "' is not a claim";
+      if (!c->used_by)
+        return where + "'" + key + "' is not a problem feature (only claims a problem uses can be withdrawn per dtype)";
+      if (!(caps.*c->member)) return where + "'" + key + "' is not claimed in the first place";
+    }
+  }
   return {};
 }
 

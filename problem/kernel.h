@@ -3,7 +3,9 @@
 // emulated and mutant kernels, plugins, programs that answer through files). Properties and the
 // certifier only see this: inputs in, outputs out (black box). The plugin C ABI mirrors it.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,11 +39,20 @@ struct Capabilities {
   // runs, and a failure is a robustness note on the certificate, not a finding.
   bool hidden_nonfinite = false;
   bool sinks = false;               // attention sinks: a per-head logit in every row's denominator
+  // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
+  // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
+  // above (check_withdrawn).
+  std::map<DType, std::set<std::string>> withdrawn;
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
-  // ("bias", "causal bottom_right", "dtype bf16", ...).
+  // ("bias", "causal bottom_right", "dtype bf16", "bias in f16", ...).
   std::string unsupported(const Problem& p) const;
 };
+
+// Empty when every withdrawal names a claimed dtype and a claimed problem feature; else what is
+// wrong, for the declaration's reader to report ("withdrawn in f16: 'lse' is not a problem
+// feature (only claims a problem uses can be withdrawn per dtype)").
+std::string check_withdrawn(const Capabilities& c);
 
 // The operation Kernel::supports is asked about (the plugin ABI's ATTNV_OP_*).
 enum class KernelOp { forward, backward, decode };

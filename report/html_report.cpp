@@ -286,6 +286,11 @@ void kernel(std::ostringstream& o, const Certificate& c) {
        "</small></h2><div class=\"chips\">";
   for (const ClaimInfo& f : kClaims) o << "<span" << (k.*f.member ? "" : " class=\"no\"") << ">" << html_escape(std::string(f.label)) << "</span>";
   o << "</div>";
+  for (const auto& [d, keys] : k.withdrawn) {
+    std::string list;
+    for (const std::string& key : keys) list += (list.empty() ? "" : ", ") + key;
+    o << "<p>Not claimed in " << dt(d) << ": " << html_escape(list) << "</p>";
+  }
   if (!c.kernel.precision.empty()) {
     o << "<table style=\"margin-top:10px\"><thead><tr><th>dtype</th><th>storage</th><th>accumulator</th><th>P</th>"
          "<th>output</th><th>block</th><th>exp ulps</th><th>precision model</th></tr></thead><tbody>";

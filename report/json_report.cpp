@@ -31,6 +31,9 @@ Json capabilities(const Capabilities& c) {
   for (DType d : c.dtypes) dtypes.push_back(dt(d));
   Json j{{"dtypes", dtypes}};
   for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.*f.member;
+  Json withdrawn = Json::object();
+  for (const auto& [d, keys] : c.withdrawn) withdrawn[dt(d)] = keys;
+  j["withdrawn"] = withdrawn;
   return j;
 }
 

@@ -83,6 +83,19 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   EXPECT_EQ(c.model(DType::bf16).block, 64);
   EXPECT_EQ(c.model(DType::bf16).pv, DType::bf16);  // a stage (docs/semantics.md)
   EXPECT_EQ(c.model(DType::bf16).dot, std::nullopt);
+  // A claim withdrawn in one dtype, carried through the export; one that is no problem feature
+  // is an error naming it.
+  const Claims w = read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,
+      "dtypes": ["f32", "f16"], "withdrawn": {"f16": ["bias"]}})"), {DType::f32});
+  EXPECT_EQ(w.caps.withdrawn.at(DType::f16), (std::set<std::string>{"bias"}));
+  EXPECT_EQ(claims_from_json(claims_to_json(w), "x", {}).caps.withdrawn, w.caps.withdrawn);
+  try {
+    read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(, "withdrawn": {"f32": ["lse"]}})"),
+                {DType::f32});
+    ADD_FAILURE() << "withdrawing lse was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("withdrawn in f32: 'lse' is not a problem feature"), std::string::npos) << e.what();
+  }
   const Claims back = claims_from_json(claims_to_json(c), "x", {});
   EXPECT_EQ(back.caps.dtypes, c.caps.dtypes);
   EXPECT_EQ(back.model(DType::bf16), c.model(DType::bf16));

@@ -126,6 +126,7 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.last_error = &last_error;
     s.desc.supports = &supports;
     s.desc.precision_for = &precision_for;
+    withdrawn_to_abi(c, s.desc.withdrawn);
     return &s.desc;
   } catch (...) {
     s.kernel.reset();

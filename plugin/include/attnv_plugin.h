@@ -205,6 +205,11 @@ typedef struct attnv_kernel {
    * case it judges; model as for precision() (struct_size set, stages at ATTNV_STAGE_AS_ACCUM).
    * Return 0 on success. Must be a pure function of the problem (and the options). */
   int (*precision_for)(const attnv_problem* p, attnv_precision* model);
+  /* Claims withdrawn in one storage dtype (index ATTNV_F64..ATTNV_BF16): ATTNV_CAP_* bits of
+   * problem features (gqa, causal, window, mask, bias, kv_len, softcap, custom scale, sinks)
+   * that hold for the other dtypes but not this one, a bias exact in f32 but not in f16, say.
+   * Each must be declared in caps. 0: nothing withdrawn. */
+  uint32_t withdrawn[4];
 } attnv_kernel;
 
 /* The operation supports() is asked about. */

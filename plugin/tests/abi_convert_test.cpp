@@ -50,10 +50,26 @@ TEST(AbiConvert, PrecisionRoundTripsAndJunkIsRejected) {
   EXPECT_THROW(precision_from_abi(bad, DType::f16, "plugin x"), InputError);
 }
 
+TEST(AbiConvert, WithdrawnClaimsRoundTripAndJunkBitsAreRejected) {
+  Capabilities c;
+  c.dtypes = {DType::f32, DType::f16};
+  c.bias = c.softcap = true;
+  c.withdrawn[DType::f16] = {"bias", "softcap"};
+  std::uint32_t w[4];
+  withdrawn_to_abi(c, w);
+  EXPECT_EQ(w[ATTNV_F16], ATTNV_CAP_BIAS | ATTNV_CAP_SOFTCAP);
+  EXPECT_EQ(w[ATTNV_F32], 0u);
+  Capabilities back;
+  withdrawn_from_abi(w, back);
+  EXPECT_EQ(back.withdrawn, c.withdrawn);
+  w[ATTNV_F32] = 1u << 30;
+  EXPECT_THROW(withdrawn_from_abi(w, back), InputError);
+}
+
 TEST(AbiConvert, DeclarationChecks) {
   auto fwd = [](const attnv_problem*, const attnv_views*) { return 0; };
   attnv_kernel k{ATTNV_ABI_VERSION, sizeof(attnv_kernel), "k", "1", ATTNV_DTYPE_BIT(ATTNV_F32), 0,
-                 nullptr, +fwd, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                 nullptr, +fwd, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, {}};
   EXPECT_TRUE(check_kernel(k, "plugin p").empty());
   attnv_kernel b = k;
   b.caps = ATTNV_CAP_BACKWARD;

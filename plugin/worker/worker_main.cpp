@@ -81,6 +81,7 @@ Hello describe(const attnv_kernel* k) {
   h.abi_version = k->abi_version;
   h.has_supports = k->supports != nullptr;
   h.has_precision_for = k->precision_for != nullptr;
+  for (int d = 0; d < 4; ++d) h.withdrawn[d] = k->withdrawn[d];
   copy_text(h.name, sizeof h.name, k->name);
   copy_text(h.version, sizeof h.version, k->version);
   h.dtypes = k->dtypes;

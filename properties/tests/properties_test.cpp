@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "gen/rng.h"
 #include "kernels/emulated_kernel.h"
+#include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
 #include "properties/checks/checks.h"
 #include "properties/conformance/conformance.h"
@@ -89,6 +91,75 @@ std::vector<Param> all_params() {
 INSTANTIATE_TEST_SUITE_P(Properties, Holds, ::testing::ValuesIn(all_params()), [](const auto& p) {
   return correct_kernels()[p.param.kernel].name + "__" + conformance::requirements()[p.param.property].property;
 });
+
+// A claim withdrawn in one dtype (Capabilities::withdrawn): a kernel whose bias is wrong only in
+// f16 (the bias_scaled mutant's arithmetic there, the naive kernel's elsewhere) is judged "not
+// claimed" on f16 cases with a bias once it withdraws the bias in f16, and fails them when it
+// does not; f32 cases with a bias are judged, and pass, either way.
+class BiasWrongInF16 final : public Kernel {
+ public:
+  explicit BiasWrongInF16(bool withdraw) : withdraw_(withdraw) {
+    for (const Mutant& m : mutant_zoo())
+      if (m.name == "bias_scaled") wrong_ = m.make();
+  }
+  std::string name() const override { return "bias_wrong_in_f16"; }
+  Capabilities capabilities() const override {
+    Capabilities c = right_.capabilities();
+    if (withdraw_) c.withdrawn[DType::f16] = {"bias"};
+    return c;
+  }
+  PrecisionModel precision(DType d) const override { return right_.precision(d); }
+  void forward(const Problem& p, const KernelViews& v) override {
+    (p.dtype == DType::f16 && p.has_bias ? *wrong_ : right_).forward(p, v);
+  }
+
+ private:
+  bool withdraw_;
+  NaiveKernel right_;
+  std::unique_ptr<Kernel> wrong_;
+};
+
+Case case_with_bias(const Problem& p, std::uint64_t seed) {
+  gen::Rng rng(seed);
+  Case c = make_zero_case(p, false);
+  for (auto* t : {&c.q, &c.k, &c.v})
+    for (double& x : *t) x = rng.normal();
+  for (double& b : c.bias) b = 2 * rng.normal();
+  round_to_storage(c);
+  c.id = "bias/" + std::to_string(seed);
+  return c;
+}
+
+TEST(WithdrawnClaims, AClaimWithdrawnInOneDtypeIsNotClaimedThereOnly) {
+  BiasWrongInF16 withdrawn(true), claimed(false);
+  ASSERT_EQ(check_withdrawn(withdrawn.capabilities()), "");
+  int f16_not_claimed = 0, f16_failed = 0, f32_passed = 0;
+  for (DType t : {DType::f16, DType::f32})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      Problem p;
+      p.shape = {1, 2, 2, 9, 13, 8, 8};
+      p.dtype = t;
+      p.has_bias = true;
+      const Case c = case_with_bias(p, seed);
+      const PropertyResult w = check_matches_reference(withdrawn, c, Layout::bhtd);
+      const PropertyResult k = check_matches_reference(claimed, c, Layout::bhtd);
+      if (t == DType::f16) {
+        f16_not_claimed += w.status == Status::not_claimed && w.message == "not claimed: bias in f16";
+        f16_failed += k.status == Status::fail;
+      } else {
+        f32_passed += w.status == Status::pass && k.status == Status::pass;
+      }
+    }
+  EXPECT_EQ(f16_not_claimed, 8);
+  EXPECT_GE(f16_failed, 6) << "bias_scaled in f16 must be caught when the bias is claimed there";
+  EXPECT_EQ(f32_passed, 8);
+  Capabilities bad = withdrawn.capabilities();
+  bad.withdrawn[DType::f16] = {"lse"};
+  EXPECT_NE(check_withdrawn(bad).find("not a problem feature"), std::string::npos) << check_withdrawn(bad);
+  bad.withdrawn[DType::f16] = {"sinks"};
+  bad.sinks = false;
+  EXPECT_NE(check_withdrawn(bad).find("not claimed in the first place"), std::string::npos) << check_withdrawn(bad);
+}
 
 // The campaign-level sign test passes on correct kernels in bf16 (100 generated cases).
 TEST(UnbiasedRounding, HoldsOnCorrectKernels) {

@@ -210,7 +210,7 @@ TEST(JsonReport, TheSchemasCapabilitiesAreTheClaimTables) {
   };
   find(schema);
   ASSERT_NE(caps, nullptr) << "no capabilities object in the schema";
-  std::set<std::string> table{"dtypes"}, properties, required;
+  std::set<std::string> table{"dtypes", "withdrawn"}, properties, required;
   for (const ClaimInfo& c : kClaims) table.insert(std::string(c.key));
   for (const auto& [key, v] : caps->at("properties").items()) properties.insert(key);
   for (const auto& k : caps->at("required")) required.insert(k.get<std::string>());
