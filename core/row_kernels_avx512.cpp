@@ -15,7 +15,10 @@
 //     the rest), whatever the loop nest; here the 4 x R weights of a group of keys are broadcast
 //     once per group instead of once per 16 columns.
 // The memory walk is the AVX2 set's: every K row read whole, front to back, before the next, and
-// V's keys in four lanes n / 4 rows apart (row_kernels_avx2.cpp says why: the prefetchers).
+// V's keys in four lanes n / 4 rows apart (row_kernels_avx2.cpp says why: the prefetchers; on the
+// AVX-512 machine, V in key order, in 2 or 8 lanes, K in lanes and software prefetch were no
+// better: bench/README.md, decode). No exp here: the sweep's softmax is the path's micro-kernels'
+// (microkernels_avx512.cpp, on exp_constants.h).
 #include "core/microkernels.h"
 #include "core/row_kernels.h"
 
