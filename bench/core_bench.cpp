@@ -540,8 +540,14 @@ BENCHMARK(BM_StreamWithArithmetic)->Arg(0)->Arg(64)->Arg(112)->Unit(benchmark::k
 // f16: the f16 cache would fit the 32 MiB L3, so a 128 MiB sweep evicts it before every timed
 // call; manual time excludes the sweep). Counters: GBps (K and V bytes per second),
 // bandwidth_share (over BM_StreamRead's best in this process), and the same per CPU second.
+// Args: dtype, ISA path (as BM_CoreForward's fifth: 0 best, 1 portable, 2 avx2, 3 avx512).
 void BM_CoreDecode(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
+  const auto isa = static_cast<Isa>(state.range(1));
+  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
+    state.SkipWithError(("this CPU lacks " + m).c_str());
+    return;
+  }
   const std::int64_t cap = 8192, D = 128, Hq = 32, Hkv = 8;
   Problem p;
   p.shape = {1, Hq, Hkv, 1, cap, D, D};
@@ -560,7 +566,7 @@ void BM_CoreDecode(benchmark::State& state) {
   v.lse = fill(lse, lse_dtype(dtype), {1, Hq, 1, 0}, 3, nullptr);
   const std::int64_t cache_len = cap - 1;
   v.cache_len = &cache_len;
-  core::CoreKernel kernel({.threads = kThreads});
+  core::CoreKernel kernel({.threads = kThreads, .isa = isa});
   const Rate bandwidth = read_bandwidth();
   const double bytes = 2.0 * static_cast<double>(Hkv * cap * D * dtype_bytes(dtype));
   double seconds = 0, cpu_seconds = 0, best = 1e300;
@@ -590,11 +596,15 @@ void BM_CoreDecode(benchmark::State& state) {
   state.counters["cpu_read_GBps"] = bandwidth.cpu;
   state.counters["cpu_bandwidth_share"] = gb / cpu_seconds * kThreads / bandwidth.cpu;
   state.counters["cpu_utilisation"] = cpu_seconds / seconds;
-  state.SetLabel(std::string(dtype_name(dtype)) + " cache 8192 Hq=32 Hkv=8 D=128 Tq=1");
+  state.SetLabel(std::string(dtype_name(dtype)) + " cache 8192 Hq=32 Hkv=8 D=128 Tq=1 " + core::isa_name(kernel.isa()));
 }
+// f32 and f16 caches on the default path, then on each path.
 BENCHMARK(BM_CoreDecode)
-    ->Arg(static_cast<std::int64_t>(DType::f32))
-    ->Arg(static_cast<std::int64_t>(DType::f16))
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (Isa isa : {Isa::best, Isa::portable, Isa::avx2, Isa::avx512})
+        for (DType t : {DType::f32, DType::f16})
+          b->Args({static_cast<std::int64_t>(t), static_cast<std::int64_t>(isa)});
+    })
     ->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
 
 }  // namespace

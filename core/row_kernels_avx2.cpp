@@ -200,19 +200,12 @@ const RowKernels<float>* avx2_row_kernels_f32() {
   return avx2_kernels_f32() != nullptr ? &k : nullptr;
 }
 
-// The avx512 path's decode sweep uses these AVX2 row kernels (every AVX-512 CPU runs AVX2): it is
-// bandwidth-bound, so wider registers buy little there (bench/README.md, decode section).
-const RowKernels<float>* avx512_row_kernels_f32() {
-  return avx512_kernels_f32() != nullptr ? avx2_row_kernels_f32() : nullptr;
-}
-
 }  // namespace attnv::core
 
 #else
 
 namespace attnv::core {
 const RowKernels<float>* avx2_row_kernels_f32() { return nullptr; }
-const RowKernels<float>* avx512_row_kernels_f32() { return nullptr; }
 }  // namespace attnv::core
 
 #endif

@@ -2,10 +2,12 @@
 // written), the attention (within the error bound of the equivalent forward with
 // kv_len = cache_len + n, bottom-right causal) for every dtype, GQA/MQA/MHA, batches with
 // different cache lengths, single and multi-token steps; split-KV and whole-range sweeps each
-// bitwise independent of the thread count; bad views rejected with clear messages.
+// bitwise independent of the thread count; bad views rejected with clear messages. The numeric
+// tests run on every ISA path the CPU runs; the avx512 and avx2 paths agree bit for bit.
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -149,8 +151,18 @@ Case decode_case(DType t, I hq, I hkv, I n, I capacity, const std::vector<I>& ca
   return ::testing::AssertionSuccess();
 }
 
-TEST(CoreDecode, WithinBoundEveryDtypeAndGrouping) {
-  CoreKernel core;
+// The numeric tests run on every ISA path this CPU runs (the row kernels differ per path:
+// row_kernels.h), each path within the bound on its own; the test name ends with the path.
+class CoreDecodePath : public ::testing::TestWithParam<Isa> {
+ protected:
+  ForwardOptions on_path(ForwardOptions o = {}) const {
+    o.isa = GetParam();
+    return o;
+  }
+};
+
+TEST_P(CoreDecodePath, WithinBoundEveryDtypeAndGrouping) {
+  CoreKernel core(on_path());
   const std::pair<I, I> heads[] = {{4, 2}, {4, 1}, {3, 3}};  // GQA, MQA, MHA
   std::uint64_t seed = 1;
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
@@ -164,14 +176,14 @@ TEST(CoreDecode, WithinBoundEveryDtypeAndGrouping) {
       }
 }
 
-TEST(CoreDecode, WindowSoftcapScaleWithinBound) {
-  CoreKernel core;
+TEST_P(CoreDecodePath, WindowSoftcapScaleWithinBound) {
+  CoreKernel core(on_path());
   Case full = decode_case(DType::f32, 4, 2, 2, 200, {150, 37}, 99);
   full.problem.window = {40, 0};
   full.problem.softcap = 2.5;
   full.problem.scale = 0.3;
   EXPECT_TRUE(decode_within_bound(core, full, Layout::bthd));
-  CoreKernel split({.threads = 2, .decode_split_keys = 64});
+  CoreKernel split(on_path({.threads = 2, .decode_split_keys = 64}));
   EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd));
 }
 
@@ -180,7 +192,7 @@ TEST(CoreDecode, WindowSoftcapScaleWithinBound) {
 // cache_len + n, and NaN K / inf V at keys the last new token's window excludes but the first
 // one's includes, must leave the last token's outputs bitwise unchanged (the first tokens' rows
 // see those keys: their outputs may change, so they are not compared).
-TEST(CoreDecode, NonFiniteHiddenKeysDoNotLeak) {
+TEST_P(CoreDecodePath, NonFiniteHiddenKeysDoNotLeak) {
   const I n = 3, w = 20;
   Case full = decode_case(DType::f32, 4, 2, n, 256, {200, 70}, 51, 32, 32);
   full.problem.window = {w, 0};
@@ -195,7 +207,7 @@ TEST(CoreDecode, NonFiniteHiddenKeysDoNotLeak) {
         }
   }
   for (I split : {I{-1}, I{64}}) {
-    CoreKernel core({.threads = 2, .decode_split_keys = split});
+    CoreKernel core(on_path({.threads = 2, .decode_split_keys = split}));
     Outputs a;
     ASSERT_TRUE(decode_within_bound(core, full, Layout::bhtd, &a)) << "split " << split;
     DecodeCall call(poisoned, Layout::bhtd, NAN);
@@ -214,12 +226,12 @@ TEST(CoreDecode, NonFiniteHiddenKeysDoNotLeak) {
   }
 }
 
-// The portable row kernels (no AVX2), whole and split, on the shapes of a decode step.
-TEST(CoreDecode, PortablePathWithinBound) {
+// Whole and split, on the shapes of a decode step (8 query heads per KV head).
+TEST_P(CoreDecodePath, StepWholeAndSplitWithinBound) {
   for (DType t : {DType::f32, DType::f16}) {
     const Case full = decode_case(t, 8, 2, 1, 300, {299, 120}, 41, 32, 32);
-    CoreKernel whole({.threads = 2, .isa = Isa::portable, .decode_split_keys = -1});
-    CoreKernel split({.threads = 2, .isa = Isa::portable, .decode_split_keys = 64});
+    CoreKernel whole(on_path({.threads = 2, .decode_split_keys = -1}));
+    CoreKernel split(on_path({.threads = 2, .decode_split_keys = 64}));
     EXPECT_TRUE(decode_within_bound(whole, full, Layout::bhtd)) << dtype_name(t);
     EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd)) << dtype_name(t);
   }
@@ -229,14 +241,14 @@ TEST(CoreDecode, PortablePathWithinBound) {
 // dots_half, pv_rows_half) gives bitwise what the f32 kernels give on the same values stored as
 // f32: the conversion is exact and the operations are the same. Whole and split, GQA 4 rows and
 // MHA 1 row, a tail tile whose length is not a multiple of 4.
-TEST(CoreDecode, HalfCacheReadInPlaceEqualsF32OnTheSameValues) {
+TEST_P(CoreDecodePath, HalfCacheReadInPlaceEqualsF32OnTheSameValues) {
   for (DType t : {DType::f16, DType::bf16})
     for (auto [hq, hkv] : {std::pair<I, I>{8, 2}, std::pair<I, I>{2, 2}}) {
       const Case half = decode_case(t, hq, hkv, 1, 1300, {1297, 450}, 77, 32, 48);
       Case wide = half;
       wide.problem.dtype = DType::f32;  // the same values, all exact in f32
       for (I split : {I{-1}, I{256}}) {
-        CoreKernel core({.threads = 2, .decode_split_keys = split});
+        CoreKernel core(on_path({.threads = 2, .decode_split_keys = split}));
         Outputs a, b;
         ASSERT_TRUE(decode_within_bound(core, half, Layout::bhtd, &a)) << dtype_name(t);
         ASSERT_TRUE(decode_within_bound(core, wide, Layout::bhtd, &b)) << dtype_name(t);
@@ -248,14 +260,14 @@ TEST(CoreDecode, HalfCacheReadInPlaceEqualsF32OnTheSameValues) {
 
 // Split-KV (forced small chunks, and the automatic choice on a long cache) and the whole-range
 // sweep: each within the bound and bitwise the same for 1, 2 and 3 threads.
-TEST(CoreDecode, SplitKvWithinBoundAndThreadIndependent) {
+TEST_P(CoreDecodePath, SplitKvWithinBoundAndThreadIndependent) {
   const Case longer = decode_case(DType::f16, 8, 2, 1, 2100, {2099}, 7, 64, 64);  // auto: splits
   const Case mixed = decode_case(DType::f32, 4, 2, 3, 700, {600, 0, 250}, 8);
   for (const Case* full : {&longer, &mixed})
     for (I split : {I{0}, I{-1}, I{128}}) {
       Outputs first;
       for (int threads : {1, 2, 3}) {
-        CoreKernel core({.threads = threads, .decode_split_keys = split});
+        CoreKernel core(on_path({.threads = threads, .decode_split_keys = split}));
         Outputs got;
         ASSERT_TRUE(decode_within_bound(core, *full, Layout::bhtd, &got)) << "split " << split << " threads " << threads;
         if (threads == 1)
@@ -292,7 +304,7 @@ std::vector<double> rotated_rows(const std::vector<double>& x, Shape4 s, I t0, I
 // rotary at absolute positions: a step of n tokens after c0 cached ones rotates its q and k_new at
 // c0 + i; its outputs must be within the bound of the full prefill's reference rows c0 .. c0+n-1.
 // The classic bug, rotating the new tokens at their offset i in the step, must fail it.
-TEST(CoreDecode, RotaryAtAbsolutePositionsEqualsPrefill) {
+TEST_P(CoreDecodePath, RotaryAtAbsolutePositionsEqualsPrefill) {
   const I T = 12, cap = 14, B = 2, Hq = 4, Hkv = 2, D = 16;
   for (DType t : {DType::f32, DType::bf16}) {
     Problem fp;
@@ -304,7 +316,7 @@ TEST(CoreDecode, RotaryAtAbsolutePositionsEqualsPrefill) {
     full.q = rotated_rows(raw.q, {B, Hq, T, D}, 0, T, t, 0);
     full.k = rotated_rows(raw.k, {B, Hkv, T, D}, 0, T, t, 0);
     const Outputs exact = ref::fast_forward(full);
-    CoreKernel core;
+    CoreKernel core(on_path());
     const PrecisionModel m = core.precision(t);
     const bound::Bounds bounds = bound::forward_bound(full, exact, m);
     for (bool buggy : {false, true})
@@ -345,6 +357,38 @@ TEST(CoreDecode, RotaryAtAbsolutePositionsEqualsPrefill) {
           EXPECT_EQ(first_reject, "") << "c0=" << c0 << " n=" << n << " " << dtype_name(t);
       }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsaPath, CoreDecodePath, ::testing::ValuesIn(testing::runnable_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
+
+// The avx512 and avx2 paths give the same bits (their row kernels do: isa_test.cpp, and the
+// micro-kernels of the softmax and of the forward's tiles for larger blocks too): every dtype,
+// GQA / MHA, single and multi-token steps (4 x 3 = 12 rows: the forward's tiles), whole and split,
+// heads a whole number of SIMD widths (read in place) and not (staged), dense and gapped.
+TEST(CoreDecode, Avx512BitwiseEqualsAvx2) {
+  if (!missing_features(Isa::avx512, cpu_features()).empty() || !missing_features(Isa::avx2, cpu_features()).empty())
+    GTEST_SKIP() << "needs both the avx2 and avx512 paths";
+  std::uint64_t seed = 500;
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (auto [hq, hkv, n] : {std::tuple<I, I, I>{8, 2, 1}, {4, 4, 1}, {4, 1, 3}})
+      for (I d : {I{128}, I{40}}) {
+        const Case full = decode_case(t, hq, hkv, n, 400, {400 - n, 150}, seed++, d, d);
+        for (Layout layout : {Layout::bhtd, Layout::gapped}) {
+          // Bits only (each path's bound is the tests above). A second call on the same views
+          // appends the same rows again and overwrites the outputs.
+          DecodeCall call(full, layout);
+          auto run = [&](Isa isa, I split) {
+            CoreKernel k({.threads = 2, .isa = isa, .decode_split_keys = split});
+            k.decode(call.problem(), call.views());
+            return call.outputs();
+          };
+          for (I split : {I{-1}, I{128}})
+            EXPECT_TRUE(testing::bitwise_equal(run(Isa::avx512, split), run(Isa::avx2, split)))
+                << dtype_name(t) << " Hq=" << hq << " Hkv=" << hkv << " n=" << n << " D=" << d << " split " << split
+                << (layout == Layout::gapped ? " gapped" : " dense");
+        }
+      }
 }
 
 std::string decode_error(const Problem& p, const DecodeViews& v) {

@@ -14,6 +14,7 @@
 #include "core/core_kernel.h"
 #include "core/isa.h"
 #include "core/microkernels.h"
+#include "core/row_kernels.h"
 #include "core/tests/core_test_util.h"
 #include "core/workspace.h"
 #include "gen/rng.h"
@@ -309,6 +310,55 @@ TEST(CoreIsaKernels, Avx512BitwiseEqualsAvx2) {
     b->pv(sb.data(), ld, t.rows, eb.data(), v.get(), ldv, t.n, t.dv_pad, ob.data(), t.dv_pad);
     ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "pv rows " << t.rows << " n " << t.n;
   }
+}
+
+// The decode sweep's AVX-512 row kernels keep the AVX2 ones' order per element (the top of
+// row_kernels_avx512.cpp), so they agree bit for bit: rows 1..8 (the 8- and 4-row blocks and
+// single rows), keys around the lanes of n / 4 and their rest, head dims around the 16- and
+// 32-value steps and their 8-value tails; f32 rows and f16 / bf16 rows converted as loaded.
+TEST(CoreIsaKernels, Avx512RowKernelsBitwiseEqualAvx2) {
+  const RowKernels<float>* a = avx512_row_kernels_f32();
+  const RowKernels<float>* b = avx2_row_kernels_f32();
+  if (a == nullptr || b == nullptr) GTEST_SKIP() << "needs both the avx2 and avx512 paths";
+  const MicroKernels<float>& port = portable_kernels_f32();
+  gen::Rng rng(1306);
+  for (int rows : {1, 3, 4, 5, 8})
+    for (int n : {1, 3, 4, 7, 63, 64})
+      for (std::int64_t d : {8, 16, 24, 40, 128, 136}) {
+        const std::int64_t dv = round_up(d, 16), ld = d + 8;  // rows apart, as in a strided cache
+        const std::vector<float> q = normals(rng, rows * d), k = normals(rng, n * ld), v = normals(rng, n * ld);
+        const std::string at = "rows " + std::to_string(rows) + " n " + std::to_string(n) + " d " + std::to_string(d);
+        std::vector<float> sa(rows * 64), sb(rows * 64);
+        a->dots(q.data(), d, rows, k.data(), ld, n, d, 0.3f, sa.data(), 64);
+        b->dots(q.data(), d, rows, k.data(), ld, n, d, 0.3f, sb.data(), 64);
+        ASSERT_EQ(std::memcmp(sa.data(), sb.data(), sa.size() * 4), 0) << "dots " << at;
+        std::vector<float> p = normals(rng, rows * 64);
+        for (int i = 0; i < rows * 64; i += 5) p[static_cast<std::size_t>(i)] = 0;  // axpy skips zero weights
+        const std::vector<float> o0 = normals(rng, rows * dv);
+        const std::vector<float> vv = normals(rng, n * (dv + 16));
+        std::vector<float> oa = o0, ob = o0;
+        a->pv_rows(p.data(), 64, rows, vv.data(), dv + 16, n, dv, oa.data(), dv);
+        b->pv_rows(p.data(), 64, rows, vv.data(), dv + 16, n, dv, ob.data(), dv);
+        ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "pv_rows " << at;
+        oa = o0, ob = o0;
+        for (int c = 0; c < n; ++c) {
+          a->axpy(p.data() + c, 64, rows, vv.data() + c * (dv + 16), dv, oa.data(), dv);
+          b->axpy(p.data() + c, 64, rows, vv.data() + c * (dv + 16), dv, ob.data(), dv);
+        }
+        ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "axpy " << at;
+        for (bool bf16 : {false, true}) {
+          std::vector<std::uint16_t> kh(k.size()), vh(vv.size());
+          (bf16 ? port.to_bf16 : port.to_f16)(k.data(), static_cast<std::int64_t>(k.size()), kh.data());
+          (bf16 ? port.to_bf16 : port.to_f16)(vv.data(), static_cast<std::int64_t>(vv.size()), vh.data());
+          a->dots_half(q.data(), d, rows, kh.data(), ld, n, d, bf16, 0.3f, sa.data(), 64);
+          b->dots_half(q.data(), d, rows, kh.data(), ld, n, d, bf16, 0.3f, sb.data(), 64);
+          ASSERT_EQ(std::memcmp(sa.data(), sb.data(), sa.size() * 4), 0) << "dots_half bf16 " << bf16 << " " << at;
+          oa = o0, ob = o0;
+          a->pv_rows_half(p.data(), 64, rows, vh.data(), dv + 16, n, dv, bf16, oa.data(), dv);
+          b->pv_rows_half(p.data(), 64, rows, vh.data(), dv + 16, n, dv, bf16, ob.data(), dv);
+          ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "pv_rows_half bf16 " << bf16 << " " << at;
+        }
+      }
 }
 
 // The whole core, forward and backward, on the avx512 and avx2 paths: bitwise the same outputs

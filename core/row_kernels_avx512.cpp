@@ -1,0 +1,226 @@
+// AVX-512 (F, BW, VL, DQ) + FMA + F16C row kernels of the decode sweep (row_kernels.h). Compiled
+// with those flags (this file only) and used only when avx512_kernels_f32() found the CPU able to
+// run them. Everything here has internal linkage: an inline function shared with the AVX2 or
+// portable files would be one symbol, and the linker could hand them this file's EVEX copy.
+//
+// Bit for bit the AVX2 set (row_kernels_avx2.cpp; core/tests/isa_test.cpp checks it): each output
+// element sees the same operations in the same order, 16 lanes at a time instead of 8.
+//   dots, 4-row blocks: the AVX2 set keeps two 8-lane chains per row (pieces d = 0, 16, 32, ...
+//     and d = 8, 24, ...); one 16-lane chain here holds both in its halves, so its low + high
+//     halves is the AVX2 sum a + b, and the same hadd tree follows. Rows are taken 8 at a time
+//     when there are 8 (each row's chain is its own, so blocking does not change its bits).
+//   dots, single rows: the AVX2 set's four chains (d mod 32 in [0, 8), [8, 16), ...) are two
+//     16-lane chains here, the 8-value tail pieces go into the first one's low half.
+//   pv_rows: keys added onto each output element in the AVX2 order (lanes of n / 4 keys, then
+//     the rest), whatever the loop nest; here the 4 x R weights of a group of keys are broadcast
+//     once per group instead of once per 16 columns.
+// The memory walk is the AVX2 set's: every K row read whole, front to back, before the next, and
+// V's keys in four lanes n / 4 rows apart (row_kernels_avx2.cpp says why: the prefetchers; on the
+// AVX-512 machine, V in key order, in 2 or 8 lanes, K in lanes and software prefetch were no
+// better: bench/README.md, decode). No exp here: the sweep's softmax is the path's micro-kernels'
+// (microkernels_avx512.cpp, on exp_constants.h).
+#include "core/microkernels.h"
+#include "core/row_kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512DQ__) && defined(__FMA__) && defined(__F16C__)
+// GCC 12's AVX-512 intrinsics and -Wuninitialized: see microkernels_avx512.cpp (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
+
+#include "core/avx2_hsum.h"
+
+namespace attnv::core {
+namespace {
+
+// Sixteen stored values as f32 (load), or eight in the low half with zeros above (load8): in
+// place for f32, converted (exactly) as loaded for f16 and bf16.
+struct F32 {
+  using E = float;
+  static __m512 load(const float* x) { return _mm512_loadu_ps(x); }
+  static __m512 load8(const float* x) { return _mm512_maskz_loadu_ps(0x00FF, x); }
+};
+struct F16 {
+  using E = std::uint16_t;
+  static __m512 load(const std::uint16_t* x) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+  }
+  static __m512 load8(const std::uint16_t* x) {
+    return _mm512_cvtph_ps(_mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))));
+  }
+};
+struct BF16 {
+  using E = std::uint16_t;
+  static __m512 from(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+  static __m512 load(const std::uint16_t* x) { return from(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))); }
+  static __m512 load8(const std::uint16_t* x) {
+    return from(_mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))));
+  }
+};
+
+constexpr __mmask16 kLow8 = 0x00FF;
+
+// The AVX2 set's a + b of one row: the two halves of its 16-lane chain.
+__m256 halves(__m512 a) { return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1)); }
+
+// [sum a0, sum a1, sum a2, sum a3] by the AVX2 set's hadd tree.
+__m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// R (4 or 8) rows against one key: each 16-value piece of k loaded once for the R rows.
+template <class L, int R>
+void dots_rx1(const float* q, std::int64_t ldq, const typename L::E* k, std::int64_t dk_pad, __m128 scale, float* s,
+              std::int64_t lds) {
+  __m512 acc[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  std::int64_t d = 0;
+  for (; d + 16 <= dk_pad; d += 16) {
+    const __m512 x = L::load(k + d);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(q + r * ldq + d), x, acc[r]);
+  }
+  if (d < dk_pad) {  // 8 values left: the AVX2 set's even chain (the low halves) takes them
+    const __m512 x = L::load8(k + d);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(kLow8, q + r * ldq + d), x, acc[r], kLow8);
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < R; r += 4) {
+    const __m128 sums = hsum4(halves(acc[r]), halves(acc[r + 1]), halves(acc[r + 2]), halves(acc[r + 3]));
+    float out[4];
+    _mm_storeu_ps(out, _mm_mul_ps(sums, scale));
+    for (int i = 0; i < 4; ++i) s[(r + i) * lds] = out[i];
+  }
+}
+
+// One row against one key: the AVX2 set's four 8-lane chains as two 16-lane ones.
+template <class L>
+float dot_1x1(const float* q, const typename L::E* k, std::int64_t dk_pad) {
+  __m512 a = _mm512_setzero_ps(), b = a;
+  std::int64_t d = 0;
+  for (; d + 32 <= dk_pad; d += 32) {
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), L::load(k + d), a);
+    b = _mm512_fmadd_ps(_mm512_loadu_ps(q + d + 16), L::load(k + d + 16), b);
+  }
+  for (; d < dk_pad; d += 8) a = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(kLow8, q + d), L::load8(k + d), a, kLow8);
+  return hsum(_mm256_add_ps(halves(a), halves(b)));
+}
+
+// Key by key (row_kernels_avx2.cpp says why), 8 or 4 rows at a time, then single rows.
+template <class L>
+void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, std::int64_t ldk, int n,
+          std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
+  const __m128 sc = _mm_set1_ps(scale);
+  for (int c = 0; c < n; ++c) {
+    const typename L::E* kc = k + c * ldk;
+    int r = 0;
+    for (; r + 8 <= rows; r += 8) dots_rx1<L, 8>(q + r * ldq, ldq, kc, dk_pad, sc, s + r * lds + c, lds);
+    for (; r + 4 <= rows; r += 4) dots_rx1<L, 4>(q + r * ldq, ldq, kc, dk_pad, sc, s + r * lds + c, lds);
+    for (; r < rows; ++r) s[r * lds + c] = dot_1x1<L>(q + r * ldq, kc, dk_pad) * scale;
+  }
+}
+
+void dots_half(const float* q, std::int64_t ldq, int rows, const std::uint16_t* k, std::int64_t ldk, int n,
+               std::int64_t dk_pad, bool bf16, float scale, float* s, std::int64_t lds) {
+  if (bf16)
+    dots<BF16>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
+  else
+    dots<F16>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
+}
+
+void axpy(const float* w, std::int64_t ldw, int rows, const float* v, std::int64_t dv_pad, float* o,
+          std::int64_t ldo) {
+  for (int r = 0; r < rows; ++r) {
+    const float x = w[r * ldw];
+    if (x == 0) continue;
+    const __m512 xv = _mm512_set1_ps(x);
+    float* orow = o + r * ldo;
+    for (std::int64_t d = 0; d < dv_pad; d += 16)
+      _mm512_storeu_ps(orow + d, _mm512_fmadd_ps(xv, _mm512_loadu_ps(v + d), _mm512_loadu_ps(orow + d)));
+  }
+}
+
+// NK keys (key i at v + i kstep, weight p[r ldp + i pstep]) onto R rows of o, 16 columns at a
+// time; the R x NK weights are broadcast once for all columns (at most 16 registers).
+template <class L, int R, int NK>
+void pv_keys(const float* p, std::int64_t ldp, int pstep, const typename L::E* v, std::int64_t kstep, std::int64_t dv_pad,
+             float* o, std::int64_t ldo) {
+  __m512 w[R][NK];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < NK; ++c) w[r][c] = _mm512_set1_ps(p[r * ldp + c * pstep]);
+  for (std::int64_t d = 0; d < dv_pad; d += 16) {
+    __m512 acc[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_loadu_ps(o + r * ldo + d);
+#pragma GCC unroll 4
+    for (int c = 0; c < NK; ++c) {
+      const __m512 x = L::load(v + c * kstep + d);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(w[r][c], x, acc[r]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) _mm512_storeu_ps(o + r * ldo + d, acc[r]);
+  }
+}
+
+// The AVX2 set's key order: lanes c, c + q, c + 2q, c + 3q (q = n / 4) for c < q, then the rest.
+template <class L, int R>
+void pv_block(const float* p, std::int64_t ldp, const typename L::E* v, std::int64_t ldv, int n, std::int64_t dv_pad,
+              float* o, std::int64_t ldo) {
+  const int q = n / 4;
+  for (int c = 0; c < q; ++c) pv_keys<L, R, 4>(p + c, ldp, q, v + c * ldv, q * ldv, dv_pad, o, ldo);
+  for (int c = 4 * q; c < n; ++c) pv_keys<L, R, 1>(p + c, ldp, 1, v + c * ldv, ldv, dv_pad, o, ldo);
+}
+
+template <class L>
+void pv_rows(const float* p, std::int64_t ldp, int rows, const typename L::E* v, std::int64_t ldv, int n,
+             std::int64_t dv_pad, float* o, std::int64_t ldo) {
+  for (int r0 = 0; r0 < rows; r0 += 4) {
+    const float* pr = p + r0 * ldp;
+    float* orow = o + r0 * ldo;
+    switch (rows - r0) {
+      case 1: pv_block<L, 1>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      case 2: pv_block<L, 2>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      case 3: pv_block<L, 3>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      default: pv_block<L, 4>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+    }
+  }
+}
+
+void pv_rows_half(const float* p, std::int64_t ldp, int rows, const std::uint16_t* v, std::int64_t ldv, int n,
+                  std::int64_t dv_pad, bool bf16, float* o, std::int64_t ldo) {
+  if (bf16)
+    pv_rows<BF16>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
+  else
+    pv_rows<F16>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
+}
+
+}  // namespace
+
+const RowKernels<float>* avx512_row_kernels_f32() {
+  static const RowKernels<float> k{"avx512-rows-f32", &dots<F32>, &axpy, &pv_rows<F32>, &dots_half, &pv_rows_half};
+  return avx512_kernels_f32() != nullptr ? &k : nullptr;
+}
+
+}  // namespace attnv::core
+
+#else
+
+namespace attnv::core {
+const RowKernels<float>* avx512_row_kernels_f32() { return nullptr; }
+}  // namespace attnv::core
+
+#endif
