@@ -31,6 +31,7 @@ struct KernelViews {
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs
+  TensorRef dsinks;      // backward output [Hq] in the storage dtype, present iff the problem has sinks
 };
 
 // The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views).

@@ -230,6 +230,9 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
   if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
   if (p.has_sinks != v.sinks.present()) errs.push_back("sinks buffer presence does not match the problem");
+  // A backward of a problem with sinks writes their gradient too; a forward has no dsinks.
+  if (v.dsinks.present() != (p.has_sinks && v.dq.present()))
+    errs.push_back("dsinks buffer presence does not match the problem (a backward with sinks needs it, nothing else takes it)");
   std::vector<Extent> inputs = {
       view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
       view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
@@ -247,7 +250,7 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
   const std::pair<const char*, const TensorRef*> typed[] = {
       {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"dout", &v.dout},
-      {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+      {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) +
@@ -267,13 +270,15 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
     inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
   }
   const std::pair<const char*, const TensorRef*> out_views[] = {
-      {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+      {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   const std::array<std::int64_t, 4> out_shapes[] = {
-      {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}, {s.B, s.Hq, s.Tq, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv}};
+      {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}, {s.B, s.Hq, s.Tq, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv},
+      {s.Hq, 0, 0, 0}};
+  constexpr int out_ranks[] = {4, 3, 4, 4, 4, 1};
   std::vector<Extent> outputs;
-  for (std::size_t i = 0; i < 5; ++i) {
+  for (std::size_t i = 0; i < 6; ++i) {
     const TensorRef& t = *out_views[i].second;
-    Extent e = view_extent(out_views[i].first, t, out_shapes[i], i == 1 ? 3 : 4, errs);
+    Extent e = view_extent(out_views[i].first, t, out_shapes[i], out_ranks[i], errs);
     if (e.end == 0) continue;
     if (self_overlapping(t))
       errs.push_back(std::string(e.name) + ": its strides make elements share memory");
