@@ -27,7 +27,7 @@ struct KernelViews {
   TensorRef q, k, v;
   TensorRef mask, bias;
   const std::int64_t* kv_len = nullptr;
-  TensorRef sinks;       // [Hq] in the storage dtype, or absent (in process only: the plugin ABI v1 has no sinks)
+  TensorRef sinks;       // [Hq] in the storage dtype, or absent (attnv_views.sinks in the plugin ABI v2)
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs
