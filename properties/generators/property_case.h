@@ -44,9 +44,9 @@ struct GenOptions {
   bool masked_rows = false;       // make rows with no visible key likely
   bool with_dout = false;         // draw dO for the backward
   // Attention sinks, where claimed (with dO too: a kernel that claims sinks and the backward
-  // claims their gradient). Off by default: a sink breaks invariances other checks rely on (the
-  // sink's logit does not move with a key translation or a bias row shift; weights no longer sum
-  // to 1).
+  // claims their gradient). Off by default, on where the requirement's statement holds with a
+  // sink (docs/semantics.md lists them): a sink breaks invariances other checks rely on (its
+  // logit does not move with a key translation or a bias row shift; weights no longer sum to 1).
   bool sinks = false;
   bool layouts = true;            // off: always bhtd
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
