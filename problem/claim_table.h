@@ -67,7 +67,7 @@ inline constexpr ClaimInfo kClaims[] = {
     {"hidden_nonfinite", "hidden NaN/inf stays hidden", &Capabilities::hidden_nonfinite, 1u << 13, nullptr, "", false, true},
     {"sinks", "attention sinks", &Capabilities::sinks, 1u << 14,
      [](const Problem& p) -> std::string_view { return p.has_sinks ? "sinks" : ""; },
-     "the file route's call hashes and examples do not carry sinks yet", false, true},
+     "", false, true},
 };
 
 }  // namespace attnv
