@@ -81,7 +81,7 @@ def scores(case, q, k, bias, G):
     return s, raw, scale
 
 
-def forward(case, q, k, v, vis, bias, sinks, bug):
+def forward(case, q, k, v, vis, bias, bug, sinks=None):
     G = case["Hq"] // case["Hkv"]
     s, raw, scale = scores(case, q, k, bias, G)
     vis4 = vis[:, None]  # broadcast over heads
@@ -165,7 +165,7 @@ def answer(root, case, bug):
     kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
     vis = visible(case, kv_len, bias, mask, bug)
     sinks = load(folder, "sinks").astype(np.float64) if case.get("sinks") else None
-    out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, sinks, bug)
+    out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug, sinks)
     dtype = case["dtype"]
     save(folder, "out", to_storage(out, dtype, bug))
     save(folder, "lse", lse.astype(np.float64 if dtype == "f64" else np.float32))
