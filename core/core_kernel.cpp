@@ -19,8 +19,7 @@ Capabilities CoreKernel::capabilities() const {
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
   c.backward = c.decode = c.hidden_nonfinite = true;
-  // Sinks in the forward and the backward (dsinks); a decode call takes none yet (the decode
-  // views have no sinks tensor: problem/validate.cpp check_decode_problem).
+  // Sinks in the forward, the backward (dsinks) and decode.
   c.sinks = true;
   return c;
 }

@@ -44,6 +44,15 @@ void softmax_rows_init_sink(const SoftmaxRows<T>& st, int rows, T z) {
   }
 }
 
+// The same with a sink per row (decode stacks the G query heads of a KV head in one block).
+template <class T>
+void softmax_rows_init_sinks(const SoftmaxRows<T>& st, int rows, const T* z) {
+  for (int r = 0; r < rows; ++r) {
+    st.m[r] = z[r];
+    st.l[r] = 1;
+  }
+}
+
 // s [rows x lds] holds the tile's logits t (-inf where hidden) for keys [0, n); on return it
 // holds the weights e and st.alpha the factors the accumulator must be rescaled by.
 template <class T>

@@ -368,6 +368,7 @@ void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
   fv.kv_len = kv_len.data();
   fv.out = views.out;
   fv.lse = views.lse;
+  fv.sinks = views.sinks;
   forward(fp, fv);
 }
 

@@ -146,6 +146,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.cache_len = v.cache_len;
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
+  a.sinks = tensor_to_abi(v.sinks);
   a.struct_size = sizeof(attnv_decode_views);
   return a;
 }
@@ -160,6 +161,7 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.cache_len = a.cache_len;
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
+  if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   return v;
 }
 
@@ -278,6 +280,7 @@ attnv_views decode_in_slots(const attnv_decode_views& d) {
   v.dv = d.v_cache;
   v.out = d.out;
   v.lse = d.lse;
+  if (covers(d, d.sinks)) v.sinks = d.sinks;
   v.struct_size = sizeof(attnv_views);
   return v;
 }
@@ -292,6 +295,7 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.cache_len = v.kv_len;
   d.out = v.out;
   d.lse = v.lse;
+  if (covers(v, v.sinks)) d.sinks = v.sinks;
   d.struct_size = sizeof(attnv_decode_views);
   return d;
 }

@@ -42,6 +42,7 @@ struct DecodeViews {
   TensorRef k_cache, v_cache;   // [B, Hkv, capacity, Dk|Dv]: written only at cache_len[b] .. + n - 1
   const std::int64_t* cache_len = nullptr;  // int64 [B]: positions already filled
   TensorRef out, lse;           // [B, Hq, n, Dv] and [B, Hq, n] (lse optional), as in a forward
+  TensorRef sinks;              // [Hq] in the storage dtype, present iff the problem has sinks
 };
 
 }  // namespace attnv

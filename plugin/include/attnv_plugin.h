@@ -126,6 +126,9 @@ typedef struct attnv_decode_views {
   /* ABI version 2 */
   uint32_t struct_size;    /* set by attnv: sizeof(attnv_decode_views) as attnv was built */
   uint32_t reserved;       /* 0 */
+  /* Appended in version 2 (present when struct_size covers it and problem->has_sinks): sinks
+   * [Hq] (rank 1, storage dtype), read-only, in every decode row's softmax denominator. */
+  attnv_tensor sinks;
 } attnv_decode_views;
 
 /* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
@@ -146,8 +149,9 @@ typedef struct attnv_decode_views {
 /* NaN/inf in hidden K, V rows and hidden bias never reach an output (requirement R6). Without
  * it R6 still runs, and a leak is reported as a robustness note, not a finding. */
 #define ATTNV_CAP_HIDDEN_NONFINITE (1u << 13)
-/* Attention sinks (attnv_problem.has_sinks, attnv_views.sinks and dsinks), forward and, with
- * ATTNV_CAP_BACKWARD, backward (the sinks' gradient). Not in decode. */
+/* Attention sinks (attnv_problem.has_sinks, attnv_views.sinks and dsinks,
+ * attnv_decode_views.sinks), forward, decode with ATTNV_CAP_DECODE, and, with
+ * ATTNV_CAP_BACKWARD, backward (the sinks' gradient). */
 #define ATTNV_CAP_SINKS (1u << 14)
 /* Bits 1u << 15 and up are reserved for later capabilities. */
 
