@@ -60,7 +60,8 @@ struct ResultTensor {
   std::vector<double> Outputs::*field;
 };
 constexpr ResultTensor kResults[] = {
-    {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv}};
+    {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv},
+    {"dsinks", &Outputs::dsinks}};
 
 // "" when the case folder's answers are the same bits in both runs, else the first difference.
 // Values are compared as read (a file saved as <f4 in one run and <f8 in the other, with the same

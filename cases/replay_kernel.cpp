@@ -64,6 +64,7 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
     need(o.dq, "dq.npy");
     need(o.dk, "dk.npy");
     need(o.dv, "dv.npy");
+    if (p.has_sinks) need(o.dsinks, "dsinks.npy");
     o.out.clear();  // the forward call already wrote them; the views still hold them
     o.lse.clear();
   } else {
@@ -72,6 +73,7 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
     o.dq.clear();
     o.dk.clear();
     o.dv.clear();
+    o.dsinks.clear();
   }
   // Outputs must already be in the storage dtype: rounding them here would hide how the program
   // rounds (truncating to bf16 is a bug R15 exists to catch). LSE, kept in f32 by kernels, is
@@ -90,6 +92,7 @@ void ReplayKernel::answer(const Problem& p, const KernelViews& views, bool backw
   storage(o.dq, views.dq, "dq.npy");
   storage(o.dk, views.dk, "dk.npy");
   storage(o.dv, views.dv, "dv.npy");
+  storage(o.dsinks, views.dsinks, "dsinks.npy");
   write_outputs(o, p, views);
 }
 

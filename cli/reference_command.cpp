@@ -50,7 +50,7 @@ PrecisionModel model_for(const Case& c, const ReferenceArgs& a) {
 }
 
 Outputs as_outputs(bound::Bounds b) {
-  return Outputs{std::move(b.out), std::move(b.lse), std::move(b.dq), std::move(b.dk), std::move(b.dv)};
+  return Outputs{std::move(b.out), std::move(b.lse), std::move(b.dq), std::move(b.dk), std::move(b.dv), std::move(b.dsinks)};
 }
 
 // --in must be a folder holding manifest.json; what can be wrong with the manifest itself
@@ -124,7 +124,7 @@ nlohmann::json decided_counts(const ref::FastAccuracy& acc) {
   std::int64_t elements = 0, undecided = 0;
   const std::pair<const char*, const std::vector<double>*> fields[] = {
       {"out", &acc.resolved.out}, {"lse", &acc.resolved.lse}, {"dq", &acc.resolved.dq},
-      {"dk", &acc.resolved.dk},   {"dv", &acc.resolved.dv}};
+      {"dk", &acc.resolved.dk},   {"dv", &acc.resolved.dv}, {"dsinks", &acc.resolved.dsinks}};
   for (const auto& [name, flags] : fields) {
     if (flags->empty()) continue;
     const auto n = static_cast<std::int64_t>(flags->size());

@@ -31,7 +31,7 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
     const Outputs exact = f.backward ? ref::fast_backward(ec.c) : ref::fast_forward(ec.c);
     const bound::Bounds b = f.backward ? bound::backward_bound(ec.c, exact, model) : bound::forward_bound(ec.c, exact, model);
     io::write_outputs(folder, "ref_", ec.c, exact, DType::f64);
-    io::write_outputs(folder, "bound_", ec.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv}, DType::f64);
+    io::write_outputs(folder, "bound_", ec.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv, b.dsinks}, DType::f64);
   } catch (const InputError&) {
   }
   io::write_file_atomic(dir / "finding.txt", std::span<const unsigned char>(

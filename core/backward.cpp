@@ -1,6 +1,7 @@
 #include "core/backward.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,27 @@ void row_stats(const ForwardParams& p, const MicroKernels<T>& mk, std::vector<T>
         }
       },
       threads);
+}
+
+// The sinks' gradient (docs/semantics.md): dsinks_h = -sum over (b, i) of P_sink D, with
+// P_sink = fl(exp(fl(z_h - L))) from the forward's own L, as the dS of a key of value 0; summed
+// in T, b then i ascending, and rounded once (BOUND.md section 5.7).
+template <class T>
+void sink_gradients(const ForwardParams& p, const MicroKernels<T>& mk, const std::vector<T>& lse,
+                    const std::vector<T>& dd) {
+  const Shape& s = p.shape;
+  const TensorRef& sinks = p.views.sinks;
+  const TensorRef& out = p.views.dsinks;
+  for (std::int64_t h = 0; h < s.Hq; ++h) {
+    const T z = load_scalar<T>(sinks, h * sinks.stride[0]);
+    T acc = 0;
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        const std::size_t at = static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i);
+        acc -= std::exp(z - lse[at]) * dd[at];
+      }
+    store_row(mk, out, h * out.stride[0], 1, 1, &acc);
+  }
 }
 
 // One pass: items (batch, KV head), each sweeping its key tiles in order with the G query heads'
@@ -126,6 +148,7 @@ void run(const ForwardParams& p, const MicroKernels<T>& mk, const ForwardOptions
   std::vector<T> lse(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
   std::vector<T> dd(lse.size());
   row_stats(p, mk, lse, dd, opt.threads);
+  if (p.has_sinks) sink_gradients(p, mk, lse, dd);
   const RowStats<T> stats{lse.data(), dd.data()};
   if (use_one_pass(s, sizeof(T), opt))
     one_pass(p, mk, stats, opt);

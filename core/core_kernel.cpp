@@ -19,6 +19,8 @@ Capabilities CoreKernel::capabilities() const {
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
   c.backward = c.decode = c.hidden_nonfinite = true;
+  // Sinks in the forward, the backward (dsinks) and decode.
+  c.sinks = true;
   return c;
 }
 
@@ -49,6 +51,7 @@ void CoreKernel::backward(const Problem& p, const KernelViews& views) {
   const std::pair<const char*, const TensorRef*> needed[] = {
       {"out (the forward's O)", &views.out}, {"lse (the forward's LSE)", &views.lse},
       {"dout", &views.dout}, {"dq", &views.dq}, {"dk", &views.dk}, {"dv", &views.dv}};
+  if (p.has_sinks && !views.dsinks.present()) throw InputError("core backward: no dsinks view (the problem has sinks)");
   for (const auto& [name, t] : needed)
     if (!t->present()) throw InputError(std::string("core backward: no ") + name + " view");
   core::backward(make_forward_params(p, views), opt_);

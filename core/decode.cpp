@@ -71,6 +71,20 @@ class Decoder {
   }
 
   const ForwardParams& params() const { return f_; }
+  // Starts the block's online softmax: with sinks, each row at its head's sink (as the
+  // forward's tile loop does); `with_sink` false for the split path's chunks after the first,
+  // so that merge_partials counts the sink exactly once (chunk 0 carries it, l >= 1 there).
+  template <class T>
+  void init(const SoftmaxRows<T>& st, const RowBlock& rb, bool with_sink) const {
+    const int rows = static_cast<int>(rb.r1 - rb.r0);
+    if (!f_.has_sinks || !with_sink) {
+      softmax_rows_init(st, rows);
+      return;
+    }
+    const TensorRef& z = f_.views.sinks;
+    for (std::int64_t r = rb.r0; r < rb.r1; ++r) st.tile_sum[r - rb.r0] = load_scalar<T>(z, head(rb, r) * z.stride[0]);
+    softmax_rows_init_sinks(st, rows, st.tile_sum);
+  }
   std::int64_t max_rows() const { return std::min<std::int64_t>(kQueryBlock, stacked_); }
 
  private:
@@ -122,7 +136,7 @@ void attend_whole(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           const int rows = static_cast<int>(rb.r1 - rb.r0);
           const KeyRange hull = dec.load(mk, ws, rb);
           const SoftmaxRows<T> st = ws.softmax();
-          softmax_rows_init(st, rows);
+          dec.init(st, rb, true);
           std::fill(ws.o(), ws.o() + rows * ws.dv_pad, T(0));
           sweep(f, mk, rk, ws, st, rows, rb, hull);
           softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, f.shape.Dv, ws.lse());
@@ -159,7 +173,7 @@ void attend_split(const Decoder& dec, const MicroKernels<T>& mk, const RowKernel
           const KeyRange keys{std::max(hull.lo, s * plan.chunk), std::min(hull.hi, (s + 1) * plan.chunk)};
           const Partial<T> pt = part(item, s);
           const SoftmaxRows<T> st{pt.m, pt.l, ws.softmax().alpha, ws.softmax().tile_sum};
-          softmax_rows_init(st, rows);
+          dec.init(st, rb, s == 0);
           std::fill(pt.acc, pt.acc + rows * dv_pad, T(0));
           if (!keys.empty()) {
             // The sweep accumulates into ws.o(); the partial keeps its own copy.
@@ -217,6 +231,7 @@ void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
   kv.kv_len = kv_len.data();
   kv.out = v.out;
   kv.lse = v.lse;
+  kv.sinks = v.sinks;
   const ForwardParams f = make_forward_params(fp, kv);
   if (p.dtype == DType::f64)
     attend<double>(f, portable_kernels_f64(), row_kernels_f64(), opt);

@@ -32,6 +32,27 @@ void softmax_rows_init(const SoftmaxRows<T>& st, int rows) {
   }
 }
 
+// An attention sink z (docs/semantics.md) starts every row as a first tile of one key of value
+// 0: m = z and l = exp(z - z) = 1, the accumulator untouched. It is then in the running max, as
+// the bound assumes (BOUND.md section 3, "Attention sinks"), and joins l exactly once. A row that
+// sees no key keeps l = 1 and finishes with O = 0, L = z.
+template <class T>
+void softmax_rows_init_sink(const SoftmaxRows<T>& st, int rows, T z) {
+  for (int r = 0; r < rows; ++r) {
+    st.m[r] = z;
+    st.l[r] = 1;
+  }
+}
+
+// The same with a sink per row (decode stacks the G query heads of a KV head in one block).
+template <class T>
+void softmax_rows_init_sinks(const SoftmaxRows<T>& st, int rows, const T* z) {
+  for (int r = 0; r < rows; ++r) {
+    st.m[r] = z[r];
+    st.l[r] = 1;
+  }
+}
+
 // s [rows x lds] holds the tile's logits t (-inf where hidden) for keys [0, n); on return it
 // holds the weights e and st.alpha the factors the accumulator must be rescaled by.
 template <class T>

@@ -71,7 +71,10 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
   const KeyRange hull = block_key_hull(ranges, rows);
 
   const SoftmaxRows<T> st = ws.softmax();
-  softmax_rows_init(st, rows);
+  if (p.has_sinks)
+    softmax_rows_init_sink(st, rows, load_scalar<T>(p.views.sinks, qb.h * p.views.sinks.stride[0]));
+  else
+    softmax_rows_init(st, rows);
   std::fill(ws.o(), ws.o() + rows * ws.dv_pad, T(0));
   if (!hull.empty())
     load_rows(mk, p.views.q, qb.b, qb.h, qb.i0, rows, p.shape.Dk, ws.dk_pad, ws.q());

@@ -259,19 +259,20 @@ fs::path case_dir(const fs::path& dir, const ExchangeCase& c) {
 
 namespace {
 
-// The five result files, in the layout of Outputs.
+// The result files, in the layout of Outputs (dsinks: a backward of a case with sinks).
 struct ResultFile {
   const char* name;
   std::vector<double> Outputs::*field;
   const ExpectedShape* shape;
 };
 
-std::array<ResultFile, 5> result_files(const CaseShapes& s) {
+std::array<ResultFile, 6> result_files(const CaseShapes& s) {
   return {{{"out", &Outputs::out, &s.out},
            {"lse", &Outputs::lse, &s.lse},
            {"dq", &Outputs::dq, &s.dq},
            {"dk", &Outputs::dk, &s.k},
-           {"dv", &Outputs::dv, &s.v}}};
+           {"dv", &Outputs::dv, &s.v},
+           {"dsinks", &Outputs::dsinks, &s.sinks}}};
 }
 
 // Before writing results of a case: a safe prefix and a problem whose shapes can be trusted.

@@ -125,7 +125,8 @@ std::string worst_failure(const Case& c, const bound::Comparison& cmp) {
 
 std::string first_difference(const Case& c, const Outputs& a, const Outputs& b) {
   const std::pair<const char*, const std::vector<double> Outputs::*> fields[] = {
-      {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv}};
+      {"out", &Outputs::out}, {"lse", &Outputs::lse}, {"dq", &Outputs::dq}, {"dk", &Outputs::dk}, {"dv", &Outputs::dv},
+      {"dsinks", &Outputs::dsinks}};
   for (const auto& [name, f] : fields)
     if (!same_bits(a.*f, b.*f)) return bitwise_difference(c, name, a.*f, b.*f);
   return "";

@@ -248,6 +248,7 @@ struct Engine {
     Outputs o;
     std::vector<Acc> dq(static_cast<std::size_t>(q_elements(s())), 0), dk(static_cast<std::size_t>(k_elements(s())), 0),
         dv(static_cast<std::size_t>(v_elements(s())), 0);
+    std::vector<Acc> dsinks(c.problem.has_sinks ? static_cast<std::size_t>(s().Hq) : 0, 0);
     const Acc sc = scale();
     for (std::int64_t b = 0; b < s().B; ++b)
       for (std::int64_t h = 0; h < s().Hq; ++h) {
@@ -258,6 +259,11 @@ struct Engine {
           Acc D = 0;
           for (std::int64_t d = 0; d < s().Dv; ++d)
             D += static_cast<Acc>(c.dout[c.oi(b, h, i, d)]) * static_cast<Acc>(fwd.out[c.oi(b, h, i, d)]);
+          if (c.problem.has_sinks) {
+            // The sink is a key of value 0: dP_sink = 0, so dS_sink = P_sink (0 - D).
+            const Acc P_sink = std::exp(sink(h) - L);
+            dsinks[static_cast<std::size_t>(h)] += opt.plant == Plant::dsink_sign_flipped ? P_sink * D : -(P_sink * D);
+          }
           for (std::int64_t j = 0; j < s().Tk; ++j) {
             if (!vis(b, i, j)) continue;
             const Acc P = std::exp(logit(b, h, i, j) - L);
@@ -288,6 +294,7 @@ struct Engine {
     o.dq = rounded(dq, sc);
     o.dk = rounded(dk, dk_scale);
     o.dv = rounded(dv, Acc(1));
+    if (c.problem.has_sinks) o.dsinks = rounded(dsinks, Acc(1));
     return o;
   }
 };
@@ -361,6 +368,7 @@ void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
   fv.kv_len = kv_len.data();
   fv.out = views.out;
   fv.lse = views.lse;
+  fv.sinks = views.sinks;
   forward(fp, fv);
 }
 

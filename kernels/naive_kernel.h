@@ -9,7 +9,8 @@
 // Backward (the textbook formulas, FlashAttention-2 form that the bound covers): P recomputed
 // from the forward's own LSE, D = dO . O with the forward's rounded O, dP = dO V^T,
 // dS = P (dP - D) (times the softcap's derivative), dV = P^T dO, dQ = scale dS K,
-// dK = scale dS^T Q; dK and dV sum over the G query heads of a KV head.
+// dK = scale dS^T Q; dK and dV sum over the G query heads of a KV head; with sinks
+// dsinks_h = -sum over the head's rows of P_sink D, P_sink = exp(s_h - L) (docs/semantics.md).
 //
 // The same code, with one `Plant` switched on, is each mutant of the zoo (mutants.h): a planted
 // bug is a small, visible edit of the correct kernel, never a second implementation.
@@ -54,6 +55,7 @@ enum class Plant {
   decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
   bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
   sink_scaled,            // the attention sink multiplied by the scale, as if it were a raw q.k score
+  dsink_sign_flipped,     // backward: dsinks = +sum P_sink D (the sink taken as a key with dP = D)
 };
 
 enum class Structure { naive, tiled };

@@ -32,10 +32,18 @@ std::optional<DType> dtype_from_abi(std::int32_t code) {
   }
 }
 
+namespace {
+
+// Whether `s`, as filled by its sender (struct_size bytes), holds `field`.
+template <class Struct, class Field>
+bool covers(const Struct& s, const Field& field) {
+  const auto end = reinterpret_cast<const unsigned char*>(&field) + sizeof(Field);
+  return end <= reinterpret_cast<const unsigned char*>(&s) + s.struct_size;
+}
+
+}  // namespace
+
 attnv_problem problem_to_abi(const Problem& p) {
-  // The v1 ABI has no sinks tensor; no plugin can claim sinks (their claim has no ABI bit), so
-  // reaching here with one is attnv's error, never a silent drop of the feature.
-  if (p.has_sinks) throw HarnessError("the plugin ABI cannot pass attention sinks (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;
@@ -54,6 +62,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.window_right = p.window.right;
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
+  a.has_sinks = p.has_sinks ? 1 : 0;
   a.struct_size = sizeof(attnv_problem);
   return a;
 }
@@ -72,6 +81,9 @@ Problem problem_from_abi(const attnv_problem& a) {
   p.window = {a.window_left, a.window_right};
   if (a.scale != p.effective_scale()) p.scale = a.scale;  // p.scale is still unset here
   if (a.softcap != 0) p.softcap = a.softcap;
+  // A field appended in version 2 exists only when the sender's struct covers it (a v1 sender's
+  // problem has no struct_size: 0 covers nothing).
+  if (covers(a, a.has_sinks)) p.has_sinks = a.has_sinks != 0;
   return p;
 }
 
@@ -120,6 +132,8 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dq = tensor_to_abi(v.dq);
   a.dk = tensor_to_abi(v.dk);
   a.dv = tensor_to_abi(v.dv);
+  a.sinks = tensor_to_abi(v.sinks);
+  a.dsinks = tensor_to_abi(v.dsinks);
   a.struct_size = sizeof(attnv_views);
   return a;
 }
@@ -134,6 +148,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.cache_len = v.cache_len;
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
+  a.sinks = tensor_to_abi(v.sinks);
   a.struct_size = sizeof(attnv_decode_views);
   return a;
 }
@@ -148,6 +163,7 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.cache_len = a.cache_len;
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
+  if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   return v;
 }
 
@@ -165,6 +181,8 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   v.dq = tensor_from_abi(a.dq, storage);
   v.dk = tensor_from_abi(a.dk, storage);
   v.dv = tensor_from_abi(a.dv, storage);
+  if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
+  if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
   return v;
 }
 
@@ -183,7 +201,7 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("softcap") == ATTNV_CAP_SOFTCAP && abi_bit("custom_scale") == ATTNV_CAP_CUSTOM_SCALE &&
               abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
-              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE,
+              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;
@@ -313,6 +331,7 @@ attnv_views decode_in_slots(const attnv_decode_views& d) {
   v.dv = d.v_cache;
   v.out = d.out;
   v.lse = d.lse;
+  if (covers(d, d.sinks)) v.sinks = d.sinks;
   v.struct_size = sizeof(attnv_views);
   return v;
 }
@@ -327,6 +346,7 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.cache_len = v.kv_len;
   d.out = v.out;
   d.lse = v.lse;
+  if (covers(v, v.sinks)) d.sinks = v.sinks;
   d.struct_size = sizeof(attnv_decode_views);
   return d;
 }

@@ -184,6 +184,10 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.dq = dq_.ref;
     views_.dk = dk_.ref;
     views_.dv = dv_.ref;
+    if (p.has_sinks) {
+      dsinks_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
+      views_.dsinks = dsinks_.ref;
+    }
   }
   for (const Buffer* b : inputs_) input_copies_.push_back(b->bytes);
 }
@@ -196,6 +200,7 @@ Outputs CaseBuffers::outputs() const {
     o.dq = read_dense(dq_.ref);
     o.dk = read_dense(dk_.ref);
     o.dv = read_dense(dv_.ref);
+    if (views_.dsinks.present()) o.dsinks = read_dense(dsinks_.ref);
   }
   return o;
 }
@@ -231,6 +236,7 @@ void write_outputs(const Outputs& o, const Problem&, const KernelViews& v) {
   put(v.dq, o.dq);
   put(v.dk, o.dk);
   put(v.dv, o.dv);
+  put(v.dsinks, o.dsinks);
 }
 
 namespace {

@@ -42,9 +42,12 @@ void round_to_storage(Case& c);
 
 // What a kernel or the reference produces, as exact doubles, in the dense layout above:
 // out [B,Hq,Tq,Dv], lse [B,Hq,Tq], dq [B,Hq,Tq,Dk], dk [B,Hkv,Tk,Dk], dv [B,Hkv,Tk,Dv].
+// dsinks [Hq] (the sinks' gradient, only for a backward of a problem with sinks) comes last so
+// that the brace-initialised five-field Outputs of older code still means what it did.
 // A field a kernel does not provide stays empty.
 struct Outputs {
   std::vector<double> out, lse, dq, dk, dv;
+  std::vector<double> dsinks;
 };
 
 }  // namespace attnv

@@ -18,7 +18,8 @@ struct ClaimInfo {
   std::string_view label;  // for people: "causal bottom-right"
   bool Capabilities::*member;
   std::uint32_t abi_bit;   // its ATTNV_CAP_* bit (plugin/abi_convert.cpp checks each against attnv_plugin.h);
-                           // 0: not in the plugin ABI yet, so no plugin can claim it
+                           // 0: not in the plugin ABI yet, so no plugin can claim it. Bits 1u << 15
+                           // and up are reserved (broadcast mask/bias work)
   // What of this claim a problem uses, named as unsupported() reports it ("causal bottom_right"),
   // "" when it uses none. Null for claims about the call rather than the problem (LSE, backward,
   // strides, decode, hidden NaN/inf): callers that need those check them.
@@ -64,9 +65,9 @@ inline constexpr ClaimInfo kClaims[] = {
      "a case folder holds calls, not a KV cache that persists between them", false, true},
     {"strided", "strided", &Capabilities::strided, 1u << 12, nullptr, "a case folder has no memory layout", false, true},
     {"hidden_nonfinite", "hidden NaN/inf stays hidden", &Capabilities::hidden_nonfinite, 1u << 13, nullptr, "", false, true},
-    {"sinks", "attention sinks", &Capabilities::sinks, 0,
+    {"sinks", "attention sinks", &Capabilities::sinks, 1u << 14,
      [](const Problem& p) -> std::string_view { return p.has_sinks ? "sinks" : ""; },
-     "the file route's call hashes and examples do not carry sinks yet", false, true},
+     "", false, true},
 };
 
 }  // namespace attnv

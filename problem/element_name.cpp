@@ -12,6 +12,8 @@ std::string element_name(const Case& c, const std::string& tensor, std::size_t i
   o << tensor << '[';
   if (tensor == "lse") {
     o << "b=" << n / (s.Hq * s.Tq) << ",h=" << (n / s.Tq) % s.Hq << ",i=" << n % s.Tq;
+  } else if (tensor == "dsinks") {
+    o << "h=" << n;
   } else {
     const bool kv = tensor == "dk" || tensor == "dv";
     const std::int64_t H = kv ? s.Hkv : s.Hq, T = kv ? s.Tk : s.Tq;

@@ -90,7 +90,8 @@ class Kernel {
   // views are validated before the call (check_views).
   virtual void forward(const Problem& p, const KernelViews& views) = 0;
   // Also reads views.dout (and out and lse as the forward wrote them) and writes views.dq,
-  // dk, dv. Only called when capabilities().backward.
+  // dk, dv; with sinks also views.dsinks, the gradient of each head's sink (docs/semantics.md).
+  // Only called when capabilities().backward.
   virtual void backward(const Problem& p, const KernelViews& views);
   // Decode with a KV cache (the plugin ABI's attnv_decode_views contract): appends k_new, v_new
   // to the caches at positions cache_len[b] .. cache_len[b] + n - 1 (the only writes into inputs

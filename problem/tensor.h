@@ -27,10 +27,11 @@ struct KernelViews {
   TensorRef q, k, v;
   TensorRef mask, bias;
   const std::int64_t* kv_len = nullptr;
-  TensorRef sinks;       // [Hq] in the storage dtype, or absent (in process only: the plugin ABI v1 has no sinks)
+  TensorRef sinks;       // [Hq] in the storage dtype, or absent (attnv_views.sinks in the plugin ABI v2)
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs
+  TensorRef dsinks;      // backward output [Hq] in the storage dtype, present iff the problem has sinks
 };
 
 // The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views).
@@ -41,6 +42,7 @@ struct DecodeViews {
   TensorRef k_cache, v_cache;   // [B, Hkv, capacity, Dk|Dv]: written only at cache_len[b] .. + n - 1
   const std::int64_t* cache_len = nullptr;  // int64 [B]: positions already filled
   TensorRef out, lse;           // [B, Hq, n, Dv] and [B, Hq, n] (lse optional), as in a forward
+  TensorRef sinks;              // [Hq] in the storage dtype, present iff the problem has sinks
 };
 
 }  // namespace attnv

@@ -230,6 +230,9 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
   if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
   if (p.has_sinks != v.sinks.present()) errs.push_back("sinks buffer presence does not match the problem");
+  // A backward of a problem with sinks writes their gradient too; a forward has no dsinks.
+  if (v.dsinks.present() != (p.has_sinks && v.dq.present()))
+    errs.push_back("dsinks buffer presence does not match the problem (a backward with sinks needs it, nothing else takes it)");
   std::vector<Extent> inputs = {
       view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
       view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
@@ -247,7 +250,7 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
   const std::pair<const char*, const TensorRef*> typed[] = {
       {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"dout", &v.dout},
-      {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+      {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) +
@@ -267,13 +270,15 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
     inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
   }
   const std::pair<const char*, const TensorRef*> out_views[] = {
-      {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
+      {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   const std::array<std::int64_t, 4> out_shapes[] = {
-      {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}, {s.B, s.Hq, s.Tq, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv}};
+      {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}, {s.B, s.Hq, s.Tq, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv},
+      {s.Hq, 0, 0, 0}};
+  constexpr int out_ranks[] = {4, 3, 4, 4, 4, 1};
   std::vector<Extent> outputs;
-  for (std::size_t i = 0; i < 5; ++i) {
+  for (std::size_t i = 0; i < 6; ++i) {
     const TensorRef& t = *out_views[i].second;
-    Extent e = view_extent(out_views[i].first, t, out_shapes[i], i == 1 ? 3 : 4, errs);
+    Extent e = view_extent(out_views[i].first, t, out_shapes[i], out_ranks[i], errs);
     if (e.end == 0) continue;
     if (self_overlapping(t))
       errs.push_back(std::string(e.name) + ": its strides make elements share memory");
@@ -289,7 +294,6 @@ std::vector<std::string> check_decode_problem(const Problem& p) {
     errs.push_back("a decode call is causal with bottom_right alignment (query i sits at cache_len[b] + i)");
   if (p.has_mask) errs.push_back("a decode call takes no mask");
   if (p.has_bias) errs.push_back("a decode call takes no bias");
-  if (p.has_sinks) errs.push_back("a decode call takes no sinks (the decode views have no sinks tensor yet)");
   if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
   return errs;
 }
@@ -304,10 +308,12 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
   for (auto [name, t] : required)
     if (!t->present()) errs.push_back(std::string("decode: ") + name + " is required");
   if (v.cache_len == nullptr) errs.push_back("decode: cache_len is required");
+  if (p.has_sinks != v.sinks.present()) errs.push_back("decode: sinks buffer presence does not match the problem");
   if (!errs.empty()) return errs;
   std::vector<Extent> inputs = {view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
                                 view_extent("k_new", v.k_new, {s.B, s.Hkv, s.Tq, s.Dk}, 4, errs),
-                                view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs)};
+                                view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs),
+                                view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs)};
   const auto cl = reinterpret_cast<std::uintptr_t>(v.cache_len);
   inputs.push_back({"cache_len", cl, cl + static_cast<std::uintptr_t>(s.B) * 8});
   // The caches are read and written: like outputs, no element may alias another.
@@ -325,9 +331,10 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
   }
   const std::pair<const char*, const TensorRef*> typed[] = {{"q", &v.q},           {"k_new", &v.k_new},
                                                             {"v_new", &v.v_new},   {"k_cache", &v.k_cache},
-                                                            {"v_cache", &v.v_cache}, {"out", &v.out}};
+                                                            {"v_cache", &v.v_cache}, {"out", &v.out},
+                                                            {"sinks", &v.sinks}};
   for (auto [name, t] : typed)
-    if (t->dtype != p.dtype)
+    if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) + ", expected the problem's " +
                      std::string(dtype_name(p.dtype)));
   const DType lse_want = p.dtype == DType::f64 ? DType::f64 : DType::f32;

@@ -59,6 +59,21 @@ TEST(CallHash, SameInputsSameHashAnyChangeDiffers) {
   EXPECT_EQ(hash_hex(0x12ab), "00000000000012ab");
 }
 
+// Sinks are inputs: a case with sinks hashes apart from the same case without, and each sink
+// value counts. (A case without sinks hashes as before sinks existed: nothing is added for it.)
+TEST(CallHash, SinksAreHashedWhenPresent) {
+  const Case a = small_case();
+  Case s = a;
+  s.problem.has_sinks = true;
+  s.sinks = {0.5, -1.0};
+  Case s2 = s;
+  s2.sinks[1] = -2.0;
+  EXPECT_NE(call_hash(a), call_hash(s));
+  EXPECT_NE(call_hash(s), call_hash(s2));
+  Case same = s;
+  EXPECT_EQ(call_hash(s), call_hash(same));
+}
+
 fs::path scratch(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("attnv_cases_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);

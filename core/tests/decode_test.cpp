@@ -46,6 +46,7 @@ class DecodeCall {
     views_.cache_len = cache_len_.data();
     views_.out = step_.views().out;
     views_.lse = step_.views().lse;
+    views_.sinks = step_.views().sinks;
   }
   const Problem& problem() const { return problem_; }
   DecodeViews& views() { return views_; }
@@ -98,6 +99,7 @@ class DecodeCall {
     p.has_kv_len = false;
     Case c = make_zero_case(p, false);
     c.q = full.q;
+    c.sinks = full.sinks;
     const Shape& s = p.shape;
     for (I b = 0; b < s.B; ++b) {
       const I c0 = full.kv_len[static_cast<std::size_t>(b)] - n;
@@ -185,6 +187,32 @@ TEST_P(CoreDecodePath, WindowSoftcapScaleWithinBound) {
   EXPECT_TRUE(decode_within_bound(core, full, Layout::bthd));
   CoreKernel split(on_path({.threads = 2, .decode_split_keys = 64}));
   EXPECT_TRUE(decode_within_bound(split, full, Layout::bthd));
+}
+
+// Attention sinks in decode: each stacked row of a block starts at its own head's sink, and the
+// split path counts the sink once (chunk 0 carries it). Sinks of both signs, one dominating.
+TEST(CoreDecode, SinksWholeAndSplitWithinBound) {
+  for (DType t : {DType::f32, DType::bf16, DType::f64}) {
+    Case full = decode_case(t, 4, 2, 2, 200, {150, 0}, 7);
+    full.problem.has_sinks = true;
+    full.sinks = {2.0, -3.0, 0.5, 12.0};
+    for (I split : {I{-1}, I{64}}) {
+      CoreKernel core({.threads = 2, .decode_split_keys = split});
+      EXPECT_TRUE(decode_within_bound(core, full, Layout::bthd)) << dtype_name(t) << " split " << split;
+    }
+    // The check can fail: the same call judged without its sinks is outside the bound.
+    Case without = full;
+    without.problem.has_sinks = false;
+    without.sinks.clear();
+    CoreKernel core;
+    DecodeCall call(full, Layout::bhtd);
+    core.decode(call.problem(), call.views());
+    const Outputs exact = ref::fast_forward(without);
+    const Outputs got = call.outputs();
+    bool differs = false;
+    for (std::size_t e = 0; e < got.out.size(); ++e) differs |= std::fabs(got.out[e] - exact.out[e]) > 1e-2 * (std::fabs(exact.out[e]) + 1e-3);
+    EXPECT_TRUE(differs) << dtype_name(t);
+  }
 }
 
 // A real cache holds anything past cache_len (stale or uninitialised memory), and a key hidden

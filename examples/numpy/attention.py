@@ -10,13 +10,16 @@ temporary name and renamed so attnv never reads half a file.
 
 Features: GQA (query head h reads KV head h // G), causal with top-left or bottom-right
 alignment, per-batch kv_len, sliding window, boolean mask, additive bias (-inf hides a key),
-softcap, custom scale; a row with no visible key gives O = 0 and LSE = -inf. Hidden keys are
+softcap, custom scale, attention sinks (sinks.npy [Hq]: a logit per head in every row's
+denominator, a key of value 0; the backward then writes dsinks.npy); a row with no visible key
+gives O = 0 and LSE = -inf (with a sink: O = 0 and LSE = the sink). Hidden keys are
 removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (0 * inf = NaN).
 
 --bug plants one known bug, to see `attnv cases check` catch it:
     causal_off_by_one   the causal rule j <= p_i + 1
     no_max              exp(s) instead of exp(s - max): overflows on large logits
     truncate_bf16       outputs truncated to bf16 instead of rounded
+    dsink_sign_flipped  the sinks' gradient with the wrong sign (+P_sink D)
 """
 import argparse
 import json
@@ -25,7 +28,7 @@ import sys
 
 import numpy as np
 
-BUGS = ("causal_off_by_one", "no_max", "truncate_bf16")
+BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped")
 
 
 def load(folder, name, required=True):
@@ -78,19 +81,25 @@ def scores(case, q, k, bias, G):
     return s, raw, scale
 
 
-def forward(case, q, k, v, vis, bias, bug):
+def forward(case, q, k, v, vis, bias, bug, sinks=None):
     G = case["Hq"] // case["Hkv"]
     s, raw, scale = scores(case, q, k, bias, G)
     vis4 = vis[:, None]  # broadcast over heads
     s = np.where(vis4, s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     any_visible = vis4.any(axis=-1, keepdims=True)
+    if sinks is not None:  # the sink joins the max and the sum as a key of value 0
+        z = sinks[None, :, None, None]
+        m = np.where(any_visible, np.maximum(m, z), z)
+        any_visible = np.ones_like(any_visible)
     m_safe = np.where(any_visible, m, 0.0)
     if bug == "no_max":
         m_safe = np.zeros_like(m_safe)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         e = np.where(vis4, np.exp(s - m_safe), 0.0)
         l = e.sum(axis=-1, keepdims=True)
+        if sinks is not None:
+            l = l + np.exp(z - m_safe)
         p = np.where(vis4, e / np.where(l > 0, l, 1.0), 0.0)
         vq = np.repeat(v, G, axis=1)
         # sum_j P_ij v_j over visible j only: a hidden V row may hold inf.
@@ -155,7 +164,8 @@ def answer(root, case, bug):
     bias = load(folder, "bias").astype(np.float64) if case["bias"] else None
     kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
     vis = visible(case, kv_len, bias, mask, bug)
-    out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug)
+    sinks = load(folder, "sinks").astype(np.float64) if case.get("sinks") else None
+    out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug, sinks)
     dtype = case["dtype"]
     save(folder, "out", to_storage(out, dtype, bug))
     save(folder, "lse", lse.astype(np.float64 if dtype == "f64" else np.float32))
@@ -163,6 +173,12 @@ def answer(root, case, bug):
         dout = load(folder, "dout").astype(np.float64)
         for name, g in zip(("dq", "dk", "dv"), backward(case, q, k, v, dout, vis, p, raw, scale)):
             save(folder, name, to_storage(g, dtype, bug))
+        if sinks is not None:
+            # dsinks_h = -sum over (b, i) of P_sink D_i, P_sink = exp(z_h - L), D_i = dO_i . O_i.
+            p_sink = np.exp(sinks[None, :, None] - lse)
+            D = (dout * out).sum(axis=-1)
+            sign = 1.0 if bug == "dsink_sign_flipped" else -1.0
+            save(folder, "dsinks", to_storage(sign * (p_sink * D).sum(axis=(0, 2)), dtype, bug))
 
 
 def main():

@@ -197,6 +197,7 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   p.has_kv_len = flag(g, kKvLen) && caps.kv_len;
   if (flag(g, kSoftcapOn) && caps.softcap) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
   if (flag(g, kCustomScale) && caps.custom_scale) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
+  p.has_sinks = (g.header[kDType] & kSinksBit) != 0 && caps.sinks;
 
   Case c = make_zero_case(p);
   c.id = "fuzz";
@@ -218,6 +219,14 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   fill(c.k, n.q, n.k, 1, g.header[kExpK], cap_qk, false);
   fill(c.v, n.q + n.k, n.v, 2, g.header[kExpV], cap_v, false);
   if (p.has_bias) fill(c.bias, n.q + n.k + n.v, n.bias, -1, g.header[kExpBias], cap_v, true);
+  if (p.has_sinks) {
+    const double centre = 2.0 * ((g.header[kDType] >> kSinkShift) - 16);
+    for (std::size_t h = 0; h < c.sinks.size(); ++h) {
+      const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 7919 + 0x51 + h);
+      const double offset = static_cast<double>(r % 4097) / 1024.0 - 2.0;
+      c.sinks[h] = std::clamp(centre + offset, -30.0, 30.0);
+    }
+  }
   if (p.has_mask) {
     const std::uint32_t density = g.header[kMaskDensity];
     for (std::int64_t i = 0; i < p.shape.Tq; ++i)

@@ -41,6 +41,14 @@ enum Flag : std::uint8_t {
   kWindow = 128
 };
 
+// header[kDType]: bits 0-1 the storage dtype; bit 2 attention sinks (only when the kernel claims
+// Capabilities::sinks), bits 3-7 where they sit: z_h = 2 (code - 16) + a seeded per-head offset
+// in [-2, 2], clamped to [-30, 30] (a sink far below the logits, of their size, or taking nearly
+// all the weight; within the backward's +-32 logit range). Bits 2-7 were ignored before sinks,
+// so a saved input with bit 2 set now decodes with sinks for a kernel that claims them.
+inline constexpr std::uint8_t kSinksBit = 4;
+inline constexpr int kSinkShift = 3;
+
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
 // 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query
 //     (only when the kernel claims Capabilities::hidden_nonfinite)

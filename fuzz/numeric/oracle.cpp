@@ -91,6 +91,8 @@ bool backward_range(const Case& c) {
     if (x != -std::numeric_limits<double>::infinity()) bias = std::max(bias, std::fabs(x));
   if (!(bias <= 16)) return false;
   if (max_logit(c) + bias > 32) return false;
+  for (double z : c.sinks)  // a sink is a logit too
+    if (!(std::fabs(z) <= 32)) return false;
   // No input near the underflow (nonzero |x| >= 2^-30): dK = scale sum dS q with subnormal q
   // was judged outside the bound for the naive kernel and the core alike (a gap of the
   // backward bound's domain, not of either kernel).

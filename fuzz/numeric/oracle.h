@@ -61,7 +61,7 @@ struct Verdict {
 Capabilities fuzzed_claims(const Kernel& k, std::optional<DType> dtype);
 
 // Whether the case is in the range where the backward is judged: finite inputs, |q|, |k| <= 2^10,
-// |v| <= 2^16, logits within +-32 (max |scale q.k| after softcap plus max |bias|; |bias| <= 16
+// |v| <= 2^16, logits and sinks within +-32 (max |scale q.k| after softcap plus max |bias|; |bias| <= 16
 // or -inf), no nonzero |q|, |k|, |v| below 2^-30, and 32 max|v| Dv (a bound on dS) within a
 // quarter of the storage dtype's largest value. The genome's wide exponent range is for the
 // forward's overflow paths; past these limits backward_bound gave NaN bounds, or correct kernels

@@ -59,6 +59,34 @@ TEST(Genome, CapabilitiesNotClaimedAreDropped) {
   EXPECT_EQ(c.problem.shape.Hq, c.problem.shape.Hkv);
 }
 
+// Sinks are drawn for a kernel that claims them (bit 2 of the dtype byte), of either sign and
+// up to dominating the row, and never for one that does not.
+TEST(Genome, SinksAreDrawnOnlyWhereClaimed) {
+  Capabilities caps = props::NaiveKernel().capabilities();
+  int with = 0, negative = 0, dominant = 0;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    Genome g = random_genome(rng);
+    const Case c = to_case(g, caps);
+    EXPECT_EQ(c.problem.has_sinks, (g.header[kDType] & kSinksBit) != 0);
+    ASSERT_TRUE(check_case(c).empty()) << check_case(c).front();
+    if (!c.problem.has_sinks) continue;
+    ++with;
+    for (double z : c.sinks) {
+      EXPECT_LE(std::fabs(z), 30.0);
+      negative += z < 0;
+      dominant += z > 20;
+    }
+  }
+  EXPECT_GT(with, 60);
+  EXPECT_GT(negative, 0);
+  EXPECT_GT(dominant, 0);
+  caps.sinks = false;
+  Genome g;
+  g.header[kDType] = 0xff;
+  EXPECT_FALSE(to_case(g, caps).problem.has_sinks);
+}
+
 TEST(Genome, TileEdgeLengthsAreReachable) {
   for (std::int64_t n : {1, 15, 16, 17, 40, 47, 48, 49, 63, 64, 65, 127, 128, 129, 191, 192, 193, 200})
     EXPECT_EQ(length_of(code_for_length(n, kSmallT, kMaxT), kSmallT, kMaxT), n);

@@ -12,7 +12,7 @@
  * problem/tensor.h.
  *
  * Rules a plugin must follow (each is checked, and breaking it is a finding):
- *  - Write only into the output tensors (out, lse; dq, dk, dv in backward), and only into the
+ *  - Write only into the output tensors (out, lse; dq, dk, dv, dsinks in backward), and only into the
  *    elements their shape and strides address. Inputs are mapped read-only.
  *  - Return 0 on success. A nonzero return is a refusal ("this call is not supported"): the
  *    certifier reports it with the text of last_error.
@@ -61,7 +61,8 @@ extern "C" {
 typedef struct attnv_tensor {
   void* data;
   int32_t dtype;
-  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk] */
+  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk],
+                        1 for sinks and dsinks [Hq] */
   int64_t shape[4];  /* the first `rank` entries are used */
   int64_t stride[4];
 } attnv_tensor;
@@ -83,6 +84,12 @@ typedef struct attnv_problem {
   /* ABI version 2 */
   uint32_t struct_size;               /* set by attnv: sizeof(attnv_problem) as attnv was built */
   uint32_t reserved;                  /* 0 */
+  /* Appended in version 2 (read only when struct_size covers it, see above). 1: attention sinks,
+   * one logit per query head in every row's softmax denominator (docs/semantics.md, "Attention
+   * sinks"); the views then carry sinks [Hq] and, in a backward, dsinks [Hq]. Never 1 unless the
+   * kernel claims ATTNV_CAP_SINKS. */
+  int32_t has_sinks;
+  int32_t reserved_sinks;             /* 0 */
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -97,6 +104,12 @@ typedef struct attnv_views {
   /* ABI version 2 */
   uint32_t struct_size;    /* set by attnv: sizeof(attnv_views) as attnv was built */
   uint32_t reserved;       /* 0 */
+  /* Appended in version 2 (present when struct_size covers them and problem->has_sinks):
+   * sinks [Hq] (rank 1, storage dtype) is read by forward and backward; dsinks [Hq] (rank 1,
+   * storage dtype) is written by backward: dsinks_h = -sum over the rows (b, i) of head h of
+   * exp(sinks_h - lse) * (dout . out). */
+  attnv_tensor sinks;
+  attnv_tensor dsinks;
 } attnv_views;
 
 /* Decode with a KV cache: the Tq new tokens' keys and values (k_new, v_new: [B,Hkv,Tq,D]) are
@@ -113,6 +126,9 @@ typedef struct attnv_decode_views {
   /* ABI version 2 */
   uint32_t struct_size;    /* set by attnv: sizeof(attnv_decode_views) as attnv was built */
   uint32_t reserved;       /* 0 */
+  /* Appended in version 2 (present when struct_size covers it and problem->has_sinks): sinks
+   * [Hq] (rank 1, storage dtype), read-only, in every decode row's softmax denominator. */
+  attnv_tensor sinks;
 } attnv_decode_views;
 
 /* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
@@ -133,6 +149,11 @@ typedef struct attnv_decode_views {
 /* NaN/inf in hidden K, V rows and hidden bias never reach an output (requirement R6). Without
  * it R6 still runs, and a leak is reported as a robustness note, not a finding. */
 #define ATTNV_CAP_HIDDEN_NONFINITE (1u << 13)
+/* Attention sinks (attnv_problem.has_sinks, attnv_views.sinks and dsinks,
+ * attnv_decode_views.sinks), forward, decode with ATTNV_CAP_DECODE, and, with
+ * ATTNV_CAP_BACKWARD, backward (the sinks' gradient). */
+#define ATTNV_CAP_SINKS (1u << 14)
+/* Bits 1u << 15 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {
@@ -170,7 +191,7 @@ typedef struct attnv_kernel {
   /* Required. Reads q, k, v (mask, bias, kv_len when present), writes out (and lse). */
   int (*forward)(const attnv_problem* p, const attnv_views* v);
   /* NULL unless ATTNV_CAP_BACKWARD. Reads what forward reads plus dout, out and lse; writes dq,
-   * dk, dv. */
+   * dk, dv (and dsinks when the problem has sinks). */
   int (*backward)(const attnv_problem* p, const attnv_views* v);
   /* NULL unless ATTNV_CAP_DECODE. */
   int (*decode)(const attnv_problem* p, const attnv_decode_views* v);

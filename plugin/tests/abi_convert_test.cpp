@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <set>
 #include <string>
 
@@ -28,8 +29,44 @@ TEST(AbiConvert, ProblemRoundTrips) {
   EXPECT_EQ(problem_to_abi(p).scale, 0.3);
 }
 
+// Sinks are appended fields: read only when the sender's struct_size covers them, so a sender
+// whose struct ends before them (a v1 problem, struct_size 0) never says "sinks".
+TEST(AbiConvert, SinksCrossTheAbiOnlyWhereStructSizeCoversThem) {
+  Problem p;
+  p.shape = {1, 4, 2, 3, 3, 8, 8};
+  p.has_sinks = true;
+  attnv_problem a = problem_to_abi(p);
+  EXPECT_EQ(a.has_sinks, 1);
+  EXPECT_EQ(problem_from_abi(a), p);
+  a.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, has_sinks));
+  EXPECT_FALSE(problem_from_abi(a).has_sinks);
+  a.struct_size = 0;
+  EXPECT_FALSE(problem_from_abi(a).has_sinks);
+
+  float sinks[4] = {}, dsinks[4] = {};
+  KernelViews v;
+  v.sinks.data = sinks;
+  v.dsinks.data = dsinks;
+  for (TensorRef* t : {&v.sinks, &v.dsinks}) {
+    t->rank = 1;
+    t->shape = {4, 0, 0, 0};
+    t->stride = {1, 0, 0, 0};
+  }
+  attnv_views av = views_to_abi(v);
+  EXPECT_EQ(av.sinks.data, sinks);
+  EXPECT_EQ(av.dsinks.rank, 1);
+  const KernelViews back = views_from_abi(av, DType::f32);
+  EXPECT_EQ(back.sinks.data, sinks);
+  EXPECT_EQ(back.dsinks.data, dsinks);
+  EXPECT_EQ(back.dsinks.shape[0], 4);
+  av.struct_size = static_cast<std::uint32_t>(offsetof(attnv_views, sinks));
+  EXPECT_FALSE(views_from_abi(av, DType::f32).sinks.present());
+  EXPECT_EQ(ATTNV_CAP_SINKS, 1u << 14);
+  EXPECT_TRUE(caps_from_abi(ATTNV_CAP_SINKS, ATTNV_DTYPE_BIT(ATTNV_F32)).sinks);
+}
+
 TEST(AbiConvert, CapabilitiesRoundTripBitByBit) {
-  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_STRIDED; bit <<= 1) {
+  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_SINKS; bit <<= 1) {
     const Capabilities c = caps_from_abi(bit, ATTNV_DTYPE_BIT(ATTNV_F16));
     EXPECT_EQ(caps_to_abi(c), bit);
     EXPECT_EQ(c.dtypes, std::vector<DType>{DType::f16});

@@ -203,6 +203,8 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dq = tensor(r.t[wire::dq], base);
   v.dk = tensor(r.t[wire::dk], base);
   v.dv = tensor(r.t[wire::dv], base);
+  v.sinks = tensor(r.t[wire::sinks], base);
+  v.dsinks = tensor(r.t[wire::dsinks], base);
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
   problem.struct_size = sizeof(attnv_problem);

@@ -32,6 +32,7 @@ struct Prompt {
   Problem p;  // B, Hq, Hkv, Dk, Dv, dtype, scale, softcap, window of the decode calls
   I T = 0;
   std::vector<double> q, k, v;  // dense [B, H, T, D]
+  std::vector<double> sinks;    // [Hq] when p.has_sinks
   double qv(I b, I h, I t, I d) const { return q[static_cast<std::size_t>(((b * p.shape.Hq + h) * T + t) * p.shape.Dk + d)]; }
   double kv(const std::vector<double>& x, I b, I h, I t, I d, I D) const {
     return x[static_cast<std::size_t>(((b * p.shape.Hkv + h) * T + t) * D + d)];
@@ -54,6 +55,7 @@ Prompt prompt_of(const Case& c) {
           pr.q[static_cast<std::size_t>(((b * s.Hq + h) * pr.T + t) * s.Dk + d)] = c.q[c.qi(b, h, t % s.Tq, d)];
   pr.k = c.k;
   pr.v = c.v;
+  pr.sinks = c.sinks;
   return pr;
 }
 
@@ -70,6 +72,7 @@ Case equivalent_forward(const Prompt& pr, I c0, I n, I capacity) {
   Problem p = decode_problem(pr, n, capacity);
   p.has_kv_len = true;
   Case c = make_zero_case(p, false);
+  c.sinks = pr.sinks;
   const Shape& s = p.shape;
   for (I b = 0; b < s.B; ++b) {
     c.kv_len[static_cast<std::size_t>(b)] = c0 + n;
@@ -100,6 +103,7 @@ class DecodeRun {
     const Shape& s = pr_.p.shape;
     Problem sp = decode_problem(pr_, n, n);  // the step's own tensors: q, k_new, v_new, out, lse
     Case step_case = make_zero_case(sp, false);
+    step_case.sinks = pr_.sinks;
     for (I b = 0; b < s.B; ++b) {
       for (I h = 0; h < s.Hq; ++h)
         for (I i = 0; i < n; ++i)
@@ -121,6 +125,7 @@ class DecodeRun {
     dv.cache_len = cache_len_.data();
     dv.out = sb.views().out;
     if (lse) dv.lse = sb.views().lse;
+    dv.sinks = sb.views().sinks;
     const Problem p = decode_problem(pr_, n, capacity_);
     if (auto e = check_decode_views(p, dv); !e.empty()) throw InputError("invalid decode views: " + e[0]);
     std::ostringstream where;

@@ -17,7 +17,7 @@ PropertyResult check_determinism(Kernel& k, const Case& c, Layout layout) {
   const auto differs = [&](const Outputs& a, const Outputs& b, const char* what) -> std::string {
     for (const auto& [tensor, x, y] : {std::tuple{"out", &a.out, &b.out}, std::tuple{"lse", &a.lse, &b.lse},
                                         std::tuple{"dq", &a.dq, &b.dq}, std::tuple{"dk", &a.dk, &b.dk},
-                                        std::tuple{"dv", &a.dv, &b.dv}}) {
+                                        std::tuple{"dv", &a.dv, &b.dv}, std::tuple{"dsinks", &a.dsinks, &b.dsinks}}) {
       const std::string d = detail::bitwise_difference(c, tensor, *x, *y);
       if (!d.empty()) return std::string(what) + ": " + d;
     }

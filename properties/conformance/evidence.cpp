@@ -45,7 +45,7 @@ std::string input_difference(const props::RecordedRun& then, const props::Record
   return "";
 }
 
-Outputs as_outputs(const bound::Bounds& b) { return Outputs{b.out, b.lse, b.dq, b.dk, b.dv}; }
+Outputs as_outputs(const bound::Bounds& b) { return Outputs{b.out, b.lse, b.dq, b.dk, b.dv, b.dsinks}; }
 
 std::string case_name(const char* stem, std::size_t n) { return stem + std::to_string(n + 1); }
 

@@ -43,8 +43,9 @@ struct GenOptions {
   bool grouped = false;           // G = Hq / Hkv >= 2 (GQA, and MQA when Hkv = 1)
   bool masked_rows = false;       // make rows with no visible key likely
   bool with_dout = false;         // draw dO for the backward
-  // Attention sinks, where claimed; never with dO (the backward's reference and bound do not
-  // take sinks yet). Off by default: a sink breaks invariances other checks rely on (the sink's
+  // Attention sinks, where claimed (with dO too: a kernel that claims sinks and the backward
+  // claims their gradient). Off by default, on where the requirement's statement holds with a
+  // sink (docs/semantics.md lists them): a sink breaks invariances other checks rely on (its
   // logit does not move with a key translation or a bias row shift; weights no longer sum to 1).
   bool sinks = false;
   bool layouts = true;            // off: always bhtd

@@ -1,4 +1,5 @@
-// Backward dQ, dK, dV (and the forward they start from) match the reference within the bound.
+// Backward dQ, dK, dV, and with sinks dsinks (and the forward they start from), match the reference
+// within the bound.
 // The reference's own gradients are checked against high-precision finite differences
 // (reference/oracle/tests/gradient_check_test.cpp).
 #include "properties/checks/checks.h"
@@ -10,11 +11,11 @@ Requirement r2_backward_matches_reference() {
   return {
       .id = "R2",
       .property = "backward_matches_reference",
-      .statement = "dQ, dK, dV within the per-element bound",
-      .mutants = {"dk_missing_scale", "emulated_dk_missing_scale"},
+      .statement = "dQ, dK, dV (and dsinks with sinks) within the per-element bound",
+      .mutants = {"dk_missing_scale", "emulated_dk_missing_scale", "dsink_sign_flipped"},
       .needs = "backward",
       .missing = needs_claim(&Capabilities::backward, "backward"),
-      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
+      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_backward_matches_reference(k, pc.c, pc.layout); },
       .exercised = "elements judged",
       .min_per_case = 10,

@@ -12,7 +12,7 @@ Requirement r5_no_leakage() {
       .statement = "hidden K, V, bias do not change any output",
       .mutants = {"mask_after_softmax", "causal_off_by_one"},
       .needs = "whichever of causal, window, mask, bias, kv_len the case uses",
-      .options = drawn([](props::GenOptions& o) { o.masked_rows = true; }),
+      .options = drawn([](props::GenOptions& o) { o.masked_rows = true; o.sinks = true; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_no_leakage(k, pc.c, pc.layout, pc.seed); },
       .exercised = "hidden entries changed",
       .min_per_case = 1,

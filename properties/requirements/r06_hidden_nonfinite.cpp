@@ -14,7 +14,7 @@ Requirement r6_hidden_nonfinite() {
       .statement = "NaN/inf in hidden positions do not leak",
       .mutants = {"hidden_times_zero"},
       .needs = "whichever of causal, window, mask, bias, kv_len the case uses",
-      .options = drawn([](props::GenOptions& o) { o.masked_rows = true; }),
+      .options = drawn([](props::GenOptions& o) { o.masked_rows = true; o.sinks = true; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_hidden_nonfinite(k, pc.c, pc.layout, pc.seed); },
       .exercised = "hidden entries changed",
       .min_per_case = 1,

@@ -12,7 +12,7 @@ Requirement r13_determinism() {
       .statement = "two runs give the same bits",
       .mutants = {"nondeterministic"},
       .needs = "a forward (and the backward when claimed)",
-      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
+      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_determinism(k, pc.c, pc.layout); },
       .exercised = "call pairs compared",
       .cases = {100, 750, 7500},

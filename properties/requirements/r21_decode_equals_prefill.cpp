@@ -16,7 +16,7 @@ Requirement r21_decode_equals_prefill() {
       .mutants = {"decode_top_left", "decode_append_shifted"},
       .needs = "decode",
       .missing = needs_claim(&Capabilities::decode, "decode"),
-      .options = drawn([](props::GenOptions& o) { o.kv_len = false; o.max_tk = 40; o.max_work = 60000; o.production_every = 0; }),
+      .options = drawn([](props::GenOptions& o) { o.sinks = true; o.kv_len = false; o.max_tk = 40; o.max_work = 60000; o.production_every = 0; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_decode_equals_prefill(k, pc.c, pc.layout, pc.seed); },
       .cases = {40, 300, 3000},
   };

@@ -109,6 +109,9 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
       kw["mask"] = m;
     }
     kw["bias"] = p.has_bias ? py::object(to_numpy(c.bias, {s.Tq, s.Tk}, p.dtype)) : py::none();
+    // Only with sinks (a kernel that claims them): functions written before sinks take no such
+    // keyword, and passing sinks=None to them would be a TypeError.
+    if (p.has_sinks) kw["sinks"] = to_numpy(c.sinks, {s.Hq}, p.dtype);
     kw["kv_len"] = py::none();
     if (p.has_kv_len) {
       py::array_t<std::int64_t> n(s.B);

@@ -26,7 +26,8 @@ def _case(q, k, v, scale, softcap, causal, alignment, window):
             "softcap": softcap, "causal": causal, "alignment": alignment, "window": list(window)}
 
 
-def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, bug=None, **_):
+def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, bug=None,
+                    sinks=None, **_):
     case = _case(q, k, v, scale, softcap, causal, alignment, window)
     n = kv_len if kv_len is not None else np.full(case["B"], case["Tk"])
     b = bias.astype(np.float64) if bias is not None else None
@@ -38,7 +39,8 @@ def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alig
         G = case["Hq"] // case["Hkv"]
         k, v = np.tile(k, (1, G, 1, 1)), np.tile(v, (1, G, 1, 1))
         case["Hkv"] = case["Hq"]
-    out, lse, *_ = example.forward(case, q, k, v, vis, b, bug)
+    z = sinks.astype(np.float64) if sinks is not None else None
+    out, lse, *_ = example.forward(case, q, k, v, vis, b, bug, z)
     return example.to_storage(out, dtype, bug), lse.astype(np.float64 if dtype == "f64" else np.float32)
 
 

@@ -34,3 +34,17 @@ def test_precision_and_bad_claims():
         assert "R99" in str(e), e
     else:
         raise AssertionError("only=['R99'] accepted")
+
+
+def test_sinks_are_passed_when_claimed():
+    # With "sinks": true a case may carry sinks=[Hq]; the NumPy kernel puts them in the softmax
+    # and passes R1, and the same kernel ignoring them fails it.
+    claims = dict(kernels.ALL_FORWARD, sinks=True)
+    cert = attnv.certify(kernels.numpy_attention, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+
+    def ignores_sinks(q, k, v, *, sinks=None, **kw):
+        return kernels.numpy_attention(q, k, v, **kw)
+
+    cert = attnv.certify(ignores_sinks, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "FAIL"

@@ -2,7 +2,8 @@
 // P_hat = exp(t_hat - L_hat) from its own LSE, forms D_hat = rowsum(dO * O_hat) from its own
 // rounded output, dP_hat = dO V^T, dS_hat = P_hat (dP_hat - D_hat) [times the softcap's
 // derivative], optionally rounds P and dS to p_dtype, then dV = P^T dO, dQ = scale dS K,
-// dK = scale dS^T Q, summing over the G query heads of a KV head.
+// dK = scale dS^T Q, summing over the G query heads of a KV head; with sinks, dsinks_h = -sum over
+// the rows of head h of P_sink_hat D_hat, P_sink_hat = exp(s_h - L_hat) (section 5.7).
 #include <algorithm>
 #include <cmath>
 
@@ -15,9 +16,6 @@ namespace attnv::bound {
 
 Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
   detail::require_outputs(c, exact, true);
-  // BOUND.md section 5 assumes the weights of a row sum to 1; a sink takes its share (and its
-  // own gradient is not an output yet).
-  if (c.problem.has_sinks) throw InputError("backward_bound: attention sinks are not covered yet");
   using detail::gamma;
   const Problem& p = c.problem;
   const Shape& s = p.shape;
@@ -53,6 +51,10 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   out.dq.assign(exact.dq.size(), 0.0);
   out.dk.assign(exact.dk.size(), 0.0);
   out.dv.assign(exact.dv.size(), 0.0);
+  // Per row (lse order): the bound of its term of dsinks and its underflow count (section 5.7).
+  const bool sinks = p.has_sinks;
+  std::vector<double> sink_err(sinks ? exact.lse.size() : 0, 0.0), sink_under(sink_err.size(), 0.0);
+  const double g_s = gamma(static_cast<double>(s.B * s.Tq + 1), u);
 
   // One task per (b, KV head): dK and dV of a KV head collect from all its G*Tq query rows.
   parallel_for(s.B * s.Hkv, [&](std::int64_t begin, std::int64_t end) {
@@ -81,6 +83,18 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
           }
           const double e_D = (1 + g_d) * d_err + g_d * d_abs;
           const double bL = f.lse;
+          if (sinks) {
+            // Section 5.7: the row's term -P_sink_hat D_hat. The sink's logit is exact, so
+            // P_sink_hat's argument errs by the LSE's error and the subtraction alone.
+            const double Ps = r.P_sink;
+            const double D_abs = std::fabs(D) + 2 * static_cast<double>(s.Dv + 2) * u64 * d_abs;
+            const double arg = (bL + u * (r.L - r.sink + bL)) * (1 + 2 * u);
+            const double e_Ps = Ps * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
+            double e_t = e_Ps * D_abs * (1 + u) + (Ps + e_Ps) * e_D * (1 + u) + u * Ps * D_abs;
+            if (k.u_p > 0) e_t += k.u_p * (Ps * D_abs + e_t) + (Ps * D_abs - e_t < k.min_normal_p ? 0.5 * k.eta_p : 0);
+            sink_err[li] = (e_t * (1 + g_s) + g_s * Ps * D_abs) * r.inflation;
+            sink_under[li] = exp_under_ulps * (D_abs + e_D) + 1;
+          }
           for (std::size_t jj = 0; jj < r.keys.size(); ++jj) {
             const std::int64_t j = r.keys[jj];
             const double P = r.P[jj];
@@ -154,6 +168,19 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   add_floor(out.dq, uq);
   add_floor(out.dk, uk);
   add_floor(out.dv, uv);
+  if (sinks) {
+    out.dsinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
+    std::vector<double> us(out.dsinks.size(), 0.0);
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t h = 0; h < s.Hq; ++h)
+        for (std::int64_t i = 0; i < s.Tq; ++i) {
+          out.dsinks[static_cast<std::size_t>(h)] += sink_err[c.li(b, h, i)];
+          us[static_cast<std::size_t>(h)] += sink_under[c.li(b, h, i)];
+        }
+    const double tail_s = 1 + 2 * gamma(static_cast<double>(s.B * s.Tq + 4), u64);
+    for (double& x : out.dsinks) x *= tail_s;
+    add_floor(out.dsinks, us);
+  }
   return out;
 }
 

@@ -22,13 +22,14 @@ namespace attnv::bound {
 // gradients. +inf means the model gives no useful bound for that element (never for f32/f64).
 struct Bounds {
   std::vector<double> out, lse, dq, dk, dv;
+  std::vector<double> dsinks;  // [Hq], only for a backward with sinks (BOUND.md 5.7)
 };
 
 // BOUND.md sections 2-4: bounds on O and LSE. `exact` must hold out and lse.
 Bounds forward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m);
 // BOUND.md section 5: forward bounds plus dQ, dK, dV (FlashAttention-2 style backward: P
 // recomputed from the kernel's LSE, D = rowsum(dO * O) with the kernel's rounded O).
-// `exact` must hold out, lse, dq, dk, dv; the case must have dout.
+// `exact` must hold out, lse, dq, dk, dv (and dsinks with sinks); the case must have dout.
 Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m);
 
 // BOUND.md section 6, the acceptance rule:

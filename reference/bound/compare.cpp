@@ -132,7 +132,7 @@ Comparison compare(const Outputs& kernel, const Outputs& exact, const Bounds& bo
   };
   const Field fields[] = {{"out", &Outputs::out, &Bounds::out}, {"lse", &Outputs::lse, &Bounds::lse},
                           {"dq", &Outputs::dq, &Bounds::dq},    {"dk", &Outputs::dk, &Bounds::dk},
-                          {"dv", &Outputs::dv, &Bounds::dv}};
+                          {"dv", &Outputs::dv, &Bounds::dv},    {"dsinks", &Outputs::dsinks, &Bounds::dsinks}};
   for (const Field& f : fields) {
     const auto& ex = exact.*(f.o);
     const auto& bd = bounds.*(f.b);

@@ -126,6 +126,7 @@ void require_outputs(const Case& c, const Outputs& e, bool backward) {
     need(e.dq, q_elements(s), "dq");
     need(e.dk, k_elements(s), "dk");
     need(e.dv, v_elements(s), "dv");
+    if (c.problem.has_sinks) need(e.dsinks, s.Hq, "dsinks");
   }
 }
 

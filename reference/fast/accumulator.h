@@ -81,7 +81,7 @@ struct ElementSink {
 // Sizes the accuracy record like `out` (radius 0, resolved 1: elements never written are exact).
 inline void prepare_accuracy(const Outputs& out, FastAccuracy* accuracy) {
   if (!accuracy) return;
-  for (auto field : {&Outputs::out, &Outputs::lse, &Outputs::dq, &Outputs::dk, &Outputs::dv}) {
+  for (auto field : {&Outputs::out, &Outputs::lse, &Outputs::dq, &Outputs::dk, &Outputs::dv, &Outputs::dsinks}) {
     (accuracy->radius.*field).assign((out.*field).size(), 0.0);
     (accuracy->resolved.*field).assign((out.*field).size(), 1.0);
   }

@@ -30,6 +30,12 @@ struct KvHeadState {
   std::vector<double> k_pivot, kdiff_hi, kdiff_lo;  // -k_a, and k_j - k_a split exactly
 };
 
+// One row's term -P_sink D_i of its head's sink gradient, with its error bound.
+struct SinkTerm {
+  dd::DD value{0, 0};
+  double err = 0;
+};
+
 // Row (b, h, i) of the backward, after its weights. g_j = dP_j - D with D = sum_l P_l dP_l is
 // computed around the key a of largest weight, using sum_l P_l = 1 (exact weights):
 //   g_j = D' - delta_j,  delta_l = dP_a - dP_l,  D' = sum_l P_l delta_l  (delta_a = 0),
@@ -47,8 +53,19 @@ struct KvHeadState {
 //       + |dS_j| (sc_rel_j + 8 u^2) + P_j |g_j| sc_abs_j]   (two products of 4 u^2)
 //   dQ_i = scale sum_j dS_j k_j, dK_j += scale dS_j q_i, dV_j += P_j dO_i: axpy with w_err =
 //       E_dS_j (resp. p_err_j); finish() adds the accumulation error and the product by scale.
+// With an attention sink sum_l P_l = 1 - P_sink, so D = dP_a (1 - P_sink) - D' and
+//   g_j = (D' + P_sink dP_a) - delta_j:
+//   D' gets the term P_sink dP_a (mul 4 u^2, add 3 u^2):
+//       E_D' += 1.01 [p_sink_err |dP_a| + P_sink E_dP_a + 7 u^2 (|P_sink dP_a| + |D'|)]
+//   and the sink's own gradient term (docs/semantics.md) -P_sink D, with D summed directly,
+//   D = sum_l P_l dP_l (not dP_a - g_a: when the sink takes nearly all the weight, D is tiny and
+//   that difference would cancel to noise of the size of dP_a's error):
+//       E_D = 1.01 sum_l [p_err_l |dP_l| + P_l E_dP_l] + acc_err_factor(n) sum_l |P_l dP_l| 1.01
+//       E_term = 1.01 [p_sink_err |D| + P_sink E_D + 4 u^2 |P_sink D|].
+//   The dQ pivot identity sum_j dS_j = 0 becomes sum_j dS_j = P_sink D: not zero, so with a
+//   sink dQ takes the keys unpivoted, as with a softcap.
 void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std::int64_t i,
-                  KvHeadState& st, fd::ElementSink& sink) {
+                  KvHeadState& st, fd::ElementSink& sink, SinkTerm& sink_term) {
   const Case& c = *ctx.c;
   const Shape& s = c.problem.shape;
   const std::int64_t hk = h / c.problem.group();
@@ -62,6 +79,9 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
   st.dp_err.resize(n);
   const double dot_factor = dd::dot_err_factor(s.Dv) * 1.01;
   std::size_t a = 0;
+  const bool has_sink = c.problem.has_sinks;
+  dd::DD D_direct{0, 0};
+  double D_abs = 0, D_err = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
     const std::size_t v0 = c.vi(b, hk, w.keys[jj], 0);
     const dd::DotResult dp = ctx.kernels->dot(dout, c.v.data() + v0, s.Dv);
@@ -73,6 +93,11 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
     }
     st.dp[jj] = dp.value;
     st.dp_err[jj] = dot_factor * dp.abs_sum + fd::dot_underflow_allowance(dout, c.v.data() + v0, s.Dv, dp.abs_sum);
+    if (has_sink) {
+      D_direct = dd::add(D_direct, dd::mul(w.p[jj], dp.value));
+      D_abs += std::fabs(w.p[jj].hi) * std::fabs(dp.value.hi);
+      D_err += w.p_err[jj] * std::fabs(dp.value.hi) + std::fabs(w.p[jj].hi) * st.dp_err[jj];
+    }
     if (dd::less(w.p[a], w.p[jj])) a = jj;
   }
   // delta_l = dP_a - dP_l, kept in st.dp (dP itself is no longer needed), its error in st.dp_err.
@@ -96,7 +121,20 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
   }
   double err_D = 1.01 * e_d + dd::acc_err_factor(static_cast<std::int64_t>(n)) * pd_abs * 1.01;
   if (err_D > 0) err_D += fd::underflow_allowance(static_cast<std::int64_t>(n));
+  if (has_sink) {
+    const dd::DD ps_dp = dd::mul(w.p_sink, dp_a);
+    Dp = dd::add(Dp, ps_dp);
+    err_D += 1.01 * (w.p_sink_err * std::fabs(dp_a.hi) + std::fabs(w.p_sink.hi) * e_dp_a +
+                     7 * kU2 * (std::fabs(ps_dp.hi) + std::fabs(Dp.hi))) + fd::underflow_allowance(2);
+    const dd::DD& D = D_direct;
+    double e_D = 1.01 * D_err + dd::acc_err_factor(static_cast<std::int64_t>(n)) * D_abs * 1.01;
+    if (e_D > 0 || D.hi != 0) e_D += fd::underflow_allowance(2 * static_cast<std::int64_t>(n));
+    sink_term.value = dd::neg(dd::mul(w.p_sink, D));
+    sink_term.err = 1.01 * (w.p_sink_err * std::fabs(D.hi) + std::fabs(w.p_sink.hi) * e_D +
+                            4 * kU2 * std::fabs(sink_term.value.hi)) + fd::underflow_allowance(1);
+  }
   const bool softcap = ctx.has_softcap;
+  const bool unpivoted = softcap || has_sink;
   st.dq.reset(static_cast<std::size_t>(s.Dk));
   st.k_pivot.resize(static_cast<std::size_t>(s.Dk));
   st.kdiff_hi.resize(static_cast<std::size_t>(s.Dk));
@@ -126,7 +164,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
     // that nearly tie no longer cancel in the sum. k_j - k_a is split exactly into hi + lo
     // (two_sum); both parts go through the axpy, so the sum has 2n terms and the weights' errors
     // multiply |hi| + |lo|. (With a softcap dS_j carries sech^2_j and the identity fails.)
-    if (softcap) {
+    if (unpivoted) {
       ctx.kernels->axpy(ds, err_ds, c.k.data() + k0, s.Dk, st.dq.hi.data(), st.dq.lo.data(),
                         st.dq.abs.data(), st.dq.live.data(), st.dq.err.data());
     } else if (jj != a) {
@@ -163,8 +201,8 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
 Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
                       FastAccuracy* accuracy) {
   fd::require_readable(c, true);
-  if (c.problem.has_sinks) throw InputError("fast reference: the backward does not take attention sinks yet");
   const Shape& s = c.problem.shape;
+  const bool has_sinks = c.problem.has_sinks;
   const std::int64_t G = c.problem.group();
   Outputs out;
   out.out.assign(static_cast<std::size_t>(out_elements(s)), 0.0);
@@ -172,7 +210,11 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
   out.dq.assign(static_cast<std::size_t>(q_elements(s)), 0.0);
   out.dk.assign(static_cast<std::size_t>(k_elements(s)), 0.0);
   out.dv.assign(static_cast<std::size_t>(v_elements(s)), 0.0);
+  if (has_sinks) out.dsinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
   fd::prepare_accuracy(out, accuracy);
+  // Each row's sink term, summed per head after the parallel part in a fixed order (b, then i).
+  std::vector<SinkTerm> sink_terms(has_sinks ? static_cast<std::size_t>(lse_elements(s)) : 0);
+  SinkTerm unused_term;
   const fd::RowContext ctx(c);
   std::atomic<std::int64_t> unresolved{0};
 
@@ -193,7 +235,7 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
               st.w.keys = keys;
               fd::compute_row_weights(ctx, b, h, i, st.w, true);
               fd::write_row_output(ctx, b, h, i, st.w, st.o, sink);
-              backward_row(ctx, b, h, i, st, sink);
+              backward_row(ctx, b, h, i, st, sink, has_sinks ? sink_terms[c.li(b, h, i)] : unused_term);
             }
           }
           for (std::int64_t j = 0; j < s.Tk; ++j) {
@@ -219,8 +261,30 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
       },
       opt.threads, 1);
 
+  if (has_sinks) {
+    // dsinks[h] = sum over (b, i) of -P_sink D_i: the axpy with x = 1 adds each term exactly as
+    // a product would, so finish() bounds the sum as it does dK's.
+    fd::Accumulators acc;
+    fd::ElementSink put{&out, accuracy};
+    const double one = 1.0;
+    for (std::int64_t h = 0; h < s.Hq; ++h) {
+      acc.reset(1);
+      std::int64_t n = 0;
+      for (std::int64_t b = 0; b < s.B; ++b)
+        for (std::int64_t i = 0; i < s.Tq; ++i) {
+          const SinkTerm& t = sink_terms[c.li(b, h, i)];
+          if (t.value.hi == 0 && t.err == 0) continue;  // a row with no visible key adds exactly 0
+          ctx.kernels->axpy(t.value, t.err, &one, 1, acc.hi_at(0), acc.lo_at(0), acc.abs_at(0), acc.live_at(0),
+                            acc.err_at(0));
+          ++n;
+        }
+      if (n > 0) put.put(&Outputs::dsinks, static_cast<std::size_t>(h), fd::finish(acc, 0, n, 1.0));
+    }
+    unresolved += put.unresolved;
+  }
   if (stats) {
-    stats->elements += out_elements(s) + lse_elements(s) + q_elements(s) + k_elements(s) + v_elements(s);
+    stats->elements += out_elements(s) + lse_elements(s) + q_elements(s) + k_elements(s) + v_elements(s) +
+                       static_cast<std::int64_t>(out.dsinks.size());
     stats->unresolved += unresolved.load();
   }
   return out;

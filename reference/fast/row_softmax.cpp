@@ -126,6 +126,8 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
   // denominator S, so it enters m, S and L but has no weight of its own in w.p.
   const bool has_sink = pr.has_sinks;
   const double sink = has_sink ? c.sinks[static_cast<std::size_t>(h)] : 0.0;
+  w.p_sink = {0, 0};
+  w.p_sink_err = 0;
   if (n == 0 && !has_sink) {
     w.lse = {-kInf, 0};
     w.lse_radius = 0;
@@ -238,11 +240,16 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
     }
     S = dd::add(S, w.p[jj]);
   }
+  double rel_e_sink = 0;
   if (has_sink) {  // the sink's logit is exact: only the subtraction and the exp err
     const DD x = dd::sub(DD{sink, 0}, m);
     const double err_x = 3 * kU2 * std::fabs(x.hi) * 1.01;
-    if (!(x.hi + err_x < kExpZeroArg)) rel_e_max = std::max(rel_e_max, 1.01 * (err_x + dd::kExpRelErr));
-    S = dd::add(S, dd::exp(x));
+    if (!(x.hi + err_x < kExpZeroArg)) {
+      rel_e_sink = 1.01 * (err_x + dd::kExpRelErr);
+      rel_e_max = std::max(rel_e_max, rel_e_sink);
+    }
+    w.p_sink = dd::exp(x);
+    S = dd::add(S, w.p_sink);
   }
   const std::int64_t terms = static_cast<std::int64_t>(n) + (has_sink ? 1 : 0);
   // S >= the weight of the term whose logit is m, exp(0) = 1: S.hi >= 0.5 with a wide margin.
@@ -255,6 +262,10 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
     // division of a subnormal weight (its result is then within 2^-1070 absolutely).
     w.p_rel[jj] = 1.01 * (w.p_rel[jj] + rel_S + 15 * kU2);
     w.p_err[jj] = w.p_rel[jj] * std::fabs(w.p[jj].hi) * (1 + 0x1p-50) + kPAbsErr;
+  }
+  if (has_sink) {  // as a key's weight just above
+    w.p_sink = dd::div(w.p_sink, S);
+    w.p_sink_err = 1.01 * (rel_e_sink + rel_S + 15 * kU2) * std::fabs(w.p_sink.hi) * (1 + 0x1p-50) + kPAbsErr;
   }
   const DD log_s = dd::log(S);
   w.lse = dd::add(log_s, m);

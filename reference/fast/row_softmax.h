@@ -38,6 +38,10 @@ struct RowWeights {
   std::vector<double> sech2_rel, sech2_abs;
   DD lse{0, 0};
   double lse_radius = 0;
+  // The attention sink's own weight exp(s_h - L) and its error bound (0 without a sink): the
+  // backward needs it for the sink's gradient and for sum_j P_j = 1 - P_sink.
+  DD p_sink{0, 0};
+  double p_sink_err = 0;
 
   // Scratch reused between rows.
   std::vector<DD> t;

@@ -14,7 +14,10 @@
 //   dR_j = scale dS_j sech^2(r_j / c) with a softcap, else scale dS_j;
 //   dQ_i = sum_j dR_j k_j;  dK_j += dR_j q_i  (summed over the G query heads that read it).
 // A row without visible keys: O = 0, L = -inf (with an attention sink s_h: L = s_h), no gradient
-// contribution. A sink is a term exp(s_h - m) of the row's sum with no value (docs/semantics.md).
+// contribution. A sink is a term exp(s_h - m) of the row's sum with no value (docs/semantics.md):
+// then sum_l P_l = 1 - P_sink, which the dS form below carries as P_sink + sum_{l!=n} P_l, and
+// the sink's gradient is dsinks_h = -sum over the rows (b, i) of head h of P_sink D_i, with radius
+// eps P_sink sum_l P_l mdP_l per row (eps as for dq; mdP below).
 //
 // Error radius (optional): a first-order bound on |computed - exact| for every element, from
 // the standard model |fl(a op b) - a op b| <= u |a op b| with u = numeric_limits<Real>::epsilon()
@@ -60,8 +63,8 @@ struct RealInputs {
 // hold the error radii, when asked for (else empty).
 template <class Real>
 struct RealOutputs {
-  std::vector<Real> out, lse, dq, dk, dv;
-  std::vector<Real> r_out, r_lse, r_dq, r_dk, r_dv;
+  std::vector<Real> out, lse, dq, dk, dv, dsinks;
+  std::vector<Real> r_out, r_lse, r_dq, r_dk, r_dv, r_dsinks;
 };
 
 template <class Real>
@@ -136,6 +139,7 @@ struct RowSoftmax {
   std::vector<Real> p;   // P_n
   std::vector<Real> rc;  // r_n / c, only with a softcap
   Real lse;
+  Real p_sink;  // the sink's own weight exp(s_h - L); 0 without a sink
   // With radii: relative error of every P_n, the largest pre-softcap logit error, lse's radius.
   Real eps_p, max_e_r, r_lse;
 };
@@ -186,10 +190,15 @@ void row_softmax(const RowParams<Real>& rp, const Real* q, std::size_t nkeys, KR
     sm.p[n] = exp(sm.p[n] - m);
     sum += sm.p[n];
   }
-  if (sink) sum += exp(*sink - m);
+  sm.p_sink = 0;
+  if (sink) {
+    sm.p_sink = exp(*sink - m);
+    sum += sm.p_sink;
+  }
   const Real log_sum = log(sum);
   sm.lse = m + log_sum;
   for (std::size_t n = 0; n < nkeys; ++n) sm.p[n] /= sum;
+  if (sink) sm.p_sink /= sum;
   if (rp.with_radius) {
     // One more term in the sum with a sink: Tk + 1 counts it.
     sm.eps_p = 2 * max_e_t + (rp.Tk + 17) * rp.u;
@@ -299,6 +308,22 @@ std::size_t resize_all(RealOutputs<Real>& res, const Shape& s, bool backward, bo
   return 0;
 }
 
+// The sinks' gradient, one term per row (b, h, i) in lse order, summed per head in the fixed order
+// (b, i) so the result does not depend on the thread count.
+template <class Real>
+void sum_sink_terms(const Shape& s, const std::vector<Real>& terms, const std::vector<Real>& r_terms,
+                    RealOutputs<Real>& res) {
+  res.dsinks.assign(static_cast<std::size_t>(s.Hq), Real(0));
+  if (!r_terms.empty()) res.r_dsinks.assign(static_cast<std::size_t>(s.Hq), Real(0));
+  for (std::int64_t h = 0; h < s.Hq; ++h)
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        const auto at = static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i);
+        res.dsinks[static_cast<std::size_t>(h)] += terms[at];
+        if (!r_terms.empty()) res.r_dsinks[static_cast<std::size_t>(h)] += r_terms[at];
+      }
+}
+
 // Forward of every row from Real inputs (no checks: the plan and the values were checked).
 template <class Real>
 RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInputs<Real>& in,
@@ -349,6 +374,11 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
   const std::int64_t G = p.group();
   RealOutputs<Real> res;
   resize_all(res, s, true, with_radius);
+  std::vector<Real> sink_terms, r_sink_terms;
+  if (p.has_sinks) {
+    sink_terms.assign(res.lse.size(), Real(0));
+    if (with_radius) r_sink_terms.assign(res.lse.size(), Real(0));
+  }
   warm_up<Real>();
   const RowParams<Real> rp(p, with_radius);
   parallel_for(
@@ -367,9 +397,10 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               Real* dq = &res.dq[c.qi(b, h, i, 0)];
               Real* r_dq = with_radius ? &res.r_dq[c.qi(b, h, i, 0)] : nullptr;
               for (std::int64_t d = 0; d < s.Dk; ++d) dq[d] = 0;
-              if (keys.empty()) {
+              const Real* sink = p.has_sinks ? &in.sinks[static_cast<std::size_t>(h)] : nullptr;
+              if (keys.empty()) {  // O = 0, so D = 0: no gradient anywhere, the sink's included
                 for (std::int64_t d = 0; d < s.Dv; ++d) out[d] = 0;
-                res.lse[c.li(b, h, i)] = minus_infinity<Real>();
+                res.lse[c.li(b, h, i)] = sink ? *sink : minus_infinity<Real>();
                 continue;
               }
               auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
@@ -377,7 +408,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
               const Real* q = &in.q[c.qi(b, h, i, 0)];
               const Real* dout = &in.dout[c.oi(b, h, i, 0)];
-              row_softmax(rp, q, keys.size(), krow, bias, static_cast<const Real*>(nullptr), sm);
+              row_softmax(rp, q, keys.size(), krow, bias, sink, sm);
               res.lse[c.li(b, h, i)] = sm.lse;
               row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
               // dP_n = dO . v_n and dS_n = P_n (dP_n - D), D = sum_l P_l dP_l. Written as
@@ -397,7 +428,12 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
                 pdp[n] = sm.p[n] * dp;
               }
               sum_of_others(sm.p, others_p, tmp);
+              // The weights sum to 1 - P_sink: dP_n - D = dP_n (P_sink + sum_{l!=n} P_l) - ...
+              if (sink)
+                for (std::size_t n = 0; n < nk; ++n) others_p[n] += sm.p_sink;
               sum_of_others(pdp, others_pdp, tmp);
+              // tmp now holds D = sum_l P_l dP_l (the suffix pass's total).
+              if (sink) sink_terms[c.li(b, h, i)] = -(sm.p_sink * tmp);
               if (with_radius) {
                 res.r_lse[c.li(b, h, i)] = sm.r_lse;
                 mdp.resize(nk);
@@ -412,6 +448,11 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
                 eps = sm.eps_p + (rp.Dk + rp.Dv + rp.Tk + rp.G * rp.Tq + 32) * rp.u;
                 if (rp.softcap) eps += 2 * sm.max_e_r / *rp.softcap;
                 eps *= 2;
+                if (sink) {  // + the sum over (b, i): B Tq more additions
+                  Real pm = 0;
+                  for (std::size_t n = 0; n < nk; ++n) pm += pdp[n];
+                  r_sink_terms[c.li(b, h, i)] = (eps + 2 * (s.B * s.Tq) * rp.u) * sm.p_sink * pm;
+                }
               }
               for (std::size_t n = 0; n < nk; ++n) {
                 dr[n] *= others_p[n];
@@ -450,6 +491,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
         }
       },
       threads);
+  if (p.has_sinks) sum_sink_terms(s, sink_terms, r_sink_terms, res);
   return res;
 }
 

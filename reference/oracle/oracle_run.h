@@ -48,6 +48,7 @@ Outputs rounded(const RealOutputs<Real>& res, bool backward, OracleAccuracy* acc
     go(res.dq, res.r_dq, o.dq, rad ? &rad->dq : nullptr);
     go(res.dk, res.r_dk, o.dk, rad ? &rad->dk : nullptr);
     go(res.dv, res.r_dv, o.dv, rad ? &rad->dv : nullptr);
+    if (!res.dsinks.empty()) go(res.dsinks, res.r_dsinks, o.dsinks, rad ? &rad->dsinks : nullptr);
   }
   return o;
 }

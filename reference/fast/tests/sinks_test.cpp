@@ -1,6 +1,8 @@
 // Attention sinks in the references: the fast reference against the MPFR oracle on every family
 // with sinks added (bit for bit where the fast radius decides), a row with no visible key giving
-// O = 0 and L = the sink, and the sink's effect visible (dropping it moves the results).
+// O = 0 and L = the sink, and the sink's effect visible (dropping it moves the results); the
+// backward likewise, the sinks' own gradient included (its finite-difference check against the
+// oracle's loss: reference/oracle/tests/gradient_check_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,8 +20,8 @@ namespace attnv::ref {
 namespace {
 
 // A family case with sinks: of either sign, now and then dominating the row or far below it.
-Case with_sinks(gen::Family f, std::uint64_t seed, DType t) {
-  Case c = gen::make_case(f, seed, {t, gen::Size::small, false, true});
+Case with_sinks(gen::Family f, std::uint64_t seed, DType t, bool with_dout = false) {
+  Case c = gen::make_case(f, seed, {t, gen::Size::small, with_dout, true});
   c.problem.has_sinks = true;
   gen::Rng rng(seed * 7919 + 1);
   c.sinks.resize(static_cast<std::size_t>(c.problem.shape.Hq));
@@ -86,13 +88,50 @@ TEST(Sinks, DroppingTheSinkChangesTheResult) {
   EXPECT_GT(differ, 0);
 }
 
-TEST(Sinks, TheBackwardReferencesRefuseSinksUntilTheyCoverThem) {
-  gen::FamilyOptions o;
-  Case c = gen::make_case(gen::Family::random, 1, o);
-  c.problem.has_sinks = true;
-  c.sinks.assign(static_cast<std::size_t>(c.problem.shape.Hq), 0.5);
-  EXPECT_THROW(fast_backward(c), InputError);
-  EXPECT_THROW(oracle_backward(c), InputError);
+TEST(Sinks, FastBackwardMatchesTheOracleBitForBit) {
+  test::Agreement a;
+  int dsinks = 0;
+  for (const gen::Family f : gen::all_families())
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const Case c = with_sinks(f, seed, kDtypes[seed % 4], true);
+      ASSERT_TRUE(c.has_dout()) << c.id;
+      FastAccuracy acc;
+      const Outputs fast = fast_backward(c, {}, nullptr, &acc);
+      OracleAccuracy oacc;
+      const Outputs oracle = oracle_backward(c, Backend::mpfr, &oacc);
+      ASSERT_EQ(fast.dsinks.size(), static_cast<std::size_t>(c.problem.shape.Hq)) << c.id;
+      ASSERT_EQ(oracle.dsinks.size(), fast.dsinks.size()) << c.id;
+      test::compare(c.id + " lse", fast.lse, oracle.lse, acc.radius.lse, acc.resolved.lse, oacc.radius.lse, a);
+      test::compare(c.id + " dq", fast.dq, oracle.dq, acc.radius.dq, acc.resolved.dq, oacc.radius.dq, a);
+      test::compare(c.id + " dk", fast.dk, oracle.dk, acc.radius.dk, acc.resolved.dk, oacc.radius.dk, a);
+      test::compare(c.id + " dv", fast.dv, oracle.dv, acc.radius.dv, acc.resolved.dv, oacc.radius.dv, a);
+      test::compare(c.id + " dsinks", fast.dsinks, oracle.dsinks, acc.radius.dsinks, acc.resolved.dsinks,
+                    oacc.radius.dsinks, a);
+      dsinks += static_cast<int>(fast.dsinks.size());
+    }
+  test::report("backward with sinks, 10 families x 8 seeds", a);
+  EXPECT_TRUE(a.ok()) << a.first_problem;
+  EXPECT_GT(dsinks, 80);
+}
+
+// dsinks_h = -sum_i P_sink D_i by hand: one row, one key with logit 0 and value v, dO = 1, a sink
+// of logit z. P = 1 / (1 + e^z), P_sink = e^z / (1 + e^z), O = P v, D = O, so
+// dsinks = -P_sink P v. With z = 0: -v / 4.
+TEST(Sinks, TheSinkGradientOfAOneKeyRowIsMinusPsinkTimesD) {
+  Problem p;
+  p.shape = {1, 1, 1, 1, 1, 1, 1};
+  p.dtype = DType::f64;
+  p.has_sinks = true;
+  Case c = make_zero_case(p, true);
+  c.q = {0.0};
+  c.k = {0.0};
+  c.v = {3.0};
+  c.dout = {1.0};
+  c.sinks = {0.0};
+  const Outputs fast = fast_backward(c), oracle = oracle_backward(c);
+  EXPECT_EQ(fast.dsinks[0], -0.75);
+  EXPECT_EQ(oracle.dsinks[0], -0.75);
+  EXPECT_EQ(fast.dv[0], 0.5);  // P = 1/2: the sink took the other half
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The oracle's analytic backward against central finite differences computed in mp_real itself,
-// for every element of dq, dk and dv.
+// for every element of dq, dk and dv, and of dsinks where the case has sinks.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -48,8 +48,10 @@ double max_abs(const std::vector<double>& xs) {
 // (error u |x|, giving |f'| u |x| / h). With h = 1e-30 and u ~ 1e-100 the rounding terms are
 // ~1e-70, the truncation term ~1e-61 times the bound: both far below any real bug (a scale
 // off by one double ulp changes gradients by ~1e-16, checked below).
+// A sink z_h is a logit of slope 1 whose value w is 0 (so |w| <= Omega still): its A is 1 and
+// no softcap acts on it, |g'''| <= 7 Omega per row, and z_h feeds the B Tq rows of head h.
 struct Tolerance {
-  double trunc_q = 0, trunc_k = 0, rounding = 0;
+  double trunc_q = 0, trunc_k = 0, trunc_sink = 0, rounding = 0;
 };
 
 Tolerance tolerance(const Case& c, double h) {
@@ -67,12 +69,14 @@ Tolerance tolerance(const Case& c, double h) {
   Tolerance t;
   t.trunc_q = h * h / 6 * third(scale * K);
   t.trunc_k = h * h / 6 * static_cast<double>(p.group() * s.Tq) * third(scale * Q);
+  t.trunc_sink = h * h / 6 * static_cast<double>(s.B * s.Tq) * 7 * omega;
   const double u = static_cast<double>(std::numeric_limits<mp_real>::epsilon());
   const double n_ops = 10.0 * static_cast<double>(s.Tk * (s.Dk + s.Dv) + 10);
   const double max_t = p.softcap ? *p.softcap + B : scale * s.Dk * Q * K + B;
   const double rows = static_cast<double>(s.B * s.Hq * s.Tq);
-  const double max_grad = rows * omega * (1 + scale * std::max(Q, K)) + 1;  // |f'| crude
-  t.rounding = (n_ops * u * rows * omega * (1 + max_t) + max_grad * u * (std::max({Q, K, V}) + h)) / h;
+  const double S = p.has_sinks ? max_abs(c.sinks) : 0;
+  const double max_grad = rows * omega * (1 + scale * std::max(Q, K)) + 1;  // |f'| crude (|df/dz| <= rows Omega)
+  t.rounding = (n_ops * u * rows * omega * (1 + max_t) + max_grad * u * (std::max({Q, K, V, S}) + h)) / h;
   return t;
 }
 
@@ -115,6 +119,7 @@ CheckResult check_gradients(const Case& c, const RealOutputs<mp_real>& g) {
   check(in.q, g.dq, tol.trunc_q, "dq");
   check(in.k, g.dk, tol.trunc_k, "dk");
   check(in.v, g.dv, 0, "dv");  // the loss is linear in v: no truncation error
+  if (c.problem.has_sinks) check(in.sinks, g.dsinks, tol.trunc_sink, "dsinks");
   return r;
 }
 
@@ -153,6 +158,44 @@ TEST(OracleGradients, AnalyticMatchesHighPrecisionFiniteDifferences) {
   EXPECT_GE(grouped, 20);
   EXPECT_GE(masked, 40);
   std::printf("gradient check: %d elements, worst |fd - analytic| / tolerance = %.3g\n", elements, worst);
+}
+
+// The sinks' gradient dsinks_h = -sum_i P_sink,i D_i (docs/semantics.md) against differences of
+// the loss in z_h, on the same cases with a sink per head (of either sign, now and then dominant).
+TEST(OracleGradients, SinkGradientMatchesFiniteDifferences) {
+  int sinks = 0;
+  double worst = 0;
+  for (std::uint64_t seed = 3100; seed < 3130; ++seed) {
+    Case c = gradient_case(seed, seed % 4 == 1 ? 20.0 : 1.5);
+    c.problem.has_sinks = true;
+    c.sinks.resize(static_cast<std::size_t>(c.problem.shape.Hq));
+    for (std::size_t h = 0; h < c.sinks.size(); ++h)
+      c.sinks[h] = static_cast<double>(static_cast<float>(((seed * 7 + h * 3) % 11) * 0.75 - 3.0));
+    c.id += " +sinks";
+    const CheckResult r = check_gradients(c, analytic(c));
+    EXPECT_EQ(r.failures, 0) << c.id << " " << describe(c.problem);
+    sinks += static_cast<int>(c.sinks.size());
+    worst = std::max(worst, r.worst_ratio);
+  }
+  EXPECT_GE(sinks, 30);
+  std::printf("gradient check with sinks: worst |fd - analytic| / tolerance = %.3g\n", worst);
+}
+
+// The check catches a sink gradient with the wrong sign (+P_sink D, the mutant dsink_sign_flipped).
+TEST(OracleGradients, CatchesASinkGradientWithTheWrongSign) {
+  Case c = gradient_case(3101);
+  c.problem.has_sinks = true;
+  c.sinks.assign(static_cast<std::size_t>(c.problem.shape.Hq), 0.5);
+  RealOutputs<mp_real> g = analytic(c);
+  for (auto& x : g.dsinks) x = -x;
+  bool caught = false;
+  ::testing::TestPartResultArray swallowed;
+  {
+    ::testing::ScopedFakeTestPartResultReporter quiet(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &swallowed);
+    caught = check_gradients(c, g).failures > 0;
+  }
+  EXPECT_TRUE(caught) << c.id << " " << describe(c.problem);
 }
 
 // A planted bug the check must catch: gradients computed with a scale one double ulp off (the
