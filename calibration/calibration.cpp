@@ -142,7 +142,7 @@ CalibrationTable calibrate(const CalibrationOptions& opt) {
         if (!cmp.ok()) ++res.correct_failures;
         res.correct_non_finite += vf.non_finite + vb.non_finite;
         sign_ok[mi].push_back(mean_signed_error_ulps(got.out, exact.out, cfg.model.out));
-        const Bounds fwd_bnd{bnd.out, bnd.lse, {}, {}, {}};
+        const Bounds fwd_bnd{bnd.out, bnd.lse, {}, {}, {}, {}};
         for (std::size_t bi = 0; bi < bug_specs.size(); ++bi) {
           emulated::Config bad = cfg;
           bad.bugs = bug_specs[bi].bugs;
