@@ -19,6 +19,7 @@ Capabilities CoreKernel::capabilities() const {
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
   c.backward = c.decode = c.hidden_nonfinite = true;
+  c.mask_bias_per_batch_head = true;
   return c;
 }
 

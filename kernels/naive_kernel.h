@@ -54,6 +54,7 @@ enum class Plant {
   decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
   bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
   sink_scaled,            // the attention sink multiplied by the scale, as if it were a raw q.k score
+  mask_head0,             // every batch and head reads the mask's and bias's first [Tq,Tk] plane
 };
 
 enum class Structure { naive, tiled };

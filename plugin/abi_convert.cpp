@@ -1,6 +1,7 @@
 #include "abi_convert.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "problem/buffers.h"
@@ -53,6 +54,10 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
   a.struct_size = sizeof(attnv_problem);
+  a.mask_batch = p.has_mask && p.mask_dims.batch;
+  a.mask_heads = p.has_mask && p.mask_dims.heads;
+  a.bias_batch = p.has_bias && p.bias_dims.batch;
+  a.bias_heads = p.has_bias && p.bias_dims.heads;
   return a;
 }
 
@@ -70,6 +75,11 @@ Problem problem_from_abi(const attnv_problem& a) {
   p.window = {a.window_left, a.window_right};
   if (a.scale != p.effective_scale()) p.scale = a.scale;  // p.scale is still unset here
   if (a.softcap != 0) p.softcap = a.softcap;
+  // An attnv built before these fields filled a smaller struct: its masks and biases are [Tq,Tk].
+  if (a.struct_size >= offsetof(attnv_problem, bias_heads) + sizeof(a.bias_heads)) {
+    p.mask_dims = {a.mask_batch != 0, a.mask_heads != 0};
+    p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
+  }
   return p;
 }
 
@@ -181,7 +191,8 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("softcap") == ATTNV_CAP_SOFTCAP && abi_bit("custom_scale") == ATTNV_CAP_CUSTOM_SCALE &&
               abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
-              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE,
+              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE &&
+              abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;

@@ -32,8 +32,8 @@ Case make_zero_case(const Problem& p, bool with_dout) {
   c.q.assign(static_cast<std::size_t>(q_elements(s)), 0.0);
   c.k.assign(static_cast<std::size_t>(k_elements(s)), 0.0);
   c.v.assign(static_cast<std::size_t>(v_elements(s)), 0.0);
-  if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(s)), 1);
-  if (p.has_bias) c.bias.assign(static_cast<std::size_t>(mask_elements(s)), 0.0);
+  if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(p)), 1);
+  if (p.has_bias) c.bias.assign(static_cast<std::size_t>(bias_elements(p)), 0.0);
   if (p.has_sinks) c.sinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
   if (p.has_kv_len) c.kv_len.assign(static_cast<std::size_t>(s.B), s.Tk);
   if (with_dout) c.dout.assign(static_cast<std::size_t>(out_elements(s)), 0.0);

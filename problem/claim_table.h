@@ -67,6 +67,13 @@ inline constexpr ClaimInfo kClaims[] = {
     {"sinks", "attention sinks", &Capabilities::sinks, 0,
      [](const Problem& p) -> std::string_view { return p.has_sinks ? "sinks" : ""; },
      "the file route's call hashes and examples do not carry sinks yet", false, true},
+    // A mask or bias with its own batch or head extent; [Tq, Tk] ones need only "mask"/"bias".
+    // Off in the file route's default claims: a program written for [Tq, Tk] files claims less.
+    {"mask_bias_per_batch_head", "per-batch/per-head mask and bias", &Capabilities::mask_bias_per_batch_head, 1u << 15,
+     [](const Problem& p) -> std::string_view {
+       return (p.has_mask && p.mask_dims.any()) || (p.has_bias && p.bias_dims.any()) ? "per-batch or per-head mask/bias" : "";
+     },
+     "", false, true},
 };
 
 }  // namespace attnv

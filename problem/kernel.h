@@ -37,6 +37,9 @@ struct Capabilities {
   // runs, and a failure is a robustness note on the certificate, not a finding.
   bool hidden_nonfinite = false;
   bool sinks = false;               // attention sinks: a per-head logit in every row's denominator
+  // A mask or bias of its own per batch entry and/or per query head, [B|1, Hq|1, Tq, Tk]
+  // (Problem::mask_dims, bias_dims), for each of mask and bias the kernel claims.
+  bool mask_bias_per_batch_head = false;
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", ...).

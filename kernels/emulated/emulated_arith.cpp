@@ -54,7 +54,7 @@ Logit logit(const Case& c, const Config& cfg, const Arith& a, std::int64_t b, st
     const double cap = a.r(*p.softcap);
     l.t = a.mul(cap, a.tanh(a.div(l.s, cap)));
   }
-  if (p.has_bias) l.t = a.add(l.t, c.bias[c.mi(i, j)]);
+  if (p.has_bias) l.t = a.add(l.t, c.bias[c.bi(b, h, i, j)]);
   return l;
 }
 

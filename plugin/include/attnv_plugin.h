@@ -61,7 +61,8 @@ extern "C" {
 typedef struct attnv_tensor {
   void* data;
   int32_t dtype;
-  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk] */
+  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk]
+                        (4, [B|1,Hq|1,Tq,Tk], for a mask or bias with leading extents: attnv_problem) */
   int64_t shape[4];  /* the first `rank` entries are used */
   int64_t stride[4];
 } attnv_tensor;
@@ -83,6 +84,13 @@ typedef struct attnv_problem {
   /* ABI version 2 */
   uint32_t struct_size;               /* set by attnv: sizeof(attnv_problem) as attnv was built */
   uint32_t reserved;                  /* 0 */
+  /* Appended (present when struct_size covers them; ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD): the
+   * mask's and the bias's own leading extents. 1: one [Tq,Tk] plane per batch entry (_batch) or
+   * per query head (_heads); 0: one plane broadcast over it. When either of a tensor's two is 1,
+   * its view is rank 4 [B|1, Hq|1, Tq, Tk] (extent 1 where broadcast); when both are 0 it is the
+   * rank 2 [Tq,Tk] of version 1. Always 0 for a tensor the problem does not have. */
+  int32_t mask_batch, mask_heads;
+  int32_t bias_batch, bias_heads;
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -133,6 +141,9 @@ typedef struct attnv_decode_views {
 /* NaN/inf in hidden K, V rows and hidden bias never reach an output (requirement R6). Without
  * it R6 still runs, and a leak is reported as a robustness note, not a finding. */
 #define ATTNV_CAP_HIDDEN_NONFINITE (1u << 13)
+/* Masks and biases of their own per batch entry and/or per query head ([B|1,Hq|1,Tq,Tk],
+ * attnv_problem.mask_batch ... bias_heads). (1u << 14) is taken by attention sinks. */
+#define ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD (1u << 15)
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {

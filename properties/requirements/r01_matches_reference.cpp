@@ -13,7 +13,7 @@ Requirement r1_matches_reference() {
       .id = "R1",
       .property = "matches_reference",
       .statement = "forward O and LSE within the per-element bound",
-      .mutants = {"d_model_scale", "no_max_subtraction", "alignment_confused", "f16_accumulation", "emulated_pv_accum_f16", "emulated_sloppy_exp", "dropout_at_inference", "softcap_pads_tile", "sink_scaled"},
+      .mutants = {"d_model_scale", "no_max_subtraction", "alignment_confused", "f16_accumulation", "emulated_pv_accum_f16", "emulated_sloppy_exp", "dropout_at_inference", "softcap_pads_tile", "sink_scaled", "mask_head0"},
       .needs = "a forward in the dtype",
       .options = drawn([](props::GenOptions& o) {
         o.production_every = 10;

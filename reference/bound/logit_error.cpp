@@ -47,7 +47,7 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
   const std::int64_t hk = h / p.group();
   const double scale = p.effective_scale();
   RowTerms r;
-  r.keys = ref::visible_keys(c, b, i);
+  r.keys = ref::visible_keys(c, b, h, i);
   r.L = exact_lse;
   const std::size_t n = r.keys.size();
   r.t.resize(n);
@@ -82,7 +82,7 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       d0 += (3 * k.u + k.u_exp) * A * (1 + g_score);
     }
     double bias = 0;
-    if (p.has_bias) bias = c.bias[c.mi(i, j)];
+    if (p.has_bias) bias = c.bias[c.bi(b, h, i, j)];
     t += bias;
     // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|.
     d0 += k.u * (A * (1 + g_score) + std::fabs(bias));

@@ -195,11 +195,11 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
       err = 1.01 * ctx.cap * dy * slope + (dd::kTanhRelErr + 2 * kU2) * std::fabs(t.hi) * 1.01;
     }
     if (pr.has_bias) {
-      const double bias = c.bias[c.mi(i, j)];
+      const double bias = c.bias[c.bi(b, h, i, j)];
       if (!std::isfinite(bias)) {
         std::ostringstream msg;
-        msg << "fast reference (" << (c.id.empty() ? describe(pr) : c.id) << "): non-finite bias[i="
-            << i << ",j=" << j << "] = " << bias << " on a visible key";
+        msg << "fast reference (" << (c.id.empty() ? describe(pr) : c.id) << "): non-finite bias[b=" << b << ",h=" << h
+            << ",i=" << i << ",j=" << j << "] = " << bias << " on a visible key";
         throw InputError(msg.str());
       }
       t = dd::add_d(t, bias);

@@ -76,7 +76,7 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        if (plan.visible(b, i).empty()) continue;
+        if (plan.visible(b, h, i).empty()) continue;
         for (std::int64_t d = 0; d < s.Dk; ++d) in.q[c.qi(b, h, i, d)] = c.q[c.qi(b, h, i, d)];
         if (with_dout)
           for (std::int64_t d = 0; d < s.Dv; ++d) in.dout[c.oi(b, h, i, d)] = c.dout[c.oi(b, h, i, d)];
@@ -84,7 +84,7 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t kvh = 0; kvh < s.Hkv; ++kvh)
       for (std::int64_t j = 0; j < s.Tk; ++j) {
-        if (!plan.key_read[static_cast<std::size_t>(b * s.Tk + j)]) continue;
+        if (!plan.key_read[static_cast<std::size_t>((b * s.Hkv + kvh) * s.Tk + j)]) continue;
         for (std::int64_t d = 0; d < s.Dk; ++d) in.k[c.ki(b, kvh, j, d)] = c.k[c.ki(b, kvh, j, d)];
         for (std::int64_t d = 0; d < s.Dv; ++d) in.v[c.vi(b, kvh, j, d)] = c.v[c.vi(b, kvh, j, d)];
       }
@@ -318,7 +318,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
         for (std::int64_t r = begin; r < end; ++r) {
           const std::int64_t i = r % s.Tq, h = (r / s.Tq) % s.Hq, b = r / (s.Tq * s.Hq);
           const std::int64_t kvh = h / G;
-          const auto& keys = plan.visible(b, i);
+          const auto& keys = plan.visible(b, h, i);
           Real* out = &res.out[c.oi(b, h, i, 0)];
           const Real* sink = p.has_sinks ? &in.sinks[static_cast<std::size_t>(h)] : nullptr;
           if (keys.empty() && !sink) {  // O = 0 and L = -inf exactly: radius 0
@@ -328,7 +328,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           }
           auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
           auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-          auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
+          auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.bi(b, h, i, keys[n])]; };
           row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sink, sm);
           res.lse[c.li(b, h, i)] = sm.lse;
           row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
@@ -362,7 +362,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
           const std::int64_t b = task / s.Hkv, kvh = task % s.Hkv;
           for (std::int64_t h = kvh * G; h < (kvh + 1) * G; ++h)
             for (std::int64_t i = 0; i < s.Tq; ++i) {
-              const auto& keys = plan.visible(b, i);
+              const auto& keys = plan.visible(b, h, i);
               Real* out = &res.out[c.oi(b, h, i, 0)];
               Real* dq = &res.dq[c.qi(b, h, i, 0)];
               Real* r_dq = with_radius ? &res.r_dq[c.qi(b, h, i, 0)] : nullptr;
@@ -374,7 +374,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               }
               auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
               auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-              auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
+              auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.bi(b, h, i, keys[n])]; };
               const Real* q = &in.q[c.qi(b, h, i, 0)];
               const Real* dout = &in.dout[c.oi(b, h, i, 0)];
               row_softmax(rp, q, keys.size(), krow, bias, static_cast<const Real*>(nullptr), sm);

@@ -88,7 +88,7 @@ OracleRow run_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
   }
   if (p.has_bias) {
     bias.resize(nk);
-    for (std::size_t n = 0; n < nk; ++n) bias[n] = c.bias[c.mi(i, keys[n])];
+    for (std::size_t n = 0; n < nk; ++n) bias[n] = c.bias[c.bi(b, h, i, keys[n])];
   }
   warm_up<Real>();
   const RowParams<Real> rp(p, with_radius);

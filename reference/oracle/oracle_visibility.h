@@ -12,7 +12,7 @@
 
 namespace attnv::ref::oracle_detail {
 
-// The keys of batch b visible to query i, increasing (the same for every head).
-std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t i);
+// The keys of batch b visible to query i of head h, increasing.
+std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
 }  // namespace attnv::ref::oracle_detail
