@@ -20,6 +20,7 @@ Capabilities CoreKernel::capabilities() const {
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
   c.backward = c.decode = c.hidden_nonfinite = true;
   c.mask_bias_per_batch_head = true;
+  c.alibi = true;
   return c;
 }
 

@@ -34,7 +34,7 @@ void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspa
                       std::int64_t hkv, KeyRange keys, std::int64_t h) {
   const KeyRange* ranges = ws.ranges();
   const T scale = static_cast<T>(p.scale);
-  const bool elementwise_always = p.has_softcap || p.has_bias;
+  const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
   const bool dropping = p.dropout.active();
   const std::uint64_t threshold = dropping ? dropout_threshold(p.dropout.p) : 0;
   for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {

@@ -125,7 +125,11 @@ void apply_logit_rules(const ForwardParams& p, std::int64_t b, std::int64_t h, c
   const T cap = static_cast<T>(p.softcap);
   const TensorRef& mask = p.views.mask;
   const TensorRef& bias = p.views.bias;
-  const bool per_element = p.has_mask || p.has_softcap || p.has_bias;
+  const bool per_element = p.has_mask || p.has_softcap || p.has_bias || p.has_alibi;
+  // ALiBi: -m_h |j - p_i|, rounded as fl(t - fl(m_h * |j - p_i|)) (the distance is exact in T
+  // below 2^24 keys for f32, 2^53 for f64).
+  const T slope = p.has_alibi ? load_scalar<T>(p.views.alibi, h * p.views.alibi.stride[0]) : T(0);
+  const std::int64_t shift = p.alignment == Alignment::top_left ? 0 : p.kv_len(b) - p.shape.Tq;
   for (int r = 0; r < rows; ++r) {
     const std::int64_t i = i0 + r;
     T* row = s + r * lds;
@@ -156,6 +160,10 @@ void apply_logit_rules(const ForwardParams& p, std::int64_t b, std::int64_t h, c
       if (p.has_bias) {
         const T bv = load_scalar<T>(bias, broadcast_offset(bias, b, h, i, j));
         t = bv == ninf ? ninf : t + bv;
+      }
+      if (p.has_alibi && t != ninf) {
+        const std::int64_t d = j - (i + shift);
+        t = t - slope * static_cast<T>(d < 0 ? -d : d);
       }
       row[c] = t;
     }

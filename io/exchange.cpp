@@ -123,6 +123,7 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   if (p.has_mask) n += bytes(s.mask);
   if (p.has_bias) n += bytes(s.bias);
   if (p.has_sinks) n += bytes(s.sinks);
+  if (p.has_alibi) n += bytes(s.sinks);  // [Hq] too
   if (e.has_dout) n += bytes(s.out);
   return n;
 }
@@ -170,6 +171,7 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   if (optional_file("mask.npy", p.has_mask, "mask")) c.mask = read_mask_tensor(folder / "mask.npy", s.mask);
   if (optional_file("bias.npy", p.has_bias, "bias")) c.bias = read_storage_tensor(folder / "bias.npy", p.dtype, s.bias);
   if (optional_file("sinks.npy", p.has_sinks, "sinks")) c.sinks = read_storage_tensor(folder / "sinks.npy", p.dtype, s.sinks);
+  if (optional_file("alibi.npy", p.has_alibi, "alibi")) c.alibi = read_storage_tensor(folder / "alibi.npy", p.dtype, s.sinks);
   if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));
@@ -197,6 +199,7 @@ void write_case_files(const fs::path& folder, const Case& c) {
   if (p.has_mask) write_npy_bool(folder / "mask.npy", s.mask.dims, c.mask);
   if (p.has_bias) write_npy_storage(folder / "bias.npy", s.bias.dims, p.dtype, c.bias);
   if (p.has_sinks) write_npy_storage(folder / "sinks.npy", s.sinks.dims, p.dtype, c.sinks);
+  if (p.has_alibi) write_npy_storage(folder / "alibi.npy", s.sinks.dims, p.dtype, c.alibi);
   if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
   if (c.has_dout()) write_npy_storage(folder / "dout.npy", s.out.dims, p.dtype, c.dout);
 }

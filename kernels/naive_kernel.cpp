@@ -36,6 +36,12 @@ struct Visibility {
   double bias_at(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     return c.bias[plane_at(c.problem.bias_dims, b, h, i, j)];
   }
+  // The query's position for ALiBi; the alibi_wrong_corner plant takes the other alignment's.
+  std::int64_t alibi_position(std::int64_t b, std::int64_t i) const {
+    bool bottom_right = c.problem.alignment == Alignment::bottom_right;
+    if (plant == Plant::alibi_wrong_corner) bottom_right = !bottom_right;
+    return bottom_right ? kv_len(b) - (c.problem.shape.Tq - i) : i;
+  }
   bool operator()(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     const Problem& p = c.problem;
     const std::int64_t n = kv_len(b);
@@ -107,6 +113,10 @@ struct Engine {
     }
     if (c.problem.has_bias)
       t += static_cast<Acc>(vis.bias_at(b, h, i, j)) * (opt.plant == Plant::bias_scaled ? scale() : Acc(1));
+    if (c.problem.has_alibi) {
+      const std::int64_t d = j - vis.alibi_position(b, i);
+      t -= static_cast<Acc>(c.alibi[static_cast<std::size_t>(h)]) * static_cast<Acc>(d < 0 ? -d : d);
+    }
     if (opt.plant == Plant::spurious_alibi) t -= static_cast<Acc>(std::abs(static_cast<double>(i - j)) / 4);
     return t;
   }
@@ -316,6 +326,7 @@ Capabilities NaiveKernel::capabilities() const {
   c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = c.hidden_nonfinite = true;
   c.sinks = true;
   c.mask_bias_per_batch_head = true;
+  c.alibi = true;
   return c;
 }
 

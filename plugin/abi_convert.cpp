@@ -35,6 +35,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   // The v1 ABI has no sinks tensor; no plugin can claim sinks (their claim has no ABI bit), so
   // reaching here with one is attnv's error, never a silent drop of the feature.
   if (p.has_sinks) throw HarnessError("the plugin ABI cannot pass attention sinks (" + describe(p) + ")");
+  if (p.has_alibi) throw HarnessError("the plugin ABI cannot pass ALiBi slopes (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;

@@ -164,6 +164,12 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.sinks = sinks_.ref;
     inputs_.push_back(&sinks_);
   }
+  if (p.has_alibi) {
+    alibi_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
+    fill(alibi_.ref, c.alibi);
+    views_.alibi = alibi_.ref;
+    inputs_.push_back(&alibi_);
+  }
   if (p.has_bias) {
     const auto [shape, rank] = broadcast_shape(p.bias_dims);
     bias_ = make(t, shape, rank, layout);
@@ -224,6 +230,7 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
     });
   if (p.has_bias) c.bias = read_dense(v.bias);
   if (p.has_sinks) c.sinks = read_dense(v.sinks);
+  if (p.has_alibi) c.alibi = read_dense(v.alibi);
   if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
   if (v.dout.present()) c.dout = read_dense(v.dout);
   return c;

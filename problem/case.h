@@ -2,7 +2,8 @@
 // A Case: a problem and its values. Every value is the exact value its storage dtype holds,
 // kept as a double (f32, f16 and bf16 values are exact in f64), in dense row-major order:
 //   q [B, Hq, Tq, Dk], k [B, Hkv, Tk, Dk], v [B, Hkv, Tk, Dv], dout [B, Hq, Tq, Dv],
-//   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B], sinks [Hq].
+//   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B], sinks [Hq],
+//   alibi [Hq].
 // Strided layouts are a kernel-side concern (problem/tensor.h); the reference reads Cases.
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@ struct Case {
   std::vector<double> bias;          // empty unless problem.has_bias
   std::vector<std::int64_t> kv_len;  // empty unless problem.has_kv_len
   std::vector<double> sinks;         // empty unless problem.has_sinks: one logit per query head
+  std::vector<double> alibi;         // empty unless problem.has_alibi: one slope per query head
   std::vector<double> dout;          // empty when no backward is asked for
   std::string id;                    // a name for reports ("near_ties/17", "golden/three_token")
 

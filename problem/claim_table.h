@@ -74,6 +74,9 @@ inline constexpr ClaimInfo kClaims[] = {
        return (p.has_mask && p.mask_dims.any()) || (p.has_bias && p.bias_dims.any()) ? "per-batch or per-head mask/bias" : "";
      },
      "", false, true},
+    {"alibi", "ALiBi", &Capabilities::alibi, 0,
+     [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
+     "the file route and the plugin ABI do not carry ALiBi slopes yet", false, true},
 };
 
 }  // namespace attnv

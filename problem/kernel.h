@@ -40,6 +40,7 @@ struct Capabilities {
   // A mask or bias of its own per batch entry and/or per query head, [B|1, Hq|1, Tq, Tk]
   // (Problem::mask_dims, bias_dims), for each of mask and bias the kernel claims.
   bool mask_bias_per_batch_head = false;
+  bool alibi = false;               // ALiBi: per-head slopes, -m_h |j - p_i| added to every logit
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", ...).

@@ -60,6 +60,7 @@ std::string describe(const Problem& p) {
   if (p.has_bias) o << " bias" << leading_suffix(p.bias_dims);
   if (p.has_kv_len) o << " kv_len";
   if (p.has_sinks) o << " sinks";
+  if (p.has_alibi) o << " alibi";
   return o.str();
 }
 

@@ -65,6 +65,9 @@ struct Problem {
   // Attention sinks: one learned logit per query head [Hq] that joins every row's softmax
   // denominator as a key of value 0 (docs/semantics.md, "Attention sinks").
   bool has_sinks = false;
+  // ALiBi: one slope per query head [Hq], m_h >= 0, adding -m_h * |j - p_i| to every logit (p_i
+  // the query's position under `alignment`; docs/semantics.md, "ALiBi").
+  bool has_alibi = false;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

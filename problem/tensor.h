@@ -38,6 +38,7 @@ struct KernelViews {
   TensorRef mask, bias;  // rank 2 [Tq,Tk], or rank 4 [B|1,Hq|1,Tq,Tk] when the problem's dims say so
   const std::int64_t* kv_len = nullptr;
   TensorRef sinks;       // [Hq] in the storage dtype, or absent (in process only: the plugin ABI v1 has no sinks)
+  TensorRef alibi;       // ALiBi slopes [Hq] in the storage dtype, or absent (in process only, as sinks)
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs

@@ -103,6 +103,7 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   size_is("bias", c.bias.size(), p.has_bias ? bias_elements(p) : 0);
   size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
   size_is("sinks", c.sinks.size(), p.has_sinks ? s.Hq : 0);
+  size_is("alibi", c.alibi.size(), p.has_alibi ? s.Hq : 0);
   if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
   else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
@@ -134,7 +135,17 @@ std::vector<std::string> check_case(const Case& c) {
   const Problem& p = c.problem;
   // Values must be what the storage dtype holds; report the first offender of each tensor.
   const std::pair<const char*, const std::vector<double>*> values[] = {
-      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"sinks", &c.sinks}, {"dout", &c.dout}};
+      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"sinks", &c.sinks}, {"alibi", &c.alibi},
+      {"dout", &c.dout}};
+  // A slope scales every distance of its head: NaN or inf there reaches every row; a negative one
+  // would favour far keys, which no ALiBi model means.
+  for (std::size_t h = 0; h < c.alibi.size(); ++h)
+    if (!(std::isfinite(c.alibi[h]) && c.alibi[h] >= 0)) {
+      std::ostringstream o;
+      o << "alibi slope " << h << " is " << c.alibi[h] << ", expected finite and >= 0";
+      errs.push_back(o.str());
+      break;
+    }
   // A sink is a logit every row sees: NaN or inf there has no hidden place to stay harmless in.
   for (std::size_t h = 0; h < c.sinks.size(); ++h)
     if (!std::isfinite(c.sinks[h])) {
@@ -262,6 +273,7 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
   if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
   if (p.has_sinks != v.sinks.present()) errs.push_back("sinks buffer presence does not match the problem");
+  if (p.has_alibi != v.alibi.present()) errs.push_back("alibi buffer presence does not match the problem");
   std::vector<Extent> inputs = {
       view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
       view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
@@ -269,7 +281,8 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
       broadcast_view_extent("mask", v.mask, s, p.mask_dims, errs),
       broadcast_view_extent("bias", v.bias, s, p.bias_dims, errs),
       view_extent("dout", v.dout, {s.B, s.Hq, s.Tq, s.Dv}, 4, errs),
-      view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs)};
+      view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs),
+      view_extent("alibi", v.alibi, {s.Hq, 0, 0, 0}, 1, errs)};
   // The mask is uint8 whatever its dtype field says: recompute its extent in bytes.
   if (v.mask.present() && inputs[3].end != 0) {
     std::int64_t last = 0;
@@ -278,7 +291,7 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   }
   // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
   const std::pair<const char*, const TensorRef*> typed[] = {
-      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"dout", &v.dout},
+      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"alibi", &v.alibi}, {"dout", &v.dout},
       {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}};
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
@@ -322,6 +335,7 @@ std::vector<std::string> check_decode_problem(const Problem& p) {
   if (p.has_mask) errs.push_back("a decode call takes no mask");
   if (p.has_bias) errs.push_back("a decode call takes no bias");
   if (p.has_sinks) errs.push_back("a decode call takes no sinks (the decode views have no sinks tensor yet)");
+  if (p.has_alibi) errs.push_back("a decode call takes no ALiBi slopes (the decode views have no slopes tensor yet)");
   if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
   return errs;
 }

@@ -184,6 +184,7 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
       if (claims(&Capabilities::custom_scale) && *sometimes<bool>(2, false, true))
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && !opt.with_dout && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
+      p.has_alibi = opt.alibi && !opt.with_dout && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
     }
     return p;
   });
@@ -279,6 +280,10 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
     for (double& x : c.bias) x = rng.bernoulli(0.05) ? -kInf : rng.normal();
   // Sinks of either sign and of the logits' size, now and then one that dominates the row.
   for (double& x : c.sinks) x = 2 * rng.normal() + (rng.bernoulli(0.2) ? 8 : 0);
+  // ALiBi: mostly the standard geometric slopes 2^(-8 (h+1) / Hq), sometimes random ones.
+  const bool geometric = rng.bernoulli(0.7);
+  for (std::size_t h = 0; h < c.alibi.size(); ++h)
+    c.alibi[h] = geometric ? std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(s.Hq)) : rng.uniform(0, 1);
   round_to_storage(c);
   return c;
 }

@@ -47,6 +47,9 @@ struct GenOptions {
   // take sinks yet). Off by default: a sink breaks invariances other checks rely on (the sink's
   // logit does not move with a key translation or a bias row shift; weights no longer sum to 1).
   bool sinks = false;
+  // ALiBi slopes, where claimed; like sinks never with dO and off by default: a position-dependent
+  // logit breaks the query and key permutation invariances, and sub-cases would need the slopes.
+  bool alibi = false;
   bool layouts = true;            // off: always bhtd
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
   std::int64_t max_tk = 1000;

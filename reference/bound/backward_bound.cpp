@@ -18,6 +18,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   // BOUND.md section 5 assumes the weights of a row sum to 1; a sink takes its share (and its
   // own gradient is not an output yet).
   if (c.problem.has_sinks) throw InputError("backward_bound: attention sinks are not covered yet");
+  if (c.problem.has_alibi) throw InputError("backward_bound: ALiBi is not covered yet");
   using detail::gamma;
   const Problem& p = c.problem;
   const Shape& s = p.shape;

@@ -164,6 +164,7 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
                       FastAccuracy* accuracy) {
   fd::require_readable(c, true);
   if (c.problem.has_sinks) throw InputError("fast reference: the backward does not take attention sinks yet");
+  if (c.problem.has_alibi) throw InputError("fast reference: the backward does not take ALiBi yet");
   const Shape& s = c.problem.shape;
   const std::int64_t G = c.problem.group();
   Outputs out;

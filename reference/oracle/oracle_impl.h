@@ -45,6 +45,7 @@
 
 #include "problem/case.h"
 #include "reference/oracle/oracle_plan.h"
+#include "reference/oracle/oracle_visibility.h"
 #include "util/parallel.h"
 
 namespace attnv::ref::oracle_detail {
@@ -107,7 +108,7 @@ struct RowParams {
 
   RowParams(const Problem& p, bool radius)
       : Dk(p.shape.Dk), Dv(p.shape.Dv), Tk(p.shape.Tk), G(p.group()), Tq(p.shape.Tq),
-        scale(p.effective_scale()), has_bias(p.has_bias), with_radius(radius),
+        scale(p.effective_scale()), has_bias(p.has_bias || p.has_alibi), with_radius(radius),
         u(std::numeric_limits<Real>::epsilon()) {
     if (p.softcap) softcap = Real(*p.softcap);
   }
@@ -315,6 +316,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
       [&](std::int64_t begin, std::int64_t end) {
         const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
+        std::vector<Real> with_alibi;  // bias + ALiBi of the row's keys, when ALiBi is on
         for (std::int64_t r = begin; r < end; ++r) {
           const std::int64_t i = r % s.Tq, h = (r / s.Tq) % s.Hq, b = r / (s.Tq * s.Hq);
           const std::int64_t kvh = h / G;
@@ -328,7 +330,18 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           }
           auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
           auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-          auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.bi(b, h, i, keys[n])]; };
+          if (p.has_alibi) {
+            // Exact: slope (53 bits) times a distance below 2^61 fits the oracle's precision.
+            with_alibi.resize(keys.size());
+            const Real slope(c.alibi[static_cast<std::size_t>(h)]);
+            for (std::size_t n = 0; n < keys.size(); ++n) {
+              with_alibi[n] = slope * Real(static_cast<double>(oracle_alibi_distance(c, b, i, keys[n])));
+              with_alibi[n] = (p.has_bias ? in.bias[c.bi(b, h, i, keys[n])] : Real(0.0)) - with_alibi[n];
+            }
+          }
+          auto bias = [&](std::size_t n) -> const Real& {
+            return p.has_alibi ? with_alibi[n] : in.bias[c.bi(b, h, i, keys[n])];
+          };
           row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sink, sm);
           res.lse[c.li(b, h, i)] = sm.lse;
           row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);

@@ -33,4 +33,13 @@ std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std
   return keys;
 }
 
+std::int64_t oracle_alibi_distance(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
+  __extension__ typedef __int128 Wide;
+  const Problem& p = c.problem;
+  const Wide kv_len = p.has_kv_len ? c.kv_len[static_cast<std::size_t>(b)] : p.shape.Tk;
+  const Wide pos = p.alignment == Alignment::top_left ? Wide{i} : Wide{i} + kv_len - Wide{p.shape.Tq};
+  const Wide d = Wide{j} - pos;
+  return static_cast<std::int64_t>(d < 0 ? -d : d);
+}
+
 }  // namespace attnv::ref::oracle_detail
