@@ -58,6 +58,11 @@ std::uint64_t call_hash(const Case& c) {
   h.word(p.has_mask);
   h.word(p.has_bias);
   h.word(p.has_kv_len);
+  // Leading extents of mask and bias: hashed only when present, so every call recorded before
+  // they existed keeps its hash. B == Hq makes [B,1] and [1,Hq] the same size: the bits tell them apart.
+  if (p.mask_dims.any() || p.bias_dims.any())
+    h.word(0x100u | (p.mask_dims.batch ? 1u : 0u) | (p.mask_dims.heads ? 2u : 0u) | (p.bias_dims.batch ? 4u : 0u) |
+           (p.bias_dims.heads ? 8u : 0u));
   // Each tensor is preceded by its length, so values cannot slide from one tensor into the next.
   auto reals = [&h](const std::vector<double>& v) {
     h.word(v.size());

@@ -101,8 +101,8 @@ void tile_gradients(const ForwardParams& p, const MicroKernels<T>& mk, BackwardW
   T* ds = ws.ds();
   mk.scores(ws.q(), ws.dk8, rows, ws.kt(), WS::ldk, n, ws.dk8, static_cast<T>(p.scale), s, WS::lds);
   T* cd = p.has_softcap ? ws.cd() : nullptr;
-  if (kind == TileKind::partial || p.has_softcap || p.has_bias)
-    apply_logit_rules(p, ranges, i0, rows, j0, n, s, WS::lds, cd);
+  if (kind == TileKind::partial || p.has_softcap || p.has_bias || p.has_alibi)
+    apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, s, WS::lds, cd);
   // A row with no visible key has L = -inf and only -inf logits: reference point 0 keeps
   // exp(-inf - 0) = 0 instead of forming -inf - -inf (as the forward's online softmax does).
   T point[kBwdRows];  // the reference points, then the row sums (not needed: L is known)

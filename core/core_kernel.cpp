@@ -21,6 +21,8 @@ Capabilities CoreKernel::capabilities() const {
   c.backward = c.decode = c.hidden_nonfinite = true;
   // Sinks in the forward, the backward (dsinks) and decode.
   c.sinks = true;
+  c.mask_bias_per_batch_head = true;
+  c.alibi = true;
   return c;
 }
 

@@ -84,7 +84,7 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
       T* s = scores + (j0 - r0);
       // Hidden keys (outside a row's interval) become -inf whatever their K held.
       if (kind == TileKind::partial || p.has_softcap || p.has_bias)
-        apply_logit_rules(p, ranges, 0, rows, j0, n, s, kRunKeys);
+        apply_logit_rules(p, b, 0, ranges, 0, rows, j0, n, s, kRunKeys);  // no mask or bias: b, h unread
       softmax_rows_update(mk, st, s, kRunKeys, rows, n);
       for (int r = 0; r < rows; ++r)
         for (std::int64_t d = 0; d < ws.dv_pad; ++d) ws.o()[r * ws.dv_pad + d] *= st.alpha[r];

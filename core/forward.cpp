@@ -51,6 +51,7 @@ ForwardParams make_forward_params(const Problem& p, const KernelViews& views) {
   f.has_mask = p.has_mask;
   f.has_bias = p.has_bias;
   f.has_sinks = p.has_sinks;
+  f.has_alibi = p.has_alibi;
   f.group = p.group();
   f.views = views;
   if (!p.has_kv_len) f.views.kv_len = nullptr;

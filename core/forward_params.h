@@ -22,6 +22,7 @@ struct ForwardParams {
   bool has_mask = false;
   bool has_bias = false;
   bool has_sinks = false;   // views.sinks [Hq]: a logit per head in every row's denominator
+  bool has_alibi = false;   // slopes in views.alibi
   std::int64_t group = 1;   // G = Hq / Hkv: query head h reads KV head h / G
   KernelViews views;        // q, k, v, mask, bias, kv_len, sinks, out, lse
   DropoutOptions dropout{};  // from ForwardOptions (training calls only; docs/dropout.md)

@@ -34,7 +34,7 @@ void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspa
                       std::int64_t hkv, KeyRange keys, std::int64_t h) {
   const KeyRange* ranges = ws.ranges();
   const T scale = static_cast<T>(p.scale);
-  const bool elementwise_always = p.has_softcap || p.has_bias;
+  const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
   const bool dropping = p.dropout.active();
   const std::uint64_t threshold = dropping ? dropout_threshold(p.dropout.p) : 0;
   for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
@@ -45,7 +45,7 @@ void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspa
     load_panels(mk, p.views.v, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
     mk.scores(ws.q(), ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, scale, ws.s(), ws.lds);
     if (kind == TileKind::partial || elementwise_always)
-      apply_logit_rules(p, ranges, i0, rows, j0, n, ws.s(), ws.lds);
+      apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, ws.s(), ws.lds);
     softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
     // Dropout after the row sums: l keeps every weight, only the P.V numerator loses the
     // dropped ones (O = sum_j P_j m_j v_j / (1 - p), docs/dropout.md). A dropped weight is 0,

@@ -115,14 +115,21 @@ bool all_finite(const T* panels, int n, std::int64_t d_pad, std::int64_t ldp) {
 // keys become -inf whatever their score (a hidden key's K row may hold anything, NaN included).
 // With `cap_deriv` (backward, softcap set) it also receives fl(1 - fl(th^2)), th = tanh(s / c),
 // the softcap's derivative, for every visible key (hidden keys: 0).
+// The rows belong to query head h of batch b: a mask or bias with its own batch or head extent
+// (Problem::mask_dims, bias_dims) is read from that plane (broadcast_offset).
 template <class T>
-void apply_logit_rules(const ForwardParams& p, const KeyRange* ranges, std::int64_t i0, int rows,
-                       std::int64_t j0, int n, T* s, std::int64_t lds, T* cap_deriv = nullptr) {
+void apply_logit_rules(const ForwardParams& p, std::int64_t b, std::int64_t h, const KeyRange* ranges,
+                       std::int64_t i0, int rows, std::int64_t j0, int n, T* s, std::int64_t lds,
+                       T* cap_deriv = nullptr) {
   const T ninf = -std::numeric_limits<T>::infinity();
   const T cap = static_cast<T>(p.softcap);
   const TensorRef& mask = p.views.mask;
   const TensorRef& bias = p.views.bias;
-  const bool per_element = p.has_mask || p.has_softcap || p.has_bias;
+  const bool per_element = p.has_mask || p.has_softcap || p.has_bias || p.has_alibi;
+  // ALiBi: -m_h |j - p_i|, rounded as fl(t - fl(m_h * |j - p_i|)) (the distance is exact in T
+  // below 2^24 keys for f32, 2^53 for f64).
+  const T slope = p.has_alibi ? load_scalar<T>(p.views.alibi, h * p.views.alibi.stride[0]) : T(0);
+  const std::int64_t shift = p.alignment == Alignment::top_left ? 0 : p.kv_len(b) - p.shape.Tq;
   for (int r = 0; r < rows; ++r) {
     const std::int64_t i = i0 + r;
     T* row = s + r * lds;
@@ -139,7 +146,7 @@ void apply_logit_rules(const ForwardParams& p, const KeyRange* ranges, std::int6
     for (int c = c_lo; c < c_hi; ++c) {
       const std::int64_t j = j0 + c;
       if (p.has_mask &&
-          static_cast<const std::uint8_t*>(mask.data)[i * mask.stride[0] + j * mask.stride[1]] == 0) {
+          static_cast<const std::uint8_t*>(mask.data)[broadcast_offset(mask, b, h, i, j)] == 0) {
         row[c] = ninf;
         if (cap_deriv != nullptr) cap_deriv[r * lds + c] = 0;
         continue;
@@ -151,8 +158,12 @@ void apply_logit_rules(const ForwardParams& p, const KeyRange* ranges, std::int6
         if (cap_deriv != nullptr) cap_deriv[r * lds + c] = T(1) - th * th;
       }
       if (p.has_bias) {
-        const T bv = load_scalar<T>(bias, i * bias.stride[0] + j * bias.stride[1]);
+        const T bv = load_scalar<T>(bias, broadcast_offset(bias, b, h, i, j));
         t = bv == ninf ? ninf : t + bv;
+      }
+      if (p.has_alibi && t != ninf) {
+        const std::int64_t d = j - (i + shift);
+        t = t - slope * static_cast<T>(d < 0 ? -d : d);
       }
       row[c] = t;
     }

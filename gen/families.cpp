@@ -93,9 +93,10 @@ void fill_masks(Rng& r, Case& c, bool force_empty_rows) {
   if (p.has_mask) {
     const double keep = r.uniform(0.3, 0.95);
     for (auto& m : c.mask) m = r.bernoulli(keep) ? 1 : 0;
-    if (force_empty_rows || r.bernoulli(0.2)) {  // an all-false row
+    if (force_empty_rows || r.bernoulli(0.2)) {  // an all-false row, in every plane the mask has
       const auto i = r.uniform_int(0, s.Tq - 1);
-      for (std::int64_t j = 0; j < s.Tk; ++j) c.mask[c.mi(i, j)] = 0;
+      for (std::size_t n = 0; n < c.mask.size(); ++n)
+        if ((static_cast<std::int64_t>(n) / s.Tk) % s.Tq == i) c.mask[n] = 0;
     }
   }
   if (p.has_bias) {
@@ -103,7 +104,8 @@ void fill_masks(Rng& r, Case& c, bool force_empty_rows) {
     for (auto& b : c.bias) b = r.bernoulli(0.05) ? -HUGE_VAL : sigma * r.normal();
     if (force_empty_rows) {
       const auto i = r.uniform_int(0, s.Tq - 1);
-      for (std::int64_t j = 0; j < s.Tk; ++j) c.bias[c.mi(i, j)] = -HUGE_VAL;
+      for (std::size_t n = 0; n < c.bias.size(); ++n)
+        if ((static_cast<std::int64_t>(n) / s.Tk) % s.Tq == i) c.bias[n] = -HUGE_VAL;
     }
   }
   if (p.has_kv_len) {

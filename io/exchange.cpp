@@ -52,9 +52,21 @@ std::string read_manifest_text(const fs::path& file) {
 }
 
 
+// The npy shape of a mask or bias: [Tq,Tk], or [B|1,Hq|1,Tq,Tk] with leading extents.
+ExpectedShape broadcast_shape(const Shape& s, Leading d) {
+  if (!d.any()) return {"[Tq,Tk]", {s.Tq, s.Tk}};
+  const auto e = broadcast_extents(s, d);
+  const char* names = d.batch ? (d.heads ? "[B,Hq,Tq,Tk]" : "[B,1,Tq,Tk]") : "[1,Hq,Tq,Tk]";
+  return {names, {e[0], e[1], e[2], e[3]}};
+}
+
 // Shapes of every tensor a case folder holds.
 struct CaseShapes {
-  ExpectedShape q, k, v, out, lse, dq, mask, kv_len, sinks;
+  ExpectedShape q, k, v, out, lse, dq, mask, bias, kv_len, sinks;
+  explicit CaseShapes(const Problem& p) : CaseShapes(p.shape) {
+    mask = broadcast_shape(p.shape, p.mask_dims);
+    bias = broadcast_shape(p.shape, p.bias_dims);
+  }
   explicit CaseShapes(const Shape& s)
       : q{"[B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
         k{"[B,Hkv,Tk,Dk]", {s.B, s.Hkv, s.Tk, s.Dk}},
@@ -63,6 +75,7 @@ struct CaseShapes {
         lse{"[B,Hq,Tq]", {s.B, s.Hq, s.Tq}},
         dq{"[B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
         mask{"[Tq,Tk]", {s.Tq, s.Tk}},
+        bias{"[Tq,Tk]", {s.Tq, s.Tk}},
         kv_len{"[B]", {s.B}},
         sinks{"[Hq]", {s.Hq}} {}
 };
@@ -100,7 +113,7 @@ void require_folder(const fs::path& folder, const std::string& rel, const std::s
 // The manifest's per-tensor limit keeps each term, and so the sum, far from overflowing.
 std::int64_t case_bytes(const ManifestEntry& e) {
   const Problem& p = e.problem;
-  const CaseShapes s(p.shape);
+  const CaseShapes s(p);
   auto bytes = [](const ExpectedShape& t) {
     std::int64_t m = 8;
     for (std::int64_t d : t.dims) m *= d;
@@ -108,8 +121,9 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   };
   std::int64_t n = bytes(s.q) + bytes(s.k) + bytes(s.v);
   if (p.has_mask) n += bytes(s.mask);
-  if (p.has_bias) n += bytes(s.mask);
+  if (p.has_bias) n += bytes(s.bias);
   if (p.has_sinks) n += bytes(s.sinks);
+  if (p.has_alibi) n += bytes(s.sinks);  // [Hq] too
   if (e.has_dout) n += bytes(s.out);
   return n;
 }
@@ -139,7 +153,7 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   c.problem = e.problem;
   c.id = e.id;
   const Problem& p = c.problem;
-  const CaseShapes s(p.shape);
+  const CaseShapes s(p);
   c.q = read_storage_tensor(folder / "q.npy", p.dtype, s.q);
   c.k = read_storage_tensor(folder / "k.npy", p.dtype, s.k);
   c.v = read_storage_tensor(folder / "v.npy", p.dtype, s.v);
@@ -155,8 +169,9 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
     return wanted;
   };
   if (optional_file("mask.npy", p.has_mask, "mask")) c.mask = read_mask_tensor(folder / "mask.npy", s.mask);
-  if (optional_file("bias.npy", p.has_bias, "bias")) c.bias = read_storage_tensor(folder / "bias.npy", p.dtype, s.mask);
+  if (optional_file("bias.npy", p.has_bias, "bias")) c.bias = read_storage_tensor(folder / "bias.npy", p.dtype, s.bias);
   if (optional_file("sinks.npy", p.has_sinks, "sinks")) c.sinks = read_storage_tensor(folder / "sinks.npy", p.dtype, s.sinks);
+  if (optional_file("alibi.npy", p.has_alibi, "alibi")) c.alibi = read_storage_tensor(folder / "alibi.npy", p.dtype, s.sinks);
   if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));
@@ -173,7 +188,7 @@ const char* const kInputFiles[] = {"q.npy", "k.npy", "v.npy", "mask.npy", "bias.
 
 void write_case_files(const fs::path& folder, const Case& c) {
   const Problem& p = c.problem;
-  const CaseShapes s(p.shape);
+  const CaseShapes s(p);
   fs::create_directories(folder);
   // Remove every other .npy first: results of an earlier run belong to earlier inputs.
   for (const auto& entry : fs::directory_iterator(folder))
@@ -182,8 +197,9 @@ void write_case_files(const fs::path& folder, const Case& c) {
   write_npy_storage(folder / "k.npy", s.k.dims, p.dtype, c.k);
   write_npy_storage(folder / "v.npy", s.v.dims, p.dtype, c.v);
   if (p.has_mask) write_npy_bool(folder / "mask.npy", s.mask.dims, c.mask);
-  if (p.has_bias) write_npy_storage(folder / "bias.npy", s.mask.dims, p.dtype, c.bias);
+  if (p.has_bias) write_npy_storage(folder / "bias.npy", s.bias.dims, p.dtype, c.bias);
   if (p.has_sinks) write_npy_storage(folder / "sinks.npy", s.sinks.dims, p.dtype, c.sinks);
+  if (p.has_alibi) write_npy_storage(folder / "alibi.npy", s.sinks.dims, p.dtype, c.alibi);
   if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
   if (c.has_dout()) write_npy_storage(folder / "dout.npy", s.out.dims, p.dtype, c.dout);
 }
@@ -294,7 +310,7 @@ void check_count(const fs::path& file, std::size_t count, const ExpectedShape& s
 
 void write_outputs(const fs::path& case_folder, std::string_view prefix, const Case& c, const Outputs& o, DType dtype) {
   check_result_args(prefix, c, "write_outputs");
-  const CaseShapes s(c.problem.shape);
+  const CaseShapes s(c.problem);
   const DType lse_dtype = mantissa_bits(dtype) < mantissa_bits(DType::f32) ? DType::f32 : dtype;
   for (const ResultFile& f : result_files(s)) {
     const std::vector<double>& values = o.*f.field;
@@ -307,7 +323,7 @@ void write_outputs(const fs::path& case_folder, std::string_view prefix, const C
 
 void write_output_flags(const fs::path& case_folder, std::string_view prefix, const Case& c, const Outputs& flags) {
   check_result_args(prefix, c, "write_output_flags");
-  const CaseShapes s(c.problem.shape);
+  const CaseShapes s(c.problem);
   for (const ResultFile& f : result_files(s)) {
     const std::vector<double>& values = flags.*f.field;
     if (values.empty()) continue;
@@ -327,7 +343,7 @@ void write_output_flags(const fs::path& case_folder, std::string_view prefix, co
 Outputs read_outputs(const fs::path& case_folder, std::string_view prefix, const Case& c) {
   check_prefix(prefix);
   if (auto errs = check_problem(c.problem); !errs.empty()) throw InputError("read_outputs: invalid problem: " + join(errs));
-  const CaseShapes s(c.problem.shape);
+  const CaseShapes s(c.problem);
   const bool bf16 = c.problem.dtype == DType::bf16;
   Outputs o;
   for (const ResultFile& f : result_files(s)) {

@@ -34,7 +34,9 @@ constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq
                                      "bias", "kv_len", "dout"};
 // "sinks" came later: left out it means false, so manifests written before it stay valid (and
 // are written the same way: the key appears only when true).
-constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks"};
+// So did the mask's and bias's own leading extents (docs/exchange-format.md): each true gives
+// mask.npy / bias.npy that extent (B or Hq) in a [B|1,Hq|1,Tq,Tk] file; all left out, [Tq,Tk].
+constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks", "mask_batch", "mask_heads", "bias_batch", "bias_heads", "alibi"};
 
 constexpr const char* kOutOfRange = "out of range: the integer does not fit in 64 bits (-2^63 .. 2^63-1)";
 
@@ -112,7 +114,14 @@ void check_tensor_sizes(const Problem& p, const EntryReader& r) {
       {"k [B,Hkv,Tk,Dk]", {s.B, s.Hkv, s.Tk, s.Dk}},
       {"v [B,Hkv,Tk,Dv]", {s.B, s.Hkv, s.Tk, s.Dv}},
       {"out [B,Hq,Tq,Dv]", {s.B, s.Hq, s.Tq, s.Dv}}};
-  if (p.has_mask || p.has_bias) tensors.push_back({p.has_mask ? "mask [Tq,Tk]" : "bias [Tq,Tk]", {s.Tq, s.Tk}});
+  if (p.has_mask || p.has_bias) {
+    // The larger of the two (each extent is B or 1, Hq or 1).
+    const Leading d{(p.has_mask && p.mask_dims.batch) || (p.has_bias && p.bias_dims.batch),
+                    (p.has_mask && p.mask_dims.heads) || (p.has_bias && p.bias_dims.heads)};
+    const auto e = broadcast_extents(s, d);
+    if (!d.any()) tensors.push_back({p.has_mask ? "mask [Tq,Tk]" : "bias [Tq,Tk]", {s.Tq, s.Tk}});
+    else tensors.push_back({"mask/bias [B|1,Hq|1,Tq,Tk]", {e[0], e[1], e[2], e[3]}});
+  }
   for (const auto& [name, dims] : tensors) {
     std::int64_t n = 1;
     for (std::int64_t d : dims) n *= d;  // check_problem ruled out overflow, even times 8 bytes
@@ -161,6 +170,9 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.has_bias = r.boolean("bias");
   p.has_kv_len = r.boolean("kv_len");
   p.has_sinks = j.contains("sinks") && r.boolean("sinks");
+  p.has_alibi = j.contains("alibi") && r.boolean("alibi");
+  p.mask_dims = {j.contains("mask_batch") && r.boolean("mask_batch"), j.contains("mask_heads") && r.boolean("mask_heads")};
+  p.bias_dims = {j.contains("bias_batch") && r.boolean("bias_batch"), j.contains("bias_heads") && r.boolean("bias_heads")};
   e.has_dout = r.boolean("dout");
   if (auto it = j.find("meta"); it != j.end()) {
     if (!it->is_object()) r.wrong_type("meta", "an object");
@@ -294,6 +306,11 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
     c["bias"] = p.has_bias;
     c["kv_len"] = p.has_kv_len;
     if (p.has_sinks) c["sinks"] = true;
+    if (p.has_alibi) c["alibi"] = true;
+    if (p.mask_dims.batch) c["mask_batch"] = true;
+    if (p.mask_dims.heads) c["mask_heads"] = true;
+    if (p.bias_dims.batch) c["bias_batch"] = true;
+    if (p.bias_dims.heads) c["bias_heads"] = true;
     c["dout"] = e.has_dout;
     if (!e.meta_json.empty()) {
       try {

@@ -25,7 +25,24 @@ struct Visibility {
     if (!c.problem.has_kv_len) return c.problem.shape.Tk;
     return plant == Plant::kv_len_of_batch0 ? c.kv_len[0] : c.kv_len[static_cast<std::size_t>(b)];
   }
-  bool operator()(std::int64_t b, std::int64_t i, std::int64_t j) const {
+  // The mask and bias plane of (b, h), by hand from the extents: the mask_head0 plant reads
+  // plane 0 for every batch and head, the bug of a kernel that ignores the leading strides.
+  std::size_t plane_at(Leading d, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    const Shape& s = c.problem.shape;
+    if (plant == Plant::mask_head0) b = h = 0;
+    const std::int64_t plane = (d.batch ? b : 0) * (d.heads ? s.Hq : 1) + (d.heads ? h : 0);
+    return static_cast<std::size_t>((plane * s.Tq + i) * s.Tk + j);
+  }
+  double bias_at(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    return c.bias[plane_at(c.problem.bias_dims, b, h, i, j)];
+  }
+  // The query's position for ALiBi; the alibi_wrong_corner plant takes the other alignment's.
+  std::int64_t alibi_position(std::int64_t b, std::int64_t i) const {
+    bool bottom_right = c.problem.alignment == Alignment::bottom_right;
+    if (plant == Plant::alibi_wrong_corner) bottom_right = !bottom_right;
+    return bottom_right ? kv_len(b) - (c.problem.shape.Tq - i) : i;
+  }
+  bool operator()(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     const Problem& p = c.problem;
     const std::int64_t n = kv_len(b);
     if (j >= n) return false;
@@ -34,8 +51,8 @@ struct Visibility {
     if (p.causal && j > pos + (plant == Plant::causal_off_by_one ? 1 : 0)) return false;
     if (p.window.left >= 0 && pos - j > p.window.left) return false;  // no pos - wl: wl <= 2^63-1
     if (p.window.right >= 0 && j - pos > p.window.right) return false;
-    if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
-    if (p.has_bias && c.bias[c.mi(i, j)] == -kInf) return false;
+    if (p.has_mask && !c.mask[plane_at(p.mask_dims, b, h, i, j)]) return false;
+    if (p.has_bias && bias_at(b, h, i, j) == -kInf) return false;
     return true;
   }
 };
@@ -95,7 +112,11 @@ struct Engine {
       t = cap * std::tanh(t / cap);
     }
     if (c.problem.has_bias)
-      t += static_cast<Acc>(c.bias[c.mi(i, j)]) * (opt.plant == Plant::bias_scaled ? scale() : Acc(1));
+      t += static_cast<Acc>(vis.bias_at(b, h, i, j)) * (opt.plant == Plant::bias_scaled ? scale() : Acc(1));
+    if (c.problem.has_alibi) {
+      const std::int64_t d = j - vis.alibi_position(b, i);
+      t -= static_cast<Acc>(c.alibi[static_cast<std::size_t>(h)]) * static_cast<Acc>(d < 0 ? -d : d);
+    }
     if (opt.plant == Plant::spurious_alibi) t -= static_cast<Acc>(std::abs(static_cast<double>(i - j)) / 4);
     return t;
   }
@@ -113,10 +134,10 @@ struct Engine {
     const Acc sum = acc + term;
     return opt.plant == Plant::f16_accumulation ? static_cast<Acc>(round_to(DType::f16, sum)) : sum;
   }
-  std::vector<std::int64_t> keys_of(std::int64_t b, std::int64_t i) const {
+  std::vector<std::int64_t> keys_of(std::int64_t b, std::int64_t h, std::int64_t i) const {
     std::vector<std::int64_t> keys;
     for (std::int64_t j = 0; j < s().Tk; ++j)
-      if (vis(b, i, j) || opt.plant == Plant::mask_after_softmax || opt.plant == Plant::hidden_times_zero)
+      if (vis(b, h, i, j) || opt.plant == Plant::mask_after_softmax || opt.plant == Plant::hidden_times_zero)
         keys.push_back(j);
     return keys;
   }
@@ -130,7 +151,7 @@ struct Engine {
     // The sink joins the max and the sum as a key of value 0.
     Acc m = sink(h);
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
-      hidden[jj] = !vis(b, i, keys[jj]);
+      hidden[jj] = !vis(b, h, i, keys[jj]);
       t[jj] = logit(b, h, i, keys[jj]);
       if (opt.plant == Plant::hidden_times_zero && hidden[jj]) continue;  // weight 0 below
       m = std::max(m, t[jj]);
@@ -225,11 +246,11 @@ struct Engine {
       for (std::int64_t h = 0; h < s().Hq; ++h)
         for (std::int64_t i = 0; i < s().Tq; ++i) {
           if (opt.plant == Plant::query_tail_skipped && i >= full_query_rows) continue;
-          const std::vector<std::int64_t> keys = keys_of(b, i);
+          const std::vector<std::int64_t> keys = keys_of(b, h, i);
           std::vector<Acc> acc(static_cast<std::size_t>(s().Dv), Acc(0));
           Acc lse;
           bool any_visible = false;
-          for (std::int64_t j = 0; j < s().Tk && !any_visible; ++j) any_visible = vis(b, i, j);
+          for (std::int64_t j = 0; j < s().Tk && !any_visible; ++j) any_visible = vis(b, h, i, j);
           if (!any_visible && !c.problem.has_sinks) {  // SPEC: no visible key gives O = 0, L = -inf
             if (opt.plant == Plant::nan_on_fully_masked)
               for (Acc& x : acc) x = x / Acc(0);
@@ -265,7 +286,7 @@ struct Engine {
             dsinks[static_cast<std::size_t>(h)] += opt.plant == Plant::dsink_sign_flipped ? P_sink * D : -(P_sink * D);
           }
           for (std::int64_t j = 0; j < s().Tk; ++j) {
-            if (!vis(b, i, j)) continue;
+            if (!vis(b, h, i, j)) continue;
             const Acc P = std::exp(logit(b, h, i, j) - L);
             Acc dP = 0;
             for (std::int64_t d = 0; d < s().Dv; ++d)
@@ -311,6 +332,8 @@ Capabilities NaiveKernel::capabilities() const {
   c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.kv_len = true;
   c.softcap = c.custom_scale = c.lse = c.backward = c.strided = c.decode = c.hidden_nonfinite = true;
   c.sinks = true;
+  c.mask_bias_per_batch_head = true;
+  c.alibi = true;
   return c;
 }
 

@@ -56,6 +56,8 @@ enum class Plant {
   bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
   sink_scaled,            // the attention sink multiplied by the scale, as if it were a raw q.k score
   dsink_sign_flipped,     // backward: dsinks = +sum P_sink D (the sink taken as a key with dP = D)
+  mask_head0,             // every batch and head reads the mask's and bias's first [Tq,Tk] plane
+  alibi_wrong_corner,     // ALiBi distances from the other alignment's p_i (top_left <-> bottom_right)
 };
 
 enum class Structure { naive, tiled };

@@ -44,6 +44,9 @@ bool covers(const Struct& s, const Field& field) {
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
+  // ALiBi has no ABI field yet; no plugin can claim it (its claim has no ABI bit), so reaching
+  // here with one is attnv's error, never a silent drop of the feature.
+  if (p.has_alibi) throw HarnessError("the plugin ABI cannot pass ALiBi slopes (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;
@@ -64,6 +67,10 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.softcap = p.softcap.value_or(0.0);
   a.has_sinks = p.has_sinks ? 1 : 0;
   a.struct_size = sizeof(attnv_problem);
+  a.mask_batch = p.has_mask && p.mask_dims.batch;
+  a.mask_heads = p.has_mask && p.mask_dims.heads;
+  a.bias_batch = p.has_bias && p.bias_dims.batch;
+  a.bias_heads = p.has_bias && p.bias_dims.heads;
   return a;
 }
 
@@ -82,8 +89,13 @@ Problem problem_from_abi(const attnv_problem& a) {
   if (a.scale != p.effective_scale()) p.scale = a.scale;  // p.scale is still unset here
   if (a.softcap != 0) p.softcap = a.softcap;
   // A field appended in version 2 exists only when the sender's struct covers it (a v1 sender's
-  // problem has no struct_size: 0 covers nothing).
+  // problem has no struct_size: 0 covers nothing; an attnv built before the extents filled a
+  // smaller struct, and its masks and biases are [Tq,Tk]).
   if (covers(a, a.has_sinks)) p.has_sinks = a.has_sinks != 0;
+  if (covers(a, a.bias_heads)) {
+    p.mask_dims = {a.mask_batch != 0, a.mask_heads != 0};
+    p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
+  }
   return p;
 }
 
@@ -201,7 +213,8 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("softcap") == ATTNV_CAP_SOFTCAP && abi_bit("custom_scale") == ATTNV_CAP_CUSTOM_SCALE &&
               abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
-              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS,
+              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
+              abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;

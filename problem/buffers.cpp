@@ -139,16 +139,23 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
   views_.k = k_.ref;
   views_.v = v_.ref;
   inputs_ = {&q_, &k_, &v_};
+  // Mask and bias: [Tq,Tk] (rank 2), or [B|1,Hq|1,Tq,Tk] (rank 4) when they have leading extents;
+  // the dense Case order is the same row-major order either way.
+  const auto broadcast_shape = [&](Leading d) -> std::pair<std::array<std::int64_t, 4>, int> {
+    if (!d.any()) return {{s.Tq, s.Tk, 0, 0}, 2};
+    return {broadcast_extents(s, d), 4};
+  };
   if (p.has_mask) {
     // uint8 elements: make() with a 1-byte dtype is not expressible, so lay it out densely by hand.
-    mask_.ref.rank = 2;
-    mask_.ref.shape = {s.Tq, s.Tk, 0, 0};
-    mask_.ref.stride = layout_strides(mask_.ref.shape, 2, layout);
-    mask_.bytes.assign(static_cast<std::size_t>(span_elements(mask_.ref.shape, mask_.ref.stride, 2)), 0);
+    const auto [shape, rank] = broadcast_shape(p.mask_dims);
+    mask_.ref.rank = rank;
+    mask_.ref.shape = shape;
+    mask_.ref.stride = layout_strides(mask_.ref.shape, rank, layout);
+    mask_.bytes.assign(static_cast<std::size_t>(span_elements(mask_.ref.shape, mask_.ref.stride, rank)), 0);
     mask_.ref.data = mask_.bytes.data();
-    for (std::int64_t i = 0; i < s.Tq; ++i)
-      for (std::int64_t j = 0; j < s.Tk; ++j)
-        mask_.bytes[static_cast<std::size_t>(i * mask_.ref.stride[0] + j * mask_.ref.stride[1])] = c.mask[c.mi(i, j)];
+    for_each_index(shape, rank, [&](std::int64_t flat, const std::array<std::int64_t, 4>& idx) {
+      mask_.bytes[static_cast<std::size_t>(offset(mask_.ref, idx))] = c.mask[static_cast<std::size_t>(flat)];
+    });
     views_.mask = mask_.ref;
     inputs_.push_back(&mask_);
   }
@@ -158,8 +165,15 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.sinks = sinks_.ref;
     inputs_.push_back(&sinks_);
   }
+  if (p.has_alibi) {
+    alibi_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
+    fill(alibi_.ref, c.alibi);
+    views_.alibi = alibi_.ref;
+    inputs_.push_back(&alibi_);
+  }
   if (p.has_bias) {
-    bias_ = make(t, {s.Tq, s.Tk, 0, 0}, 2, layout);
+    const auto [shape, rank] = broadcast_shape(p.bias_dims);
+    bias_ = make(t, shape, rank, layout);
     fill(bias_.ref, c.bias);
     views_.bias = bias_.ref;
     inputs_.push_back(&bias_);
@@ -217,11 +231,12 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
   c.k = read_dense(v.k);
   c.v = read_dense(v.v);
   if (p.has_mask)
-    for (std::int64_t i = 0; i < p.shape.Tq; ++i)
-      for (std::int64_t j = 0; j < p.shape.Tk; ++j)
-        c.mask[c.mi(i, j)] = static_cast<const unsigned char*>(v.mask.data)[i * v.mask.stride[0] + j * v.mask.stride[1]] ? 1 : 0;
+    for_each_index(v.mask.shape, v.mask.rank, [&](std::int64_t flat, const std::array<std::int64_t, 4>& idx) {
+      c.mask[static_cast<std::size_t>(flat)] = static_cast<const unsigned char*>(v.mask.data)[offset(v.mask, idx)] ? 1 : 0;
+    });
   if (p.has_bias) c.bias = read_dense(v.bias);
   if (p.has_sinks) c.sinks = read_dense(v.sinks);
+  if (p.has_alibi) c.alibi = read_dense(v.alibi);
   if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
   if (v.dout.present()) c.dout = read_dense(v.dout);
   return c;

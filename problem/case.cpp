@@ -32,9 +32,10 @@ Case make_zero_case(const Problem& p, bool with_dout) {
   c.q.assign(static_cast<std::size_t>(q_elements(s)), 0.0);
   c.k.assign(static_cast<std::size_t>(k_elements(s)), 0.0);
   c.v.assign(static_cast<std::size_t>(v_elements(s)), 0.0);
-  if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(s)), 1);
-  if (p.has_bias) c.bias.assign(static_cast<std::size_t>(mask_elements(s)), 0.0);
+  if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(p)), 1);
+  if (p.has_bias) c.bias.assign(static_cast<std::size_t>(bias_elements(p)), 0.0);
   if (p.has_sinks) c.sinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
+  if (p.has_alibi) c.alibi.assign(static_cast<std::size_t>(s.Hq), 0.0);
   if (p.has_kv_len) c.kv_len.assign(static_cast<std::size_t>(s.B), s.Tk);
   if (with_dout) c.dout.assign(static_cast<std::size_t>(out_elements(s)), 0.0);
   return c;
@@ -42,7 +43,7 @@ Case make_zero_case(const Problem& p, bool with_dout) {
 
 void round_to_storage(Case& c) {
   const DType t = c.problem.dtype;
-  for (auto* vec : {&c.q, &c.k, &c.v, &c.bias, &c.sinks, &c.dout})
+  for (auto* vec : {&c.q, &c.k, &c.v, &c.bias, &c.sinks, &c.alibi, &c.dout})
     for (double& x : *vec) x = round_to(t, x);
 }
 

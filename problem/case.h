@@ -2,7 +2,8 @@
 // A Case: a problem and its values. Every value is the exact value its storage dtype holds,
 // kept as a double (f32, f16 and bf16 values are exact in f64), in dense row-major order:
 //   q [B, Hq, Tq, Dk], k [B, Hkv, Tk, Dk], v [B, Hkv, Tk, Dv], dout [B, Hq, Tq, Dv],
-//   mask and bias [Tq, Tk], kv_len [B], sinks [Hq].
+//   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B], sinks [Hq],
+//   alibi [Hq].
 // Strided layouts are a kernel-side concern (problem/tensor.h); the reference reads Cases.
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@ struct Case {
   std::vector<double> bias;          // empty unless problem.has_bias
   std::vector<std::int64_t> kv_len;  // empty unless problem.has_kv_len
   std::vector<double> sinks;         // empty unless problem.has_sinks: one logit per query head
+  std::vector<double> alibi;         // empty unless problem.has_alibi: one slope per query head
   std::vector<double> dout;          // empty when no backward is asked for
   std::string id;                    // a name for reports ("near_ties/17", "golden/three_token")
 
@@ -32,7 +34,19 @@ struct Case {
   std::size_t vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const;
   std::size_t oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const;  // out, dout
   std::size_t li(std::int64_t b, std::int64_t h, std::int64_t i) const;                  // lse
-  std::size_t mi(std::int64_t i, std::int64_t j) const { return static_cast<std::size_t>(i * problem.shape.Tk + j); }
+  // Mask and bias of query head h of batch b: their broadcast extents pick the plane, so every
+  // reader addresses them by (b, h) and a broadcast cannot be forgotten.
+  std::size_t mi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    return plane_index(problem.mask_dims, b, h, i, j);
+  }
+  std::size_t bi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    return plane_index(problem.bias_dims, b, h, i, j);
+  }
+  std::size_t plane_index(Leading d, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    const Shape& s = problem.shape;
+    const std::int64_t plane = (d.batch ? b : 0) * (d.heads ? s.Hq : 1) + (d.heads ? h : 0);
+    return static_cast<std::size_t>((plane * s.Tq + i) * s.Tk + j);
+  }
 };
 
 // Allocate every tensor the problem asks for, zero-filled (kv_len filled with Tk, mask with 1).

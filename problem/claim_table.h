@@ -68,6 +68,16 @@ inline constexpr ClaimInfo kClaims[] = {
     {"sinks", "attention sinks", &Capabilities::sinks, 1u << 14,
      [](const Problem& p) -> std::string_view { return p.has_sinks ? "sinks" : ""; },
      "", false, true},
+    // A mask or bias with its own batch or head extent; [Tq, Tk] ones need only "mask"/"bias".
+    // Off in the file route's default claims: a program written for [Tq, Tk] files claims less.
+    {"mask_bias_per_batch_head", "per-batch/per-head mask and bias", &Capabilities::mask_bias_per_batch_head, 1u << 15,
+     [](const Problem& p) -> std::string_view {
+       return (p.has_mask && p.mask_dims.any()) || (p.has_bias && p.bias_dims.any()) ? "per-batch or per-head mask/bias" : "";
+     },
+     "", false, true},
+    {"alibi", "ALiBi", &Capabilities::alibi, 0,
+     [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
+     "the file route and the plugin ABI do not carry ALiBi slopes yet", false, true},
 };
 
 }  // namespace attnv

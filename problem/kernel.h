@@ -39,6 +39,10 @@ struct Capabilities {
   // runs, and a failure is a robustness note on the certificate, not a finding.
   bool hidden_nonfinite = false;
   bool sinks = false;               // attention sinks: a per-head logit in every row's denominator
+  // A mask or bias of its own per batch entry and/or per query head, [B|1, Hq|1, Tq, Tk]
+  // (Problem::mask_dims, bias_dims), for each of mask and bias the kernel claims.
+  bool mask_bias_per_batch_head = false;
+  bool alibi = false;               // ALiBi: per-head slopes, -m_h |j - p_i| added to every logit
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).

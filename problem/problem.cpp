@@ -28,7 +28,25 @@ std::int64_t k_elements(const Shape& s) { return s.B * s.Hkv * s.Tk * s.Dk; }
 std::int64_t v_elements(const Shape& s) { return s.B * s.Hkv * s.Tk * s.Dv; }
 std::int64_t out_elements(const Shape& s) { return s.B * s.Hq * s.Tq * s.Dv; }
 std::int64_t lse_elements(const Shape& s) { return s.B * s.Hq * s.Tq; }
-std::int64_t mask_elements(const Shape& s) { return s.Tq * s.Tk; }
+std::array<std::int64_t, 4> broadcast_extents(const Shape& s, Leading d) {
+  return {d.batch ? s.B : 1, d.heads ? s.Hq : 1, s.Tq, s.Tk};
+}
+std::int64_t mask_elements(const Problem& p) {
+  const auto e = broadcast_extents(p.shape, p.mask_dims);
+  return e[0] * e[1] * e[2] * e[3];
+}
+std::int64_t bias_elements(const Problem& p) {
+  const auto e = broadcast_extents(p.shape, p.bias_dims);
+  return e[0] * e[1] * e[2] * e[3];
+}
+
+namespace {
+// " [B,Hq,Tq,Tk]"-style suffix naming a mask's or bias's own leading extents; "" for [Tq,Tk].
+std::string leading_suffix(Leading d) {
+  if (!d.any()) return "";
+  return std::string("[") + (d.batch ? "B" : "1") + "," + (d.heads ? "Hq" : "1") + "]";
+}
+}  // namespace
 
 std::string describe(const Problem& p) {
   const Shape& s = p.shape;
@@ -40,10 +58,11 @@ std::string describe(const Problem& p) {
   if (p.causal) o << " causal";
   if (p.causal || p.window.bounded()) o << '(' << alignment_name(p.alignment) << ')';
   if (p.window.bounded()) o << " window(" << p.window.left << ',' << p.window.right << ')';
-  if (p.has_mask) o << " mask";
-  if (p.has_bias) o << " bias";
+  if (p.has_mask) o << " mask" << leading_suffix(p.mask_dims);
+  if (p.has_bias) o << " bias" << leading_suffix(p.bias_dims);
   if (p.has_kv_len) o << " kv_len";
   if (p.has_sinks) o << " sinks";
+  if (p.has_alibi) o << " alibi";
   return o.str();
 }
 

@@ -3,6 +3,7 @@
 // file exchange and the certifier alike. It describes shapes and options only; the values live
 // in a Case (problem/case.h) and strided buffers in TensorRef (problem/tensor.h).
 // What each field means is defined in docs/semantics.md ("The problem parameters").
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +39,16 @@ struct Window {
   bool operator==(const Window&) const = default;
 };
 
+// The leading extents of a mask or a bias, [B|1, Hq|1, Tq, Tk] (docs/semantics.md, "Masks and
+// biases"): `batch` gives it its own plane per batch entry (B), else one plane broadcast over B;
+// `heads` the same over query heads. Neither set is the [Tq, Tk] mask/bias of before.
+struct Leading {
+  bool batch = false;
+  bool heads = false;
+  bool any() const { return batch || heads; }
+  bool operator==(const Leading&) const = default;
+};
+
 struct Problem {
   Shape shape;
   DType dtype = DType::f32;        // storage of Q, K, V, bias, dO and the outputs
@@ -46,12 +57,17 @@ struct Problem {
   bool causal = false;
   Alignment alignment = Alignment::top_left;
   Window window;
-  bool has_mask = false;    // bool [Tq, Tk], broadcast over B and H; true = visible
-  bool has_bias = false;    // additive [Tq, Tk], broadcast over B and H; -inf hides a key
+  bool has_mask = false;    // bool [B|1, Hq|1, Tq, Tk] (extents: mask_dims); true = visible
+  bool has_bias = false;    // additive [B|1, Hq|1, Tq, Tk] (extents: bias_dims); -inf hides a key
+  Leading mask_dims;        // meaningful only with has_mask; default [Tq, Tk] broadcast over B and H
+  Leading bias_dims;        // meaningful only with has_bias
   bool has_kv_len = false;  // int64 [B]; absent means kv_len[b] = Tk
   // Attention sinks: one learned logit per query head [Hq] that joins every row's softmax
   // denominator as a key of value 0 (docs/semantics.md, "Attention sinks").
   bool has_sinks = false;
+  // ALiBi: one slope per query head [Hq], m_h >= 0, adding -m_h * |j - p_i| to every logit (p_i
+  // the query's position under `alignment`; docs/semantics.md, "ALiBi").
+  bool has_alibi = false;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head
@@ -64,7 +80,10 @@ std::int64_t k_elements(const Shape& s);    // B*Hkv*Tk*Dk
 std::int64_t v_elements(const Shape& s);    // B*Hkv*Tk*Dv
 std::int64_t out_elements(const Shape& s);  // B*Hq*Tq*Dv
 std::int64_t lse_elements(const Shape& s);  // B*Hq*Tq
-std::int64_t mask_elements(const Shape& s); // Tq*Tk
+// Mask and bias extents [B|1, Hq|1, Tq, Tk] and their element counts.
+std::array<std::int64_t, 4> broadcast_extents(const Shape& s, Leading d);
+std::int64_t mask_elements(const Problem& p);  // per p.mask_dims
+std::int64_t bias_elements(const Problem& p);  // per p.bias_dims
 
 // One line such as "B=1 Hq=8 Hkv=2 Tq=5 Tk=7 Dk=64 Dv=64 f16 causal(bottom_right) window(3,-1)".
 std::string describe(const Problem& p);

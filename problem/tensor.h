@@ -12,7 +12,8 @@ namespace attnv {
 struct TensorRef {
   void* data = nullptr;  // null: the tensor is absent
   DType dtype = DType::f32;
-  int rank = 4;                         // 4 for q/k/v/out/dq/dk/dv/dout, 3 for lse, 2 for mask/bias, 1 for sinks
+  int rank = 4;                         // 4 for q/k/v/out/dq/dk/dv/dout, 3 for lse, 1 for sinks;
+                                        // mask/bias: 2 for [Tq,Tk], 4 for [B|1,Hq|1,Tq,Tk]
   std::array<std::int64_t, 4> shape{};  // the first `rank` entries are used
   std::array<std::int64_t, 4> stride{};
   bool present() const { return data != nullptr; }
@@ -21,13 +22,23 @@ struct TensorRef {
 // Dense row-major strides for a shape.
 std::array<std::int64_t, 4> dense_strides(const std::array<std::int64_t, 4>& shape, int rank);
 
+// Offset of element (b, h, i, j) of a mask or bias view: rank 2 [Tq, Tk] is shared by every
+// (b, h); rank 4 [B|1, Hq|1, Tq, Tk] broadcasts an extent of 1 (its index is 0 whatever b or h).
+inline std::int64_t broadcast_offset(const TensorRef& t, std::int64_t b, std::int64_t h, std::int64_t i,
+                                     std::int64_t j) {
+  if (t.rank == 2) return i * t.stride[0] + j * t.stride[1];
+  return (t.shape[0] == 1 ? 0 : b) * t.stride[0] + (t.shape[1] == 1 ? 0 : h) * t.stride[1] + i * t.stride[2] +
+         j * t.stride[3];
+}
+
 // The buffers of one kernel call. Mask elements are uint8 (0 hidden, 1 visible) whatever
 // mask.dtype says; kv_len is int64[B] or null.
 struct KernelViews {
   TensorRef q, k, v;
-  TensorRef mask, bias;
+  TensorRef mask, bias;  // rank 2 [Tq,Tk], or rank 4 [B|1,Hq|1,Tq,Tk] when the problem's dims say so
   const std::int64_t* kv_len = nullptr;
   TensorRef sinks;       // [Hq] in the storage dtype, or absent (attnv_views.sinks in the plugin ABI v2)
+  TensorRef alibi;       // ALiBi slopes [Hq] in the storage dtype, or absent (in process only: no ABI field yet)
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs

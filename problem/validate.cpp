@@ -46,12 +46,18 @@ std::vector<std::string> check_problem(const Problem& p) {
     errs.push_back("Hq (" + std::to_string(s.Hq) + ") must be a multiple of Hkv (" +
                    std::to_string(s.Hkv) + ")");
   const int eb = std::max(dtype_bytes(p.dtype), 8);  // outputs may be written as f64
+  // The larger of mask and bias: its planes per batch and per head when either has them.
+  const bool per_batch = (p.has_mask && p.mask_dims.batch) || (p.has_bias && p.bias_dims.batch);
+  const bool per_head = (p.has_mask && p.mask_dims.heads) || (p.has_bias && p.bias_dims.heads);
   const std::pair<const char*, std::int64_t> tensors[] = {
       {"q [B,Hq,Tq,Dk]", checked_bytes({s.B, s.Hq, s.Tq, s.Dk}, eb)},
       {"k [B,Hkv,Tk,Dk]", checked_bytes({s.B, s.Hkv, s.Tk, s.Dk}, eb)},
       {"v [B,Hkv,Tk,Dv]", checked_bytes({s.B, s.Hkv, s.Tk, s.Dv}, eb)},
       {"out [B,Hq,Tq,Dv]", checked_bytes({s.B, s.Hq, s.Tq, s.Dv}, eb)},
-      {"mask/bias [Tq,Tk]", checked_bytes({s.Tq, s.Tk}, eb)}};
+      per_batch || per_head
+          ? std::pair<const char*, std::int64_t>{"mask/bias [B|1,Hq|1,Tq,Tk]",
+                                                 checked_bytes({per_batch ? s.B : 1, per_head ? s.Hq : 1, s.Tq, s.Tk}, eb)}
+          : std::pair<const char*, std::int64_t>{"mask/bias [Tq,Tk]", checked_bytes({s.Tq, s.Tk}, eb)}};
   for (auto [name, bytes] : tensors)
     if (bytes < 0) errs.push_back(std::string("the element count of ") + name + " overflows 64 bits");
   if (p.scale && !(std::isfinite(*p.scale) && *p.scale > 0)) {
@@ -67,6 +73,12 @@ std::vector<std::string> check_problem(const Problem& p) {
   if (p.window.left < -1 || p.window.right < -1)
     errs.push_back("window sides must be >= 0, or -1 for unbounded; got (" +
                    std::to_string(p.window.left) + ", " + std::to_string(p.window.right) + ")");
+  // Extents of a tensor the problem does not have would be read by nobody: a caller that set
+  // them meant a mask or bias it forgot to give.
+  if (!p.has_mask && p.mask_dims.any())
+    errs.push_back("mask_dims gives the mask per-batch or per-head extents, but the problem has no mask");
+  if (!p.has_bias && p.bias_dims.any())
+    errs.push_back("bias_dims gives the bias per-batch or per-head extents, but the problem has no bias");
   return errs;
 }
 
@@ -87,10 +99,11 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   size_is("q", c.q.size(), q_elements(s));
   size_is("k", c.k.size(), k_elements(s));
   size_is("v", c.v.size(), v_elements(s));
-  size_is("mask", c.mask.size(), p.has_mask ? mask_elements(s) : 0);
-  size_is("bias", c.bias.size(), p.has_bias ? mask_elements(s) : 0);
+  size_is("mask", c.mask.size(), p.has_mask ? mask_elements(p) : 0);
+  size_is("bias", c.bias.size(), p.has_bias ? bias_elements(p) : 0);
   size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
   size_is("sinks", c.sinks.size(), p.has_sinks ? s.Hq : 0);
+  size_is("alibi", c.alibi.size(), p.has_alibi ? s.Hq : 0);
   if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
   else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
@@ -122,7 +135,17 @@ std::vector<std::string> check_case(const Case& c) {
   const Problem& p = c.problem;
   // Values must be what the storage dtype holds; report the first offender of each tensor.
   const std::pair<const char*, const std::vector<double>*> values[] = {
-      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"sinks", &c.sinks}, {"dout", &c.dout}};
+      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"sinks", &c.sinks}, {"alibi", &c.alibi},
+      {"dout", &c.dout}};
+  // A slope scales every distance of its head: NaN or inf there reaches every row; a negative one
+  // would favour far keys, which no ALiBi model means.
+  for (std::size_t h = 0; h < c.alibi.size(); ++h)
+    if (!(std::isfinite(c.alibi[h]) && c.alibi[h] >= 0)) {
+      std::ostringstream o;
+      o << "alibi slope " << h << " is " << c.alibi[h] << ", expected finite and >= 0";
+      errs.push_back(o.str());
+      break;
+    }
   // A sink is a logit every row sees: NaN or inf there has no hidden place to stay harmless in.
   for (std::size_t h = 0; h < c.sinks.size(); ++h)
     if (!std::isfinite(c.sinks[h])) {
@@ -202,6 +225,26 @@ Extent view_extent(const char* name, const TensorRef& t, std::array<std::int64_t
   return e;
 }
 
+// A mask or bias view: rank 2 [Tq,Tk] when the problem gives it no leading extents, else rank 4
+// [B|1,Hq|1,Tq,Tk] as its dims say. A rank-4 view of extents 1,1 is refused too: one problem has
+// one layout, so a kernel never has to accept both for the same thing.
+Extent broadcast_view_extent(const char* name, const TensorRef& t, const Shape& s, Leading d,
+                             std::vector<std::string>& errs) {
+  if (!d.any()) {
+    if (t.present() && t.rank == 4) {
+      errs.push_back(std::string(name) + ": rank 4, expected 2 ([Tq,Tk]: the problem gives it no per-batch or per-head extent)");
+      return Extent{name};
+    }
+    return view_extent(name, t, {s.Tq, s.Tk, 0, 0}, 2, errs);
+  }
+  if (t.present() && t.rank != 4) {
+    errs.push_back(std::string(name) + ": rank " + std::to_string(t.rank) + ", expected 4 ([" + (d.batch ? "B" : "1") +
+                   "," + (d.heads ? "Hq" : "1") + ",Tq,Tk]: the problem gives it per-batch or per-head extents)");
+    return Extent{name};
+  }
+  return view_extent(name, t, broadcast_extents(s, d), 4, errs);
+}
+
 // An output must not write one address twice: sorted by stride, each stride must step over the
 // whole extent of the dimensions below it (sufficient, and exact for the layouts in use).
 bool self_overlapping(const TensorRef& t) {
@@ -233,23 +276,25 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   // A backward of a problem with sinks writes their gradient too; a forward has no dsinks.
   if (v.dsinks.present() != (p.has_sinks && v.dq.present()))
     errs.push_back("dsinks buffer presence does not match the problem (a backward with sinks needs it, nothing else takes it)");
+  if (p.has_alibi != v.alibi.present()) errs.push_back("alibi buffer presence does not match the problem");
   std::vector<Extent> inputs = {
       view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
       view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
       view_extent("v", v.v, {s.B, s.Hkv, s.Tk, s.Dv}, 4, errs),
-      view_extent("mask", v.mask, {s.Tq, s.Tk}, 2, errs),
-      view_extent("bias", v.bias, {s.Tq, s.Tk}, 2, errs),
+      broadcast_view_extent("mask", v.mask, s, p.mask_dims, errs),
+      broadcast_view_extent("bias", v.bias, s, p.bias_dims, errs),
       view_extent("dout", v.dout, {s.B, s.Hq, s.Tq, s.Dv}, 4, errs),
-      view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs)};
+      view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs),
+      view_extent("alibi", v.alibi, {s.Hq, 0, 0, 0}, 1, errs)};
   // The mask is uint8 whatever its dtype field says: recompute its extent in bytes.
   if (v.mask.present() && inputs[3].end != 0) {
     std::int64_t last = 0;
-    for (int d = 0; d < 2; ++d) last += (v.mask.shape[static_cast<std::size_t>(d)] - 1) * v.mask.stride[static_cast<std::size_t>(d)];
+    for (int d = 0; d < v.mask.rank; ++d) last += (v.mask.shape[static_cast<std::size_t>(d)] - 1) * v.mask.stride[static_cast<std::size_t>(d)];
     inputs[3].end = inputs[3].begin + static_cast<std::uintptr_t>(last + 1);
   }
   // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
   const std::pair<const char*, const TensorRef*> typed[] = {
-      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"dout", &v.dout},
+      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"alibi", &v.alibi}, {"dout", &v.dout},
       {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
@@ -294,6 +339,7 @@ std::vector<std::string> check_decode_problem(const Problem& p) {
     errs.push_back("a decode call is causal with bottom_right alignment (query i sits at cache_len[b] + i)");
   if (p.has_mask) errs.push_back("a decode call takes no mask");
   if (p.has_bias) errs.push_back("a decode call takes no bias");
+  if (p.has_alibi) errs.push_back("a decode call takes no ALiBi slopes (the decode views have no slopes tensor yet)");
   if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
   return errs;
 }

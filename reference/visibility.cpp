@@ -10,7 +10,7 @@ std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
   return c.kv_len_of(b) - (c.problem.shape.Tq - i);
 }
 
-bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
+bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
   const Problem& p = c.problem;
   if (j >= c.kv_len_of(b)) return false;
   const std::int64_t pos = query_position(c, b, i);
@@ -19,18 +19,18 @@ bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j) {
   // overflow; the distances pos - j and j - pos cannot (|pos|, j < 2^60 by check_problem).
   if (p.window.left >= 0 && pos - j > p.window.left) return false;
   if (p.window.right >= 0 && j - pos > p.window.right) return false;
-  if (p.has_mask && !c.mask[c.mi(i, j)]) return false;
+  if (p.has_mask && !c.mask[c.mi(b, h, i, j)]) return false;
   if (p.has_bias) {
-    const double bias = c.bias[c.mi(i, j)];
+    const double bias = c.bias[c.bi(b, h, i, j)];
     if (std::isinf(bias) && bias < 0) return false;
   }
   return true;
 }
 
-std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t i) {
+std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i) {
   std::vector<std::int64_t> keys;
   for (std::int64_t j = 0; j < c.problem.shape.Tk; ++j)
-    if (visible(c, b, i, j)) keys.push_back(j);
+    if (visible(c, b, h, i, j)) keys.push_back(j);
   return keys;
 }
 

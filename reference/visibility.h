@@ -14,11 +14,12 @@ namespace attnv::ref {
 // The query's position p_i for batch b: i (top-left) or i + kv_len[b] - Tq (bottom-right).
 std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i);
 
-// True when key j is visible to query i of batch b: j < kv_len[b], causal j <= p_i, window
-// p_i - left <= j <= p_i + right, boolean mask true, and bias not -inf.
-bool visible(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j);
+// True when key j is visible to query i of head h, batch b: j < kv_len[b], causal j <= p_i,
+// window p_i - left <= j <= p_i + right, boolean mask (b, h, i, j) true, and bias (b, h, i, j)
+// not -inf (masks and biases may differ per batch and per head: Problem::mask_dims, bias_dims).
+bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j);
 
-// The visible keys of row (b, i) in increasing order (the same for every head).
-std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t i);
+// The visible keys of row (b, h, i) in increasing order.
+std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
 }  // namespace attnv::ref

@@ -46,6 +46,23 @@ grep -q "no answer for case $2" "$WORK/missing.log" || { cat "$WORK/missing.log"
 grep -q "out.npy missing" "$WORK/missing.log" || { cat "$WORK/missing.log"; fail "the finding does not name out.npy"; }
 echo "deleted $1/out.npy: exit 1, finding names case $2"
 
+# Masks and biases per batch and per head ([B|1,Hq|1,Tq,Tk] files): claimed, they are exported
+# (the manifest names their extents) and the NumPy answers pass.
+cat > "$WORK/planes.json" <<'JSON'
+{"gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true, "mask": true,
+ "bias": true, "kv_len": true, "softcap": true, "custom_scale": true, "lse": true, "backward": false,
+ "mask_bias_per_batch_head": true}
+JSON
+rm -rf "$DIR"
+"$ATTNV" cases export --suite quick --dtype f32 --only R5,R7 --claims "$WORK/planes.json" --out "$DIR" > "$WORK/export_planes.log" 2>&1 ||
+  { cat "$WORK/export_planes.log"; fail "export with planes"; }
+grep -q '"mask_heads": true' "$DIR/manifest.json" || fail "no case with a mask per head in the export"
+grep -q '"bias_batch": true' "$DIR/manifest.json" || fail "no case with a bias per batch in the export"
+"$PY" "$PROG" "$DIR"
+check planes.log
+[ "$rc" -eq 0 ] || { cat "$WORK/planes.log"; fail "correct NumPy answers with planes: exit $rc, expected 0"; }
+echo "mask and bias planes: exit 0"
+
 # Not an export folder: a usage/input error (exit 2), not a finding.
 set +e
 "$ATTNV" cases check "$WORK" > "$WORK/bad.log" 2>&1

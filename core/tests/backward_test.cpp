@@ -160,7 +160,7 @@ TEST(CoreBackward, FullyMaskedRowsGiveZeroGradients) {
     p.has_mask = true;
     Case c = with_dout(random_case(p, 41), 41);
     c.kv_len = {0, 70};
-    for (std::int64_t j = 0; j < 70; ++j) c.mask[c.mi(100, j)] = 0;  // row 100: empty mask row
+    for (std::int64_t j = 0; j < 70; ++j) c.mask[c.mi(0, 0, 100, j)] = 0;  // row 100: empty mask row
     EXPECT_TRUE(matches(core, c, Layout::bhtd)) << dtype_name(t);
     const Outputs o = run_backward(core, c, Layout::bhtd);
     EXPECT_EQ(nan_count(o), 0) << dtype_name(t);
@@ -193,7 +193,7 @@ TEST(CoreBackward, HiddenNonFiniteKeysDoNotLeak) {
       p.alignment = Alignment::bottom_right;
       Case c = with_dout(random_case(p, 51), 51);
       c.kv_len = {120};
-      for (std::int64_t i = 0; i < p.shape.Tq; ++i) c.mask[c.mi(i, 3)] = 0;
+      for (std::int64_t i = 0; i < p.shape.Tq; ++i) c.mask[c.mi(0, 0, i, 3)] = 0;
       const Outputs clean = run_backward(core, c, Layout::bhtd);
       EXPECT_EQ(nan_count(clean), 0);
       for (std::int64_t d = 0; d < 16; ++d) {

@@ -109,7 +109,7 @@ TEST(CoreEdges, HiddenNonFiniteValuesIgnored) {
       Case c = random_case(p, 9);
       // Key 3 hidden from every row by the mask (the tile holding it is still visited: other
       // keys of it are visible), then its K and V made non-finite: the outputs must not move.
-      for (std::int64_t i = 0; i < 70; ++i) c.mask[c.mi(i, 3)] = 0;
+      for (std::int64_t i = 0; i < 70; ++i) c.mask[c.mi(0, 0, i, 3)] = 0;
       const Outputs ref_masked = [&] {
         Outputs o;
         EXPECT_TRUE(forward_within_bound(core, c, Layout::bhtd, &o));

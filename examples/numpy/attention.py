@@ -10,6 +10,7 @@ temporary name and renamed so attnv never reads half a file.
 
 Features: GQA (query head h reads KV head h // G), causal with top-left or bottom-right
 alignment, per-batch kv_len, sliding window, boolean mask, additive bias (-inf hides a key),
+masks and biases per batch and per head ([B|1, Hq|1, Tq, Tk] files),
 softcap, custom scale, attention sinks (sinks.npy [Hq]: a logit per head in every row's
 denominator, a key of value 0; the backward then writes dsinks.npy); a row with no visible key
 gives O = 0 and LSE = -inf (with a sink: O = 0 and LSE = the sink). Hidden keys are
@@ -43,12 +44,19 @@ def load(folder, name, required=True):
     return a
 
 
+def planes(x):
+    """A mask or bias as [B|1, Hq|1, Tq, Tk]: a [Tq, Tk] file is one plane for every batch and head;
+    a 4-d file (manifest mask_batch .. bias_heads) has extent 1 where it is shared, so NumPy's
+    broadcasting gives every (b, h) its own plane."""
+    return x[None, None] if x.ndim == 2 else x
+
+
 def visible(case, kv_len, bias, mask, bug):
-    """[B, Tq, Tk] boolean: which keys each query row of each batch sees (SPEC)."""
+    """[B, 1 or Hq, Tq, Tk] boolean: which keys each query row of each batch (and head) sees (SPEC)."""
     Tq, Tk = case["Tq"], case["Tk"]
-    i = np.arange(Tq)[None, :, None]
-    j = np.arange(Tk)[None, None, :]
-    n = kv_len[:, None, None]
+    i = np.arange(Tq)[None, None, :, None]
+    j = np.arange(Tk)[None, None, None, :]
+    n = kv_len[:, None, None, None]
     vis = j < n
     p = i if case["alignment"] == "top_left" else i + n - Tq  # the query's position
     if case["causal"]:
@@ -60,9 +68,9 @@ def visible(case, kv_len, bias, mask, bug):
     if wr >= 0:
         vis = vis & (j - p <= wr)
     if mask is not None:
-        vis = vis & mask.astype(bool)[None]
+        vis = vis & planes(mask.astype(bool))
     if bias is not None:
-        vis = vis & (bias != -np.inf)[None]
+        vis = vis & (planes(bias) != -np.inf)
     return vis
 
 
@@ -77,14 +85,14 @@ def scores(case, q, k, bias, G):
             c = case["softcap"]
             s = c * np.tanh(raw / c)
         if bias is not None:
-            s = s + bias[None, None]
+            s = s + planes(bias)
     return s, raw, scale
 
 
 def forward(case, q, k, v, vis, bias, bug, sinks=None):
     G = case["Hq"] // case["Hkv"]
     s, raw, scale = scores(case, q, k, bias, G)
-    vis4 = vis[:, None]  # broadcast over heads
+    vis4 = vis  # [B, 1 or Hq, Tq, Tk]: broadcast over heads where the mask and bias are shared
     s = np.where(vis4, s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     any_visible = vis4.any(axis=-1, keepdims=True)
@@ -113,7 +121,7 @@ def backward(case, q, k, v, dout, vis, p, raw, scale):
     """dQ, dK, dV of sum(dO * O) (SPEC, textbook form); dK and dV sum over the G query heads."""
     B, Hq, Hkv = case["B"], case["Hq"], case["Hkv"]
     G = Hq // Hkv
-    vis4 = vis[:, None]
+    vis4 = vis
     kq, vq = np.repeat(k, G, axis=1), np.repeat(v, G, axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
         dp = np.where(vis4, np.einsum("bhid,bhjd->bhij", dout, vq), 0.0)

@@ -23,12 +23,12 @@ struct TensorCodes {
   std::size_t q = 0, k = 0, v = 0, bias = 0;  // element counts, in this order in the codes
 };
 
-TensorCodes counts(const Shape& s, bool bias) {
+TensorCodes counts(const Shape& s, bool bias) {  // the genome's biases are [Tq, Tk]
   TensorCodes t;
   t.q = static_cast<std::size_t>(q_elements(s));
   t.k = static_cast<std::size_t>(k_elements(s));
   t.v = static_cast<std::size_t>(v_elements(s));
-  t.bias = bias ? static_cast<std::size_t>(mask_elements(s)) : 0;
+  t.bias = bias ? static_cast<std::size_t>(s.Tq * s.Tk) : 0;
   return t;
 }
 
@@ -232,7 +232,7 @@ Case to_case(const Genome& g, const Capabilities& caps) {
     for (std::int64_t i = 0; i < p.shape.Tq; ++i)
       for (std::int64_t j = 0; j < p.shape.Tk; ++j) {
         const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 131 + static_cast<std::uint64_t>(i * p.shape.Tk + j));
-        c.mask[c.mi(i, j)] = (r & 255) < density ? 0 : 1;
+        c.mask[c.mi(0, 0, i, j)] = (r & 255) < density ? 0 : 1;
       }
   }
   if (p.has_kv_len)

@@ -225,6 +225,38 @@ TEST_F(BrokenFolder, BiasMayHoldMinusInfinity) {
   EXPECT_EQ(back[0].bias[3], -HUGE_VAL);
 }
 
+// mask.npy and bias.npy with their own batch and head extents: [B|1,Hq|1,Tq,Tk] files, the
+// manifest's mask_batch .. bias_heads, and a file of the old [Tq,Tk] shape refused by name.
+TEST(Exchange, MaskAndBiasPlanesRoundTripAndWrongShapesAreNamed) {
+  ScratchDir dir;
+  Case c = sample_case(DType::f32, "planes", true);
+  c.problem.mask_dims = {false, true};
+  c.problem.bias_dims = {true, true};
+  c.mask.resize(static_cast<std::size_t>(mask_elements(c.problem)));
+  c.bias.resize(static_cast<std::size_t>(bias_elements(c.problem)));
+  for (std::size_t i = 0; i < c.mask.size(); ++i) c.mask[i] = (i % 5) != 2;
+  for (std::size_t i = 0; i < c.bias.size(); ++i) c.bias[i] = std::cos(static_cast<double>(i)) * 2;
+  round_to_storage(c);
+  ASSERT_TRUE(check_case(c).empty());
+  write_exchange(dir.path(), std::vector<Case>{c});
+  const std::vector<Case> back = read_exchange(dir.path());
+  ASSERT_EQ(back.size(), 1u);
+  expect_same(c, back[0]);
+  const fs::path folder = case_dir(dir.path(), c);
+  EXPECT_EQ(read_npy(folder / "mask.npy").shape, (std::vector<std::int64_t>{1, 4, 3, 5}));
+  EXPECT_EQ(read_npy(folder / "bias.npy").shape, (std::vector<std::int64_t>{2, 4, 3, 5}));
+  // A [Tq,Tk] mask where the manifest says one per head.
+  write_file_atomic(folder / "mask.npy", encode_npy_ints(std::vector<std::int64_t>{3, 5}, NpyType::u8,
+                                                         std::vector<std::int64_t>(15, 1), "m"));
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"mask.npy: shape (3, 5), expected [1,Hq,Tq,Tk] = (1, 4, 3, 5)"}));
+  // Extents for a tensor the case does not have.
+  edit_manifest(dir.path(), "\"mask\": true", "\"mask\": false");
+  fs::remove(folder / "mask.npy");
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"mask_dims gives the mask per-batch or per-head extents, but the problem has no mask"}));
+}
+
 TEST(Exchange, WriterRefusesBadCasesBeforeWritingAnything) {
   ScratchDir root;
   Case ok = sample_case(DType::f32, "ok", false);

@@ -158,6 +158,19 @@ TEST(Manifest, ControlCharactersInIdsAndKeysAreNotEchoed) {
                       {"case 1 (id 'b?" "?')", "key 'dir'"}));
 }
 
+TEST(Manifest, MaskAndBiasExtentsAreOptionalBooleans) {
+  auto entries = parse_manifest(edited(R"("bias": true)", R"("bias": true, "bias_heads": true, "bias_batch": false)"), "m");
+  EXPECT_EQ(entries[1].problem.bias_dims, (Leading{false, true}));
+  EXPECT_EQ(entries[0].problem.bias_dims, Leading{});  // left out: [Tq, Tk]
+  const std::string text = render_manifest(entries);
+  EXPECT_NE(text.find("\"bias_heads\": true"), std::string::npos);
+  EXPECT_EQ(text.find("bias_batch"), std::string::npos);  // written only when true
+  EXPECT_EQ(parse_manifest(text, "m")[1].problem, entries[1].problem);
+  EXPECT_TRUE(rejects(edited(R"("bias": true)", R"("bias": true, "bias_heads": 1)"), {"case 1 (id 'b/2')", "bias_heads"}));
+  EXPECT_TRUE(rejects(edited(R"("mask": false)", R"("mask": false, "mask_batch": true)"),
+                      {"case 1 (id 'b/2')", "mask_dims gives the mask per-batch or per-head extents, but the problem has no mask"}));
+}
+
 TEST(Manifest, ProblemChecksNameTheCase) {
   EXPECT_TRUE(rejects(edited(R"("Hkv": 2)", R"("Hkv": 3)"), {"case 1 (id 'b/2')", "Hq (4) must be a multiple of Hkv (3)"}));
   EXPECT_TRUE(rejects(edited(R"("Tk": 5)", R"("Tk": 0)"), {"case 1 (id 'b/2')", "Tk must be >= 1"}));

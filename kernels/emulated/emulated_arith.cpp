@@ -60,7 +60,7 @@ Logit logit(const Case& c, const Config& cfg, const Arith& a, std::int64_t b, st
     const double cap = Arith::in(st, *p.softcap);
     l.t = Arith::in(st, cap * Arith::in(st, std::tanh(Arith::in(st, l.s / cap))));
   }
-  if (p.has_bias) l.t = Arith::in(st, l.t + c.bias[c.mi(i, j)]);
+  if (p.has_bias) l.t = Arith::in(st, l.t + c.bias[c.bi(b, h, i, j)]);
   l.t = Arith::in(a.sm, l.t);
   return l;
 }

@@ -61,7 +61,8 @@ extern "C" {
 typedef struct attnv_tensor {
   void* data;
   int32_t dtype;
-  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk],
+  int32_t rank;      /* 4 for q k v out dout dq dk dv, 3 for lse [B,Hq,Tq], 2 for mask and bias [Tq,Tk]
+                        (4, [B|1,Hq|1,Tq,Tk], for a mask or bias with leading extents: attnv_problem),
                         1 for sinks and dsinks [Hq] */
   int64_t shape[4];  /* the first `rank` entries are used */
   int64_t stride[4];
@@ -90,6 +91,13 @@ typedef struct attnv_problem {
    * kernel claims ATTNV_CAP_SINKS. */
   int32_t has_sinks;
   int32_t reserved_sinks;             /* 0 */
+  /* Appended (present when struct_size covers them; ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD): the
+   * mask's and the bias's own leading extents. 1: one [Tq,Tk] plane per batch entry (_batch) or
+   * per query head (_heads); 0: one plane broadcast over it. When either of a tensor's two is 1,
+   * its view is rank 4 [B|1, Hq|1, Tq, Tk] (extent 1 where broadcast); when both are 0 it is the
+   * rank 2 [Tq,Tk] of version 1. Always 0 for a tensor the problem does not have. */
+  int32_t mask_batch, mask_heads;
+  int32_t bias_batch, bias_heads;
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -153,7 +161,10 @@ typedef struct attnv_decode_views {
  * attnv_decode_views.sinks), forward, decode with ATTNV_CAP_DECODE, and, with
  * ATTNV_CAP_BACKWARD, backward (the sinks' gradient). */
 #define ATTNV_CAP_SINKS (1u << 14)
-/* Bits 1u << 15 and up are reserved for later capabilities. */
+/* Masks and biases of their own per batch entry and/or per query head ([B|1,Hq|1,Tq,Tk],
+ * attnv_problem.mask_batch ... bias_heads). */
+#define ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD (1u << 15)
+/* Bits 1u << 16 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {

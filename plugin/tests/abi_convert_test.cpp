@@ -8,7 +8,9 @@
 
 #include "abi_convert.h"
 #include "attnv_mutant_plugins.h"
+#include "problem/buffers.h"
 #include "problem/error.h"
+#include "problem/validate.h"
 #include "kernels/mutants.h"
 
 namespace attnv::plugin {
@@ -65,8 +67,52 @@ TEST(AbiConvert, SinksCrossTheAbiOnlyWhereStructSizeCoversThem) {
   EXPECT_TRUE(caps_from_abi(ATTNV_CAP_SINKS, ATTNV_DTYPE_BIT(ATTNV_F32)).sinks);
 }
 
+TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
+  Problem p;
+  p.shape = {3, 4, 2, 5, 7, 8, 8};
+  p.has_mask = p.has_bias = true;
+  for (const Leading m : {Leading{}, Leading{true, false}, Leading{false, true}, Leading{true, true}})
+    for (const Leading b : {Leading{}, Leading{true, false}, Leading{false, true}, Leading{true, true}}) {
+      p.mask_dims = m;
+      p.bias_dims = b;
+      const attnv_problem a = problem_to_abi(p);
+      EXPECT_EQ(a.mask_batch, m.batch);
+      EXPECT_EQ(a.mask_heads, m.heads);
+      EXPECT_EQ(a.bias_batch, b.batch);
+      EXPECT_EQ(a.bias_heads, b.heads);
+      EXPECT_EQ(problem_from_abi(a), p);
+    }
+  // An attnv built before the fields existed filled a smaller struct: whatever lies past it,
+  // its masks and biases are [Tq, Tk].
+  p.mask_dims = p.bias_dims = {true, true};
+  attnv_problem older = problem_to_abi(p);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, mask_batch));
+  const Problem back = problem_from_abi(older);
+  EXPECT_EQ(back.mask_dims, Leading{});
+  EXPECT_EQ(back.bias_dims, Leading{});
+  // The views carry the planes as rank-4 tensors and come back as they went.
+  p.mask_dims = {false, true};
+  p.bias_dims = {true, false};
+  Case c = make_zero_case(p);
+  for (std::size_t n = 0; n < c.mask.size(); ++n) c.mask[n] = static_cast<std::uint8_t>(n % 3 != 1);
+  for (std::size_t n = 0; n < c.bias.size(); ++n) c.bias[n] = static_cast<double>(n % 5) - 2;
+  CaseBuffers buf(c, Layout::bthd, false);
+  const attnv_views av = views_to_abi(buf.views());
+  EXPECT_EQ(av.mask.rank, 4);
+  EXPECT_EQ(av.mask.dtype, ATTNV_U8);
+  EXPECT_EQ(av.mask.shape[0], 1);
+  EXPECT_EQ(av.mask.shape[1], 4);
+  EXPECT_EQ(av.bias.shape[0], 3);
+  EXPECT_EQ(av.bias.shape[1], 1);
+  const KernelViews kv = views_from_abi(av, p.dtype);
+  EXPECT_TRUE(check_views(p, kv).empty());
+  const Case round = case_from_views(p, kv);
+  EXPECT_EQ(round.mask, c.mask);
+  EXPECT_EQ(round.bias, c.bias);
+}
+
 TEST(AbiConvert, CapabilitiesRoundTripBitByBit) {
-  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_SINKS; bit <<= 1) {
+  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD; bit <<= 1) {
     const Capabilities c = caps_from_abi(bit, ATTNV_DTYPE_BIT(ATTNV_F16));
     EXPECT_EQ(caps_to_abi(c), bit);
     EXPECT_EQ(c.dtypes, std::vector<DType>{DType::f16});

@@ -52,6 +52,24 @@ TEST(Buffers, EveryLayoutAndDtypeRoundTripsExactly) {
     }
 }
 
+TEST(Buffers, MaskAndBiasPlanesRoundTripInEveryLayout) {
+  for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
+    Case c = sample_case(DType::f32);
+    c.problem.has_mask = c.problem.has_bias = true;
+    c.problem.mask_dims = {true, false};
+    c.problem.bias_dims = {false, true};
+    c.mask.resize(static_cast<std::size_t>(mask_elements(c.problem)));
+    c.bias.resize(static_cast<std::size_t>(bias_elements(c.problem)));
+    for (std::size_t n = 0; n < c.mask.size(); ++n) c.mask[n] = static_cast<std::uint8_t>((n * 7 + n / 5) % 3 != 0);
+    for (std::size_t n = 0; n < c.bias.size(); ++n) c.bias[n] = 0.5 * static_cast<double>(n % 11) - 2;
+    CaseBuffers buf(c, l, false);
+    ASSERT_TRUE(check_views(c.problem, buf.views()).empty()) << layout_name(l);
+    const Case back = case_from_views(c.problem, buf.views());
+    EXPECT_EQ(back.mask, c.mask) << layout_name(l);
+    EXPECT_EQ(back.bias, c.bias) << layout_name(l);
+  }
+}
+
 TEST(Buffers, LayoutsReallyDiffer) {
   const Case c = sample_case(DType::f32);
   CaseBuffers dense(c, Layout::bhtd, false), bthd(c, Layout::bthd, false), gapped(c, Layout::gapped, false);

@@ -101,6 +101,62 @@ TEST(Validate, SinksAreOnePerQueryHeadAndFinite) {
   EXPECT_FALSE(check_decode_problem(p).empty());
 }
 
+TEST(Validate, MaskAndBiasExtentsAreCheckedInProblemCaseAndViews) {
+  Problem p = ok_problem();  // B = 2, Hq = 4, Tq = 5, Tk = 7
+  // Extents of a tensor the problem does not have.
+  p.mask_dims.heads = true;
+  EXPECT_EQ(only_error(p), "mask_dims gives the mask per-batch or per-head extents, but the problem has no mask");
+  p.mask_dims = {};
+  p.bias_dims.batch = true;
+  EXPECT_EQ(only_error(p), "bias_dims gives the bias per-batch or per-head extents, but the problem has no bias");
+  // The case: [1, Hq, Tq, Tk] mask and [B, Hq, Tq, Tk] bias.
+  p.has_mask = p.has_bias = true;
+  p.mask_dims = {false, true};
+  p.bias_dims = {true, true};
+  Case c = make_zero_case(p);
+  EXPECT_EQ(c.mask.size(), 4u * 5 * 7);
+  EXPECT_EQ(c.bias.size(), 2u * 4 * 5 * 7);
+  EXPECT_TRUE(check_case(c).empty());
+  c.mask.resize(5 * 7);  // a [Tq, Tk] mask where the problem says per head
+  auto e = check_case(c);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0], "mask has 35 elements, expected 140");
+  // The views: rank 4 [1,Hq,Tq,Tk] and [B,Hq,Tq,Tk], in every layout.
+  const Case zero = make_zero_case(p);
+  for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
+    CaseBuffers buf(zero, l, false);
+    EXPECT_TRUE(check_views(p, buf.views()).empty()) << layout_name(l);
+    EXPECT_EQ(buf.views().mask.rank, 4);
+    EXPECT_EQ(buf.views().mask.shape, (std::array<std::int64_t, 4>{1, 4, 5, 7}));
+    EXPECT_EQ(buf.views().bias.shape, (std::array<std::int64_t, 4>{2, 4, 5, 7}));
+  }
+  CaseBuffers buf(zero, Layout::bhtd, false);
+  // The same views under a problem that says otherwise: each error names the tensor and the extent.
+  Problem other = p;
+  other.mask_dims = {true, true};
+  auto ev = check_views(other, buf.views());
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0], "mask: dimension 0 is 1, expected 2");
+  other = p;
+  other.bias_dims = {};
+  ev = check_views(other, buf.views());
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0], "bias: rank 4, expected 2 ([Tq,Tk]: the problem gives it no per-batch or per-head extent)");
+  // A [Tq, Tk] view where the problem asks for planes.
+  Problem flat = p;
+  flat.mask_dims = flat.bias_dims = {};
+  const Case flat_case = make_zero_case(flat);
+  CaseBuffers flat_buf(flat_case, Layout::bhtd, false);
+  ev = check_views(p, flat_buf.views());
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0], "mask: rank 2, expected 4 ([1,Hq,Tq,Tk]: the problem gives it per-batch or per-head extents)");
+  EXPECT_EQ(ev[1], "bias: rank 2, expected 4 ([B,Hq,Tq,Tk]: the problem gives it per-batch or per-head extents)");
+  // Nothing reads past a plane: element (b, h, i, j) of a view is where broadcast_offset says.
+  const TensorRef& m = buf.views().mask;
+  EXPECT_EQ(broadcast_offset(m, 1, 3, 4, 6), broadcast_offset(m, 0, 3, 4, 6));
+  EXPECT_EQ(broadcast_offset(m, 0, 3, 4, 6), 3 * 35 + 4 * 7 + 6);
+}
+
 struct Buffers {
   std::vector<float> q, k, v, out, lse;
   KernelViews views;

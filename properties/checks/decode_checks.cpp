@@ -46,6 +46,7 @@ Prompt prompt_of(const Case& c) {
   pr.p.causal = true;
   pr.p.alignment = Alignment::bottom_right;
   pr.p.has_mask = pr.p.has_bias = pr.p.has_kv_len = false;
+  pr.p.mask_dims = pr.p.bias_dims = Leading{};
   const Shape& s = c.problem.shape;
   pr.q.resize(static_cast<std::size_t>(s.B * s.Hq * pr.T * s.Dk));
   for (I b = 0; b < s.B; ++b)

@@ -24,10 +24,11 @@ struct HiddenSet {
   std::int64_t changed = 0, guarded_rows = 0;
 };
 
-// The keys hidden from one query row per batch (i0 drawn from the seed): with causal masks that
-// is every key after p_i0, with kv_len every padded key, with a mask the row's hidden columns.
-// Bias entries are changed where the pair is hidden in every batch by something other than a
-// -inf bias (changing a -inf bias would unhide the key).
+// The keys hidden from one query row per batch (i0 drawn from the seed) in every head: with
+// causal masks that is every key after p_i0, with kv_len every padded key, with a mask the row's
+// hidden columns (in every head: a K/V row is shared by the query heads of its group). Bias
+// entries are changed where no row that reads them sees the key, unless they are -inf
+// (changing a -inf bias would unhide the key).
 HiddenSet choose_hidden(const Case& c, std::uint64_t seed) {
   const Shape& s = c.problem.shape;
   gen::Rng rng(seed);
@@ -35,33 +36,37 @@ HiddenSet choose_hidden(const Case& c, std::uint64_t seed) {
   h.keys.assign(static_cast<std::size_t>(s.B), std::vector<bool>(static_cast<std::size_t>(s.Tk), false));
   for (std::int64_t b = 0; b < s.B; ++b) {
     const std::int64_t i0 = rng.uniform_int(0, s.Tq - 1);
-    for (std::int64_t j = 0; j < s.Tk; ++j)
-      if (!ref::visible(c, b, i0, j)) { h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] = true; ++h.changed; }
+    for (std::int64_t j = 0; j < s.Tk; ++j) {
+      bool hidden = true;
+      for (std::int64_t hq = 0; hq < s.Hq && hidden; ++hq) hidden = !ref::visible(c, b, hq, i0, j);
+      if (hidden) { h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] = true; ++h.changed; }
+    }
   }
   if (c.problem.has_bias) {
+    // A bias element is read by every (b, h) its plane broadcasts to.
+    std::vector<bool> seen(c.bias.size(), false);
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t hq = 0; hq < s.Hq; ++hq)
+        for (std::int64_t i = 0; i < s.Tq; ++i)
+          for (std::int64_t j = 0; j < s.Tk; ++j)
+            if (ref::visible(c, b, hq, i, j)) seen[c.bi(b, hq, i, j)] = true;
     h.bias.assign(c.bias.size(), false);
-    for (std::int64_t i = 0; i < s.Tq; ++i)
-      for (std::int64_t j = 0; j < s.Tk; ++j) {
-        if (c.bias[c.mi(i, j)] == -kInf) continue;
-        bool hidden_everywhere = true;
-        for (std::int64_t b = 0; b < s.B && hidden_everywhere; ++b) hidden_everywhere = !ref::visible(c, b, i, j);
-        if (hidden_everywhere) { h.bias[c.mi(i, j)] = true; ++h.changed; }
-      }
+    for (std::size_t n = 0; n < c.bias.size(); ++n)
+      if (c.bias[n] != -kInf && !seen[n]) { h.bias[n] = true; ++h.changed; }
   }
   h.rows_out.assign(static_cast<std::size_t>(out_elements(s)), false);
   h.rows_lse.assign(static_cast<std::size_t>(lse_elements(s)), false);
   for (std::int64_t b = 0; b < s.B; ++b)
-    for (std::int64_t i = 0; i < s.Tq; ++i) {
-      bool sees_changed = false;
-      for (std::int64_t j = 0; j < s.Tk && !sees_changed; ++j)
-        sees_changed = h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] && ref::visible(c, b, i, j);
-      if (sees_changed) continue;
-      ++h.guarded_rows;
-      for (std::int64_t hq = 0; hq < s.Hq; ++hq) {
+    for (std::int64_t hq = 0; hq < s.Hq; ++hq)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        bool sees_changed = false;
+        for (std::int64_t j = 0; j < s.Tk && !sees_changed; ++j)
+          sees_changed = h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] && ref::visible(c, b, hq, i, j);
+        if (sees_changed) continue;
+        ++h.guarded_rows;
         h.rows_lse[c.li(b, hq, i)] = true;
         for (std::int64_t d = 0; d < s.Dv; ++d) h.rows_out[c.oi(b, hq, i, d)] = true;
       }
-    }
   return h;
 }
 
@@ -151,9 +156,9 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
   std::int64_t masked = 0;
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i) {
-      const bool empty = !detail::row_sees_any(c, b, i);
-      masked += empty;
       for (std::int64_t h = 0; h < s.Hq; ++h) {
+        const bool empty = !detail::row_sees_any(c, b, h, i);
+        masked += empty;
         const double L = got.lse.empty() ? (empty ? -kInf : 0.0) : got.lse[c.li(b, h, i)];  // no LSE claimed
         std::ostringstream w;
         if (std::isnan(L) || (empty && L != -kInf)) {

@@ -48,8 +48,6 @@ Case sub_case(const Case& c, I b_only, I hk_only) {
   if (b_only >= 0) p.shape.B = 1;
   if (hk_only >= 0) { p.shape.Hkv = 1; p.shape.Hq = G; }
   Case r = make_zero_case(p, false);
-  r.mask = c.mask;
-  r.bias = c.bias;
   r.id = c.id;
   for (I b = 0; b < s.B; ++b) {
     if (b_only >= 0 && b != b_only) continue;
@@ -64,8 +62,14 @@ Case sub_case(const Case& c, I b_only, I hk_only) {
       }
       for (I g = 0; g < G; ++g) {
         const I h = hk * G + g, rh = rhk * G + g;
-        for (I i = 0; i < s.Tq; ++i)
+        for (I i = 0; i < s.Tq; ++i) {
           for (I d = 0; d < s.Dk; ++d) r.q[r.qi(rb, rh, i, d)] = c.q[c.qi(b, h, i, d)];
+          // The mask and bias planes this (b, h) reads, into the sub-case's (rb, rh).
+          for (I j = 0; j < s.Tk; ++j) {
+            if (p.has_mask) r.mask[r.mi(rb, rh, i, j)] = c.mask[c.mi(b, h, i, j)];
+            if (p.has_bias) r.bias[r.bi(rb, rh, i, j)] = c.bias[c.bi(b, h, i, j)];
+          }
+        }
       }
     }
   }
@@ -105,10 +109,13 @@ PropertyResult check_query_permutation(Kernel& k, const Case& c0, Layout layout,
     for (I b = 0; b < s.B; ++b)
       for (I h = 0; h < s.Hq; ++h)
         for (I d = 0; d < s.Dk; ++d) pc.q[pc.qi(b, h, i, d)] = c.q[c.qi(b, h, from, d)];
-    for (I j = 0; j < s.Tk; ++j) {
-      if (c.problem.has_mask) pc.mask[pc.mi(i, j)] = c.mask[c.mi(from, j)];
-      if (c.problem.has_bias) pc.bias[pc.mi(i, j)] = c.bias[c.mi(from, j)];
-    }
+    // Every plane of the mask and bias (per batch, per head) moves with the queries.
+    for (I b = 0; b < s.B; ++b)
+      for (I h = 0; h < s.Hq; ++h)
+        for (I j = 0; j < s.Tk; ++j) {
+          if (c.problem.has_mask) pc.mask[pc.mi(b, h, i, j)] = c.mask[c.mi(b, h, from, j)];
+          if (c.problem.has_bias) pc.bias[pc.bi(b, h, i, j)] = c.bias[c.bi(b, h, from, j)];
+        }
   }
   const Outputs a = detail::run(k, c, layout).out;
   const Outputs pb = detail::run(k, pc, layout).out;
@@ -140,10 +147,12 @@ PropertyResult check_key_permutation(Kernel& k, const Case& c0, Layout layout, s
         for (I d = 0; d < s.Dk; ++d) pc.k[pc.ki(b, h, j, d)] = c.k[c.ki(b, h, from, d)];
         for (I d = 0; d < s.Dv; ++d) pc.v[pc.vi(b, h, j, d)] = c.v[c.vi(b, h, from, d)];
       }
-    for (I i = 0; i < s.Tq; ++i) {
-      if (c.problem.has_mask) pc.mask[pc.mi(i, j)] = c.mask[c.mi(i, from)];
-      if (c.problem.has_bias) pc.bias[pc.mi(i, j)] = c.bias[c.mi(i, from)];
-    }
+    for (I b = 0; b < s.B; ++b)
+      for (I h = 0; h < s.Hq; ++h)
+        for (I i = 0; i < s.Tq; ++i) {
+          if (c.problem.has_mask) pc.mask[pc.mi(b, h, i, j)] = c.mask[c.mi(b, h, i, from)];
+          if (c.problem.has_bias) pc.bias[pc.bi(b, h, i, j)] = c.bias[c.bi(b, h, i, from)];
+        }
   }
   return judge_pair(name, c, detail::run(k, c, layout).out, detail::run(k, pc, layout).out,
                     detail::exact_forward(k, c), "permuting keys and values together changed the outputs");

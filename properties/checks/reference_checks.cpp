@@ -85,7 +85,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        const bool any = detail::row_sees_any(id, b, i);
+        const bool any = detail::row_sees_any(id, b, h, i);
         double sum = 0, allowance = 0;
         for (std::int64_t j = 0; j < s.Tk; ++j) {
           const std::size_t n = id.oi(b, h, i, j);
@@ -96,7 +96,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
           if (!(w >= 0))
             return PropertyResult::fail(name, id.id, "a weight is negative or NaN", where.str())
                 .with_kind(std::isnan(w) ? FailKind::non_finite : FailKind::outside_bound);
-          if (!ref::visible(id, b, i, j) && w != 0)
+          if (!ref::visible(id, b, h, i, j) && w != 0)
             return PropertyResult::fail(name, id.id, "a hidden key has a nonzero weight", where.str());
           sum += w;
           allowance += bound::threshold(w, e.exact.out[n], e.bounds.out[n], e.out_dtype);
@@ -123,10 +123,10 @@ PropertyResult check_convex_hull(Kernel& k, const Case& c, Layout layout) {
   const Outputs got = detail::run(k, c, layout).out;
   const detail::Exact e = detail::exact_forward(k, c);
   for (std::int64_t b = 0; b < s.B; ++b)
-    for (std::int64_t i = 0; i < s.Tq; ++i) {
-      const std::vector<std::int64_t> keys = ref::visible_keys(c, b, i);
-      if (keys.empty()) continue;  // fully masked rows: check_fully_masked_rows
+    for (std::int64_t i = 0; i < s.Tq; ++i)
       for (std::int64_t h = 0; h < s.Hq; ++h) {
+        const std::vector<std::int64_t> keys = ref::visible_keys(c, b, h, i);
+        if (keys.empty()) continue;  // fully masked rows: check_fully_masked_rows
         const std::int64_t hk = h / c.problem.group();
         for (std::int64_t d = 0; d < s.Dv; ++d) {
           double lo = HUGE_VAL, hi = -HUGE_VAL;
@@ -147,7 +147,6 @@ PropertyResult check_convex_hull(Kernel& k, const Case& c, Layout layout) {
           }
         }
       }
-    }
   return PropertyResult::pass(name, c.id);
 }
 

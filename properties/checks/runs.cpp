@@ -93,7 +93,9 @@ Case with_identity_v(const Case& c) {
   return id;
 }
 
-bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i) { return !ref::visible_keys(c, b, i).empty(); }
+bool row_sees_any(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i) {
+  return !ref::visible_keys(c, b, h, i).empty();
+}
 
 double exact_grid(DType t, double M) {
   if (!(M > 0)) M = 1;

@@ -63,6 +63,6 @@ double max_abs(const std::vector<double>& v);
 Case with_identity_v(const Case& c);
 
 // The output row index (b, h, i) of a dense row number, and visibility of a key for a row.
-bool row_sees_any(const Case& c, std::int64_t b, std::int64_t i);
+bool row_sees_any(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
 }  // namespace attnv::props::detail

@@ -166,11 +166,25 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
       }
       p.has_mask = claims(&Capabilities::mask) && *sometimes<bool>(opt.masked_rows ? 4 : 2, false, true);
       p.has_bias = claims(&Capabilities::bias) && *sometimes<bool>(2, false, true);
+      // Per-batch and per-head planes, where claimed: mostly per head (the bug class of a kernel
+      // that reads head 0's plane for every head), sometimes per batch, sometimes both.
+      if (claims(&Capabilities::mask_bias_per_batch_head)) {
+        const auto draw_dims = [&](bool has) {
+          Leading d;
+          if (!has || !*sometimes<bool>(5, false, true)) return d;
+          d.heads = *sometimes<bool>(7, false, true);
+          d.batch = !d.heads || *sometimes<bool>(4, false, true);
+          return d;
+        };
+        p.mask_dims = draw_dims(p.has_mask);
+        p.bias_dims = draw_dims(p.has_bias);
+      }
       p.has_kv_len = opt.kv_len && claims(&Capabilities::kv_len) && *sometimes<bool>(opt.masked_rows ? 5 : 3, false, true);
       if (claims(&Capabilities::softcap) && *sometimes<bool>(2, false, true)) p.softcap = *rc::gen::element(1.0, 5.0, 30.0);
       if (claims(&Capabilities::custom_scale) && *sometimes<bool>(2, false, true))
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
+      p.has_alibi = opt.alibi && !opt.with_dout && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
     }
     return p;
   });
@@ -246,16 +260,30 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
       n = r < empty_row ? 0 : r < 0.3 ? s.Tk : rng.uniform_int(0, s.Tk);
     }
   if (p.has_mask) {
-    const double density = rng.uniform(0.2, 1.0);
-    for (I i = 0; i < s.Tq; ++i) {
-      const bool empty = rng.bernoulli(empty_row);
-      for (I j = 0; j < s.Tk; ++j) c.mask[c.mi(i, j)] = !empty && rng.bernoulli(density);
+    // Each plane (per batch entry, per head) its own density and empty rows.
+    const I plane_size = s.Tq * s.Tk, planes = mask_elements(p) / plane_size;
+    for (I pl = 0; pl < planes; ++pl) {
+      const double density = rng.uniform(0.2, 1.0);
+      for (I i = 0; i < s.Tq; ++i) {
+        const bool empty = rng.bernoulli(empty_row);
+        for (I j = 0; j < s.Tk; ++j) c.mask[static_cast<std::size_t>(pl * plane_size + i * s.Tk + j)] = !empty && rng.bernoulli(density);
+      }
+      // A plane equal to the first would hide a kernel that reads the first plane for all.
+      const auto first = c.mask.begin(), mine = first + pl * plane_size;
+      if (pl > 0 && std::equal(mine, mine + plane_size, first)) {
+        const auto n = static_cast<std::size_t>(pl * plane_size + rng.uniform_int(0, plane_size - 1));
+        c.mask[n] = !c.mask[n];
+      }
     }
   }
   if (p.has_bias)
     for (double& x : c.bias) x = rng.bernoulli(0.05) ? -kInf : rng.normal();
   // Sinks of either sign and of the logits' size, now and then one that dominates the row.
   for (double& x : c.sinks) x = 2 * rng.normal() + (rng.bernoulli(0.2) ? 8 : 0);
+  // ALiBi: mostly the standard geometric slopes 2^(-8 (h+1) / Hq), sometimes random ones.
+  const bool geometric = rng.bernoulli(0.7);
+  for (std::size_t h = 0; h < c.alibi.size(); ++h)
+    c.alibi[h] = geometric ? std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(s.Hq)) : rng.uniform(0, 1);
   round_to_storage(c);
   return c;
 }

@@ -26,15 +26,16 @@ Problem one_row_problem(const Problem& p) {
   sp.window = Window{};
   sp.alignment = Alignment::top_left;
   sp.has_mask = true;
+  sp.mask_dims = sp.bias_dims = Leading{};  // one row: the row's own plane is spelled out
   sp.has_kv_len = false;
   return sp;
 }
 
-// Row i of batch b's visibility (and bias row) into the one-row case's mask (and bias).
-void spell_out_row(const Case& c, std::int64_t b, std::int64_t i, Case& one) {
+// Row (b, h, i)'s visibility (and bias row) into the one-row case's mask (and bias).
+void spell_out_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, Case& one) {
   for (std::int64_t j = 0; j < c.problem.shape.Tk; ++j) {
-    one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, i, j) ? 1 : 0;
-    if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.mi(i, j)];
+    one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, h, i, j) ? 1 : 0;
+    if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.bi(b, h, i, j)];
   }
 }
 
@@ -83,8 +84,8 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
   one.id = c.id + "/dropout_row";
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i) {
-      spell_out_row(c, b, i, one);
       for (std::int64_t h = 0; h < s.Hq; ++h) {
+        spell_out_row(c, b, h, i, one);
         const std::int64_t hk = h / c.problem.group();
         for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
         for (std::int64_t j = 0; j < s.Tk; ++j) {
@@ -141,11 +142,16 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
     sp.shape.Hkv = 1;
     Case one = make_zero_case(sp, true);
     one.id = c.id + "/dropout_dv";
-    one.mask = c.mask;
-    one.bias = c.bias;
     for (std::int64_t b = 0; b < s.B; ++b) {
       if (c.problem.has_kv_len) one.kv_len = {c.kv_len[static_cast<std::size_t>(b)]};
       for (std::int64_t g = 0; g < s.Hkv; ++g) {
+        // The mask and bias planes of batch b's query heads g*G .. g*G+G-1.
+        for (std::int64_t hh = 0; hh < G; ++hh)
+          for (std::int64_t i = 0; i < s.Tq; ++i)
+            for (std::int64_t j = 0; j < s.Tk; ++j) {
+              if (sp.has_mask) one.mask[one.mi(0, hh, i, j)] = c.mask[c.mi(b, g * G + hh, i, j)];
+              if (sp.has_bias) one.bias[one.bi(0, hh, i, j)] = c.bias[c.bi(b, g * G + hh, i, j)];
+            }
         for (std::int64_t hh = 0; hh < G; ++hh)
           for (std::int64_t i = 0; i < s.Tq; ++i)
             for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, hh, i, d)] = c.q[c.qi(b, g * G + hh, i, d)];
@@ -180,8 +186,8 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
     one.id = c.id + "/dropout_dq";
     for (std::int64_t b = 0; b < s.B; ++b)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        spell_out_row(c, b, i, one);
         for (std::int64_t h = 0; h < s.Hq; ++h) {
+          spell_out_row(c, b, h, i, one);
           const std::int64_t hk = h / G;
           for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
           for (std::int64_t d = 0; d < s.Dv; ++d) one.dout[one.oi(0, 0, 0, d)] = c.dout[c.oi(b, h, i, d)];

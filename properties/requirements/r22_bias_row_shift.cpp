@@ -31,8 +31,9 @@ props::PropertyResult check_bias_row_shift(Kernel& k, const props::PropertyCase&
   const std::int64_t Tq = base.problem.shape.Tq, Tk = base.problem.shape.Tk;
   std::vector<double> t(static_cast<std::size_t>(Tq));
   for (double& x : t) x = props::detail::on_grid(rng.uniform(-M, M), g);
-  for (std::int64_t i = 0; i < Tq; ++i)
-    for (std::int64_t j = 0; j < Tk; ++j) moved.bias[base.mi(i, j)] += t[static_cast<std::size_t>(i)];
+  // Row i of every plane (per batch, per head) gets the same t_i: every row (b, h, i) shifts by t_i.
+  for (std::size_t n = 0; n < moved.bias.size(); ++n)
+    moved.bias[n] += t[static_cast<std::size_t>((static_cast<std::int64_t>(n) / Tk) % Tq)];
   moved.id = base.id + " (bias rows shifted)";
   const Outputs a = props::detail::run(k, base, pc.layout).out, b = props::detail::run(k, moved, pc.layout).out;
   const props::detail::Exact ea = props::detail::exact_forward(k, base), eb = props::detail::exact_forward(k, moved);

@@ -103,12 +103,18 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
   try {
     py::dict kw;
     kw["mask"] = py::none();
+    // [Tq, Tk], or [B|1, Hq|1, Tq, Tk] when the mask or bias has its own leading extents.
+    const auto extents = [&](Leading d) -> std::vector<py::ssize_t> {
+      if (!d.any()) return {s.Tq, s.Tk};
+      const auto e = broadcast_extents(s, d);
+      return {e[0], e[1], e[2], e[3]};
+    };
     if (p.has_mask) {
-      py::array_t<bool> m({s.Tq, s.Tk});
+      py::array_t<bool> m(extents(p.mask_dims));
       for (std::size_t i = 0; i < c.mask.size(); ++i) m.mutable_data()[i] = c.mask[i] != 0;
       kw["mask"] = m;
     }
-    kw["bias"] = p.has_bias ? py::object(to_numpy(c.bias, {s.Tq, s.Tk}, p.dtype)) : py::none();
+    kw["bias"] = p.has_bias ? py::object(to_numpy(c.bias, extents(p.bias_dims), p.dtype)) : py::none();
     // Only with sinks (a kernel that claims them): functions written before sinks take no such
     // keyword, and passing sinks=None to them would be a TypeError.
     if (p.has_sinks) kw["sinks"] = to_numpy(c.sinks, {s.Hq}, p.dtype);

@@ -61,7 +61,7 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
   const std::int64_t hk = h / p.group();
   const double scale = p.effective_scale();
   RowTerms r;
-  r.keys = ref::visible_keys(c, b, i);
+  r.keys = ref::visible_keys(c, b, h, i);
   r.L = exact_lse;
   const std::size_t n = r.keys.size();
   r.t.resize(n);
@@ -100,19 +100,30 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       t = *p.softcap * std::tanh(score / *p.softcap);
       d0 += (3 * k.u_score + k.u_exp_score) * A * (1 + g_score);
     }
-    double bias = 0;
-    if (p.has_bias) bias = c.bias[c.mi(i, j)];
+    double bias = 0, alibi_abs = 0;
+    if (p.has_bias) bias = c.bias[c.bi(b, h, i, j)];
     t += bias;
-    // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|; so does
-    // the logit's conversion into a narrower softmax dtype.
-    d0 += (k.u_score + k.u_sm_in) * (A * (1 + g_score) + std::fabs(bias));
+    // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|.
+    d0 += k.u_score * (A * (1 + g_score) + std::fabs(bias));
+    if (p.has_alibi) {
+      // ALiBi -m_h |j - p_i| as the kernel forms it (a score step): the product rounds once
+      // (u |alibi|; the distance is exact in the accumulator), the subtraction once, relative to
+      // |t_hat| <= A (1 + g_score) + |bias| + |alibi|.
+      const std::int64_t dist = j - ref::query_position(c, b, i);
+      const double alibi = -c.alibi[static_cast<std::size_t>(h)] * static_cast<double>(dist < 0 ? -dist : dist);
+      t += alibi;
+      alibi_abs = std::fabs(alibi);
+      d0 += k.u_score * (2 * alibi_abs + A * (1 + g_score) + std::fabs(bias));
+    }
+    // The logit's conversion into a softmax dtype narrower than the score's (0 otherwise).
+    d0 += k.u_sm_in * (A * (1 + g_score) + std::fabs(bias) + alibi_abs);
     r.s[jj] = score;
     r.t[jj] = t;
     r.A[jj] = A;
     r.delta_pre[jj] = d_pre;
     r.delta0[jj] = d0 * (1 + 4 * u_logit);  // second-order products of the u-terms above
     r.m = std::max(r.m, t);
-    max_a = std::max(max_a, A + std::fabs(bias));
+    max_a = std::max(max_a, A + std::fabs(bias) + alibi_abs);
   }
   if (p.has_sinks) {
     r.has_sink = true;

@@ -201,6 +201,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
 Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
                       FastAccuracy* accuracy) {
   fd::require_readable(c, true);
+  if (c.problem.has_alibi) throw InputError("fast reference: the backward does not take ALiBi yet");
   const Shape& s = c.problem.shape;
   const bool has_sinks = c.problem.has_sinks;
   const std::int64_t G = c.problem.group();
@@ -229,10 +230,9 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
           st.dv.reset(static_cast<std::size_t>(s.Tk * s.Dv));
           st.terms.assign(static_cast<std::size_t>(s.Tk), 0);
           for (std::int64_t i = 0; i < s.Tq; ++i) {
-            const std::vector<std::int64_t> keys = visible_keys(c, b, i);
             for (std::int64_t g = 0; g < G; ++g) {
               const std::int64_t h = hk * G + g;
-              st.w.keys = keys;
+              st.w.keys = visible_keys(c, b, h, i);
               fd::compute_row_weights(ctx, b, h, i, st.w, true);
               fd::write_row_output(ctx, b, h, i, st.w, st.o, sink);
               backward_row(ctx, b, h, i, st, sink, has_sinks ? sink_terms[c.li(b, h, i)] : unused_term);

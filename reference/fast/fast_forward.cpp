@@ -44,9 +44,13 @@ Outputs fast_forward(const Case& c, const FastOptions& opt, FastStats* stats,
           const std::int64_t b = task / blocks_per_batch;
           const std::int64_t i0 = (task % blocks_per_batch) * kRowBlock;
           const std::int64_t i1 = std::min(s.Tq, i0 + kRowBlock);
-          for (std::int64_t i = i0; i < i1; ++i)
-            keys[static_cast<std::size_t>(i - i0)] = visible_keys(c, b, i);
+          // A mask or bias per head gives each head its own keys; otherwise head 0's serve all.
+          const bool per_head = (c.problem.has_mask && c.problem.mask_dims.heads) ||
+                                (c.problem.has_bias && c.problem.bias_dims.heads);
           for (std::int64_t h = 0; h < s.Hq; ++h) {
+            if (h == 0 || per_head)
+              for (std::int64_t i = i0; i < i1; ++i)
+                keys[static_cast<std::size_t>(i - i0)] = visible_keys(c, b, h, i);
             for (std::int64_t i = i0; i < i1; ++i) {
               w.keys = keys[static_cast<std::size_t>(i - i0)];
               fd::compute_row_weights(ctx, b, h, i, w, false);

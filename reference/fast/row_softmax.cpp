@@ -8,6 +8,7 @@
 
 #include "problem/error.h"
 #include "reference/fast/dd_math.h"
+#include "reference/visibility.h"
 
 namespace attnv::ref::fast_detail {
 namespace {
@@ -197,15 +198,23 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
       err = 1.01 * ctx.cap * dy * slope + (dd::kTanhRelErr + 2 * kU2) * std::fabs(t.hi) * 1.01;
     }
     if (pr.has_bias) {
-      const double bias = c.bias[c.mi(i, j)];
+      const double bias = c.bias[c.bi(b, h, i, j)];
       if (!std::isfinite(bias)) {
         std::ostringstream msg;
-        msg << "fast reference (" << (c.id.empty() ? describe(pr) : c.id) << "): non-finite bias[i="
-            << i << ",j=" << j << "] = " << bias << " on a visible key";
+        msg << "fast reference (" << (c.id.empty() ? describe(pr) : c.id) << "): non-finite bias[b=" << b << ",h=" << h
+            << ",i=" << i << ",j=" << j << "] = " << bias << " on a visible key";
         throw InputError(msg.str());
       }
       t = dd::add_d(t, bias);
       err += 2 * kU2 * std::fabs(t.hi) * 1.01;
+    }
+    if (pr.has_alibi && t.hi != -kInf) {
+      // -m_h |j - p_i|: the distance is an integer below 2^61, exact as a double below 2^53
+      // (Tk <= 2^53 in any case this runs); mul_d errs by 2u^2 of the product, add by 3u^2.
+      const std::int64_t d = j - query_position(c, b, i);
+      const DD a = dd::mul_d(DD{-c.alibi[static_cast<std::size_t>(h)], 0}, static_cast<double>(d < 0 ? -d : d));
+      t = dd::add(t, a);
+      err += (2 * kU2 * std::fabs(a.hi) + 3 * kU2 * std::fabs(t.hi)) * 1.01;
     }
     if (std::isnan(t.hi) || t.hi == kInf) throw_logit_overflow(c, b, h, i, j);
     // A logit below -DBL_MAX (a finite dot times a huge scale, or a huge negative bias): its

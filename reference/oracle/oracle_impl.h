@@ -48,6 +48,7 @@
 
 #include "problem/case.h"
 #include "reference/oracle/oracle_plan.h"
+#include "reference/oracle/oracle_visibility.h"
 #include "util/parallel.h"
 
 namespace attnv::ref::oracle_detail {
@@ -79,7 +80,7 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        if (plan.visible(b, i).empty()) continue;
+        if (plan.visible(b, h, i).empty()) continue;
         for (std::int64_t d = 0; d < s.Dk; ++d) in.q[c.qi(b, h, i, d)] = c.q[c.qi(b, h, i, d)];
         if (with_dout)
           for (std::int64_t d = 0; d < s.Dv; ++d) in.dout[c.oi(b, h, i, d)] = c.dout[c.oi(b, h, i, d)];
@@ -87,7 +88,7 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t kvh = 0; kvh < s.Hkv; ++kvh)
       for (std::int64_t j = 0; j < s.Tk; ++j) {
-        if (!plan.key_read[static_cast<std::size_t>(b * s.Tk + j)]) continue;
+        if (!plan.key_read[static_cast<std::size_t>((b * s.Hkv + kvh) * s.Tk + j)]) continue;
         for (std::int64_t d = 0; d < s.Dk; ++d) in.k[c.ki(b, kvh, j, d)] = c.k[c.ki(b, kvh, j, d)];
         for (std::int64_t d = 0; d < s.Dv; ++d) in.v[c.vi(b, kvh, j, d)] = c.v[c.vi(b, kvh, j, d)];
       }
@@ -110,7 +111,7 @@ struct RowParams {
 
   RowParams(const Problem& p, bool radius)
       : Dk(p.shape.Dk), Dv(p.shape.Dv), Tk(p.shape.Tk), G(p.group()), Tq(p.shape.Tq),
-        scale(p.effective_scale()), has_bias(p.has_bias), with_radius(radius),
+        scale(p.effective_scale()), has_bias(p.has_bias || p.has_alibi), with_radius(radius),
         u(std::numeric_limits<Real>::epsilon()) {
     if (p.softcap) softcap = Real(*p.softcap);
   }
@@ -340,10 +341,11 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
       [&](std::int64_t begin, std::int64_t end) {
         const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
+        std::vector<Real> with_alibi;  // bias + ALiBi of the row's keys, when ALiBi is on
         for (std::int64_t r = begin; r < end; ++r) {
           const std::int64_t i = r % s.Tq, h = (r / s.Tq) % s.Hq, b = r / (s.Tq * s.Hq);
           const std::int64_t kvh = h / G;
-          const auto& keys = plan.visible(b, i);
+          const auto& keys = plan.visible(b, h, i);
           Real* out = &res.out[c.oi(b, h, i, 0)];
           const Real* sink = p.has_sinks ? &in.sinks[static_cast<std::size_t>(h)] : nullptr;
           if (keys.empty() && !sink) {  // O = 0 and L = -inf exactly: radius 0
@@ -353,7 +355,18 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           }
           auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
           auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-          auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
+          if (p.has_alibi) {
+            // Exact: slope (53 bits) times a distance below 2^61 fits the oracle's precision.
+            with_alibi.resize(keys.size());
+            const Real slope(c.alibi[static_cast<std::size_t>(h)]);
+            for (std::size_t n = 0; n < keys.size(); ++n) {
+              with_alibi[n] = slope * Real(static_cast<double>(oracle_alibi_distance(c, b, i, keys[n])));
+              with_alibi[n] = (p.has_bias ? in.bias[c.bi(b, h, i, keys[n])] : Real(0.0)) - with_alibi[n];
+            }
+          }
+          auto bias = [&](std::size_t n) -> const Real& {
+            return p.has_alibi ? with_alibi[n] : in.bias[c.bi(b, h, i, keys[n])];
+          };
           row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sink, sm);
           res.lse[c.li(b, h, i)] = sm.lse;
           row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
@@ -392,7 +405,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
           const std::int64_t b = task / s.Hkv, kvh = task % s.Hkv;
           for (std::int64_t h = kvh * G; h < (kvh + 1) * G; ++h)
             for (std::int64_t i = 0; i < s.Tq; ++i) {
-              const auto& keys = plan.visible(b, i);
+              const auto& keys = plan.visible(b, h, i);
               Real* out = &res.out[c.oi(b, h, i, 0)];
               Real* dq = &res.dq[c.qi(b, h, i, 0)];
               Real* r_dq = with_radius ? &res.r_dq[c.qi(b, h, i, 0)] : nullptr;
@@ -405,7 +418,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               }
               auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
               auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-              auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.mi(i, keys[n])]; };
+              auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.bi(b, h, i, keys[n])]; };
               const Real* q = &in.q[c.qi(b, h, i, 0)];
               const Real* dout = &in.dout[c.oi(b, h, i, 0)];
               row_softmax(rp, q, keys.size(), krow, bias, sink, sm);

@@ -60,11 +60,21 @@ void check_kv_row(const Case& c, std::int64_t b, std::int64_t kvh, std::int64_t 
   }
 }
 
-void check_bias(const Case& c, std::int64_t i, std::int64_t j) {
+// Element `at` of the bias named in its own coordinates: [i,j], or [b|0,h|0,i,j] with planes.
+std::string bias_coords(const Case& c, std::size_t at) {
+  const Shape& s = c.problem.shape;
+  const Leading d = c.problem.bias_dims;
+  const auto n = static_cast<std::int64_t>(at);
+  const std::int64_t i = (n / s.Tk) % s.Tq, j = n % s.Tk, plane = n / (s.Tq * s.Tk);
+  if (!d.any()) return coords({i, j});
+  const std::int64_t heads = d.heads ? s.Hq : 1;
+  return coords({plane / heads, plane % heads, i, j});
+}
+
+void check_bias(const Case& c, std::size_t at) {
   // -inf hides the key (visibility), so a visible bias that is not finite is NaN or +inf.
-  const std::size_t at = c.mi(i, j);
   if (!std::isfinite(c.bias[at]))
-    non_finite(c, "bias", at, c.bias[at], coords({i, j}), "key j is visible to query i");
+    non_finite(c, "bias", at, c.bias[at], bias_coords(c, at), "key j is visible to query i");
 }
 
 }  // namespace
@@ -73,20 +83,24 @@ ReadPlan plan_reads(const Case& c, bool need_dout) {
   check_sizes(c, need_dout);
   const Shape& s = c.problem.shape;
   ReadPlan plan;
+  plan.Hq = s.Hq;
+  plan.Hkv = s.Hkv;
   plan.Tq = s.Tq;
   plan.Tk = s.Tk;
-  plan.keys.resize(static_cast<std::size_t>(s.B * s.Tq));
-  plan.key_read.assign(static_cast<std::size_t>(s.B * s.Tk), 0);
-  plan.bias_read.assign(c.problem.has_bias ? static_cast<std::size_t>(s.Tq * s.Tk) : 0, 0);
+  plan.keys.resize(static_cast<std::size_t>(s.B * s.Hq * s.Tq));
+  plan.key_read.assign(static_cast<std::size_t>(s.B * s.Hkv * s.Tk), 0);
+  plan.bias_read.assign(c.bias.size(), 0);
+  const std::int64_t G = c.problem.group();
   for (std::int64_t b = 0; b < s.B; ++b)
-    for (std::int64_t i = 0; i < s.Tq; ++i) {
-      auto& keys = plan.keys[static_cast<std::size_t>(b * s.Tq + i)];
-      keys = oracle_visible_keys(c, b, i);
-      for (std::int64_t j : keys) {
-        plan.key_read[static_cast<std::size_t>(b * s.Tk + j)] = 1;
-        if (c.problem.has_bias) plan.bias_read[c.mi(i, j)] = 1;
+    for (std::int64_t h = 0; h < s.Hq; ++h)
+      for (std::int64_t i = 0; i < s.Tq; ++i) {
+        auto& keys = plan.keys[static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i)];
+        keys = oracle_visible_keys(c, b, h, i);
+        for (std::int64_t j : keys) {
+          plan.key_read[static_cast<std::size_t>((b * s.Hkv + h / G) * s.Tk + j)] = 1;
+          if (c.problem.has_bias) plan.bias_read[c.bi(b, h, i, j)] = 1;
+        }
       }
-    }
   return plan;
 }
 
@@ -95,18 +109,18 @@ void check_read_values(const Case& c, const ReadPlan& plan, bool need_dout) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i)
-        if (!plan.visible(b, i).empty()) check_q_row(c, b, h, i);
+        if (!plan.visible(b, h, i).empty()) check_q_row(c, b, h, i);
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t kvh = 0; kvh < s.Hkv; ++kvh)
       for (std::int64_t j = 0; j < s.Tk; ++j)
-        if (plan.key_read[static_cast<std::size_t>(b * s.Tk + j)]) check_kv_row(c, b, kvh, j);
+        if (plan.key_read[static_cast<std::size_t>((b * s.Hkv + kvh) * s.Tk + j)]) check_kv_row(c, b, kvh, j);
   for (std::size_t at = 0; at < plan.bias_read.size(); ++at)
-    if (plan.bias_read[at]) check_bias(c, static_cast<std::int64_t>(at) / s.Tk, static_cast<std::int64_t>(at) % s.Tk);
+    if (plan.bias_read[at]) check_bias(c, at);
   if (!need_dout) return;
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        if (plan.visible(b, i).empty()) continue;
+        if (plan.visible(b, h, i).empty()) continue;
         for (std::int64_t d = 0; d < s.Dv; ++d) {
           const std::size_t at = c.oi(b, h, i, d);
           if (!std::isfinite(c.dout[at]))
@@ -123,13 +137,13 @@ std::vector<std::int64_t> plan_and_check_row(const Case& c, std::int64_t b, std:
     throw InputError("oracle: row (b=" + std::to_string(b) + ", h=" + std::to_string(h) +
                      ", i=" + std::to_string(i) + ") is outside B=" + std::to_string(s.B) +
                      " Hq=" + std::to_string(s.Hq) + " Tq=" + std::to_string(s.Tq));
-  std::vector<std::int64_t> keys = oracle_visible_keys(c, b, i);
+  std::vector<std::int64_t> keys = oracle_visible_keys(c, b, h, i);
   if (keys.empty()) return keys;
   check_q_row(c, b, h, i);
   const std::int64_t kvh = h / c.problem.group();
   for (std::int64_t j : keys) {
     check_kv_row(c, b, kvh, j);
-    if (c.problem.has_bias) check_bias(c, i, j);
+    if (c.problem.has_bias) check_bias(c, c.bi(b, h, i, j));
   }
   return keys;
 }

@@ -10,13 +10,15 @@
 namespace attnv::ref::oracle_detail {
 
 struct ReadPlan {
-  std::int64_t Tq = 0, Tk = 0;
-  std::vector<std::vector<std::int64_t>> keys;  // visible keys of (b, i), at [b * Tq + i]
-  std::vector<std::uint8_t> key_read;           // key j of batch b visible to some query: [b * Tk + j]
-  std::vector<std::uint8_t> bias_read;          // bias (i, j) visible in some batch: [i * Tk + j]
+  std::int64_t Hq = 0, Hkv = 0, Tq = 0, Tk = 0;
+  // Visible keys of (b, h, i), at [(b * Hq + h) * Tq + i]: masks and biases may differ per head.
+  std::vector<std::vector<std::int64_t>> keys;
+  // Key j of KV head kvh, batch b, visible to some query head that reads it: [(b * Hkv + kvh) * Tk + j].
+  std::vector<std::uint8_t> key_read;
+  std::vector<std::uint8_t> bias_read;  // bias element (Case::bi order) visible to its row
 
-  const std::vector<std::int64_t>& visible(std::int64_t b, std::int64_t i) const {
-    return keys[static_cast<std::size_t>(b * Tq + i)];
+  const std::vector<std::int64_t>& visible(std::int64_t b, std::int64_t h, std::int64_t i) const {
+    return keys[static_cast<std::size_t>((b * Hq + h) * Tq + i)];
   }
 };
 

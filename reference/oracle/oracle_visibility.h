@@ -12,7 +12,10 @@
 
 namespace attnv::ref::oracle_detail {
 
-// The keys of batch b visible to query i, increasing (the same for every head).
-std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t i);
+// The keys of batch b visible to query i of head h, increasing.
+std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
+
+// |j - p_i| for ALiBi, with p_i the query's position under the alignment (in 128 bits as above).
+std::int64_t oracle_alibi_distance(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j);
 
 }  // namespace attnv::ref::oracle_detail

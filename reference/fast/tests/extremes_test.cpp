@@ -46,7 +46,7 @@ bool oracle_confirms_lse_overflow(const Case& c) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i)
-        if (!visible_keys(c, b, i).empty() && !std::isfinite(o.lse[c.li(b, h, i)])) return true;
+        if (!visible_keys(c, b, h, i).empty() && !std::isfinite(o.lse[c.li(b, h, i)])) return true;
   return false;
 }
 

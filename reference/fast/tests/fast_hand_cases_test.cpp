@@ -164,10 +164,10 @@ TEST(FastHandCases, NonFiniteVisibleValuesThrowNamingTheElement) {
   c = nan_case();
   c.problem.has_bias = true;
   c.bias.assign(8, 0.0);
-  c.bias[c.mi(0, 1)] = -std::numeric_limits<double>::infinity();
+  c.bias[c.bi(0, 0, 0, 1)] = -std::numeric_limits<double>::infinity();
   EXPECT_NO_THROW(fast_backward(c));
-  c.bias[c.mi(1, 2)] = std::numeric_limits<double>::quiet_NaN();
-  expect_throw(c, "bias[i=1,j=2]", false);
+  c.bias[c.bi(0, 0, 1, 2)] = std::numeric_limits<double>::quiet_NaN();
+  expect_throw(c, "bias[b=0,h=0,i=1,j=2]", false);
 }
 
 TEST(FastHandCases, WrongTensorSizeIsAnInputError) {

@@ -20,7 +20,7 @@ Outputs naive_double_forward(const Case& c) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t h = 0; h < s.Hq; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        const std::vector<std::int64_t> keys = visible_keys(c, b, i);
+        const std::vector<std::int64_t> keys = visible_keys(c, b, h, i);
         const std::int64_t hk = h / p.group();
         if (keys.empty()) {
           o.lse[c.li(b, h, i)] = -std::numeric_limits<double>::infinity();
@@ -33,7 +33,7 @@ Outputs naive_double_forward(const Case& c) {
           for (std::int64_t d = 0; d < s.Dk; ++d) dot += c.q[c.qi(b, h, i, d)] * c.k[c.ki(b, hk, keys[n], d)];
           double x = scale * dot;
           if (p.softcap) x = *p.softcap * std::tanh(x / *p.softcap);
-          if (p.has_bias) x += c.bias[c.mi(i, keys[n])];
+          if (p.has_bias) x += c.bias[c.bi(b, h, i, keys[n])];
           t[n] = x;
           m = std::max(m, x);
         }

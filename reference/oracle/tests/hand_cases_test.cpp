@@ -86,8 +86,8 @@ TEST(OracleHandCases, FullyMaskedRowsGiveZeroAndMinusInfinity) {
   for (double& x : c.v) x = 3;
   for (double& x : c.dout) x = 1;
   c.kv_len = {3, 0};  // batch 1: no keys at all
-  c.mask[c.mi(0, 0)] = c.mask[c.mi(0, 1)] = c.mask[c.mi(0, 2)] = 0;  // row 0: masked out
-  c.bias[c.mi(1, 0)] = c.bias[c.mi(1, 1)] = c.bias[c.mi(1, 2)] = -kInf;  // row 1: -inf bias
+  c.mask[c.mi(0, 0, 0, 0)] = c.mask[c.mi(0, 0, 0, 1)] = c.mask[c.mi(0, 0, 0, 2)] = 0;  // row 0: masked out
+  c.bias[c.bi(0, 0, 1, 0)] = c.bias[c.bi(0, 0, 1, 1)] = c.bias[c.bi(0, 0, 1, 2)] = -kInf;  // row 1: -inf bias
   for (Backend be : {Backend::mpfr, Backend::cpp_bin_float}) {
     const Outputs g = oracle_backward(c, be);
     for (std::int64_t b = 0; b < 2; ++b)

@@ -27,14 +27,16 @@ void expect_same_outputs(const Outputs& a, const Outputs& b, const std::string& 
 }
 
 bool key_visible_to_any_query(const Case& c, std::int64_t b, std::int64_t j) {
-  for (std::int64_t i = 0; i < c.problem.shape.Tq; ++i)
-    if (visible(c, b, i, j)) return true;
+  for (std::int64_t h = 0; h < c.problem.shape.Hq; ++h)
+    for (std::int64_t i = 0; i < c.problem.shape.Tq; ++i)
+      if (visible(c, b, h, i, j)) return true;
   return false;
 }
 
 bool bias_visible_in_any_batch(const Case& c, std::int64_t i, std::int64_t j) {
   for (std::int64_t b = 0; b < c.problem.shape.B; ++b)
-    if (visible(c, b, i, j)) return true;
+    for (std::int64_t h = 0; h < c.problem.shape.Hq; ++h)
+      if (visible(c, b, h, i, j)) return true;
   return false;
 }
 
@@ -51,8 +53,8 @@ Case poison_hidden(const Case& c) {
           for (std::int64_t d = 0; d < s.Dv; ++d) p.v[c.vi(b, h, j, d)] = d % 2 ? kInf : kNaN;
         }
     for (std::int64_t i = 0; i < s.Tq; ++i)
-      if (visible_keys(c, b, i).empty())
-        for (std::int64_t h = 0; h < s.Hq; ++h) {
+      for (std::int64_t h = 0; h < s.Hq; ++h)
+        if (visible_keys(c, b, h, i).empty()) {
           for (std::int64_t d = 0; d < s.Dk; ++d) p.q[c.qi(b, h, i, d)] = kNaN;
           for (std::int64_t d = 0; d < s.Dv; ++d) p.dout[c.oi(b, h, i, d)] = kNaN;
         }
@@ -60,8 +62,8 @@ Case poison_hidden(const Case& c) {
   if (c.problem.has_bias)
     for (std::int64_t i = 0; i < s.Tq; ++i)
       for (std::int64_t j = 0; j < s.Tk; ++j)
-        if (!bias_visible_in_any_batch(c, i, j) && std::isfinite(c.bias[c.mi(i, j)]))
-          p.bias[c.mi(i, j)] = kNaN;
+        if (!bias_visible_in_any_batch(c, i, j) && std::isfinite(c.bias[c.bi(0, 0, i, j)]))
+          p.bias[c.bi(0, 0, i, j)] = kNaN;
   return p;
 }
 
@@ -87,7 +89,7 @@ Case small_visible_case() {
   p.has_bias = true;
   Case c = make_zero_case(p, true);
   c.kv_len = {2};
-  c.mask[c.mi(0, 0)] = c.mask[c.mi(0, 1)] = 0;  // row 0 sees nothing
+  c.mask[c.mi(0, 0, 0, 0)] = c.mask[c.mi(0, 0, 0, 1)] = 0;  // row 0 sees nothing
   for (std::size_t n = 0; n < c.q.size(); ++n) c.q[n] = 0.25 * static_cast<double>(n % 5);
   for (std::size_t n = 0; n < c.k.size(); ++n) c.k[n] = 0.5 - 0.125 * static_cast<double>(n);
   for (std::size_t n = 0; n < c.v.size(); ++n) c.v[n] = static_cast<double>(n);
@@ -134,12 +136,12 @@ TEST(OracleInputErrors, NonFiniteReadValuesThrowNamingTheElement) {
   }
   for (double bad : {kNaN, kInf}) {
     Case c = base;
-    c.bias[c.mi(1, 0)] = bad;
+    c.bias[c.bi(0, 0, 1, 0)] = bad;
     expect_input_error(c, false, "bias[1,0]");
   }
   {
     Case c = base;
-    c.bias[c.mi(0, 0)] = kNaN;  // masked out by the boolean mask: not read
+    c.bias[c.bi(0, 0, 0, 0)] = kNaN;  // masked out by the boolean mask: not read
     EXPECT_NO_THROW(oracle_forward(c));
   }
   {
