@@ -128,12 +128,16 @@ TEST(CoreBackward, BitwiseDeterministicAcrossRunsAndThreads) {
 // The one-pass and the two-pass drivers (backward.h) sum every element's terms in the same
 // order: the same bits on every feature variant (multi-tile, GQA and MQA, windows, masks, kv_len
 // with rows that see nothing), and the one pass within the bound on its own.
+// Every dtype and variant on the widest ISA path, f32 and a third of the variants on the others
+// (the drivers are ISA-independent; the paths differ only in the tile kernels they call).
 TEST(CoreBackward, OnePassAndTwoPassesGiveTheSameBits) {
   std::uint64_t seed = 700;
-  for (Isa isa : runnable_isas())
+  const std::vector<Isa> paths = runnable_isas();
+  for (Isa isa : paths)
     for (DType t : kDtypes)
       for (int variant = 0; variant < kFeatureVariants; ++variant) {
-        const Problem p = feature_variant(variant, 130, 150, 20, t);  // 3 query tiles, 3 key tiles
+        if (isa != paths.back() && (t != DType::f32 || variant % 3 != 0)) continue;
+        const Problem p = feature_variant(variant, 70, 130, 20, t);  // 2 query tiles, 3 key tiles
         ++seed;
         const Case c = with_dout(random_case(p, seed), seed);
         CoreKernel one({.threads = 0, .isa = isa, .backward_passes = 1});
