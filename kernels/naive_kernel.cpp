@@ -105,7 +105,8 @@ struct Engine {
     }
     return dot * scale();
   }
-  Acc logit(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+  // with_alibi false: the logit the alibi_dropped_in_backward plant recomputes in the backward.
+  Acc logit(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j, bool with_alibi = true) const {
     Acc t = score(b, h, i, j);
     if (c.problem.softcap) {
       const Acc cap = static_cast<Acc>(*c.problem.softcap);
@@ -113,7 +114,7 @@ struct Engine {
     }
     if (c.problem.has_bias)
       t += static_cast<Acc>(vis.bias_at(b, h, i, j)) * (opt.plant == Plant::bias_scaled ? scale() : Acc(1));
-    if (c.problem.has_alibi) {
+    if (c.problem.has_alibi && with_alibi) {
       const std::int64_t d = j - vis.alibi_position(b, i);
       t -= static_cast<Acc>(c.alibi[static_cast<std::size_t>(h)]) * static_cast<Acc>(d < 0 ? -d : d);
     }
@@ -287,7 +288,7 @@ struct Engine {
           }
           for (std::int64_t j = 0; j < s().Tk; ++j) {
             if (!vis(b, h, i, j)) continue;
-            const Acc P = std::exp(logit(b, h, i, j) - L);
+            const Acc P = std::exp(logit(b, h, i, j, opt.plant != Plant::alibi_dropped_in_backward) - L);
             Acc dP = 0;
             for (std::int64_t d = 0; d < s().Dv; ++d)
               dP += static_cast<Acc>(c.dout[c.oi(b, h, i, d)]) * static_cast<Acc>(c.v[c.vi(b, hk, j, d)]);

@@ -58,6 +58,7 @@ enum class Plant {
   dsink_sign_flipped,     // backward: dsinks = +sum P_sink D (the sink taken as a key with dP = D)
   mask_head0,             // every batch and head reads the mask's and bias's first [Tq,Tk] plane
   alibi_wrong_corner,     // ALiBi distances from the other alignment's p_i (top_left <-> bottom_right)
+  alibi_dropped_in_backward,  // backward: P recomputed from logits without ALiBi (the forward had it)
 };
 
 enum class Structure { naive, tiled };

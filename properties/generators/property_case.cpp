@@ -184,7 +184,7 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
       if (claims(&Capabilities::custom_scale) && *sometimes<bool>(2, false, true))
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
-      p.has_alibi = opt.alibi && !opt.with_dout && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
+      p.has_alibi = opt.alibi && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
     }
     return p;
   });

@@ -48,8 +48,8 @@ struct GenOptions {
   // sink (docs/semantics.md lists them): a sink breaks invariances other checks rely on (its
   // logit does not move with a key translation or a bias row shift; weights no longer sum to 1).
   bool sinks = false;
-  // ALiBi slopes, where claimed; like sinks never with dO and off by default: a position-dependent
-  // logit breaks the query and key permutation invariances, and sub-cases would need the slopes.
+  // ALiBi slopes, where claimed (with dO too, for R2); off by default: a position-dependent logit
+  // breaks the query and key permutation invariances, and sub-cases would need the slopes.
   bool alibi = false;
   bool layouts = true;            // off: always bhtd
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast

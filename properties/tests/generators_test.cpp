@@ -50,6 +50,31 @@ TEST(Generators, CasesAreValidAndCoverTheAwkwardShapes) {
               gapped && bthd);
 }
 
+// The features only R1 and R2 judge (sinks, ALiBi) are drawn with dO too, for a kernel that
+// claims them, and never for one that does not.
+TEST(Generators, SinksAndAlibiAreDrawnForTheBackwardWhenClaimed) {
+  GenOptions opt;
+  opt.with_dout = true;
+  opt.sinks = true;
+  opt.alibi = true;
+  Capabilities claimed;
+  claimed.dtypes = opt.dtypes;
+  claimed.sinks = claimed.alibi = claimed.backward = true;
+  opt.claims = claimed;
+  int sinks = 0, alibi = 0;
+  for (const PropertyCase& pc : draw(opt, 200)) {
+    ASSERT_TRUE(check_case(pc.c).empty()) << case_label(pc);
+    ASSERT_FALSE(pc.c.dout.empty());
+    sinks += pc.c.problem.has_sinks;
+    alibi += pc.c.problem.has_alibi;
+  }
+  EXPECT_GE(sinks, 20);
+  EXPECT_GE(alibi, 20);
+  claimed.sinks = claimed.alibi = false;
+  opt.claims = claimed;
+  for (const PropertyCase& pc : draw(opt, 100)) EXPECT_FALSE(pc.c.problem.has_sinks || pc.c.problem.has_alibi);
+}
+
 double max_logit(const Case& c, bool want_max) {
   double best = want_max ? -HUGE_VAL : HUGE_VAL;
   const Shape& s = c.problem.shape;

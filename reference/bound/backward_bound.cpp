@@ -16,7 +16,6 @@ namespace attnv::bound {
 
 Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
   detail::require_outputs(c, exact, true);
-  if (c.problem.has_alibi) throw InputError("backward_bound: ALiBi is not covered yet");
   using detail::gamma;
   const Problem& p = c.problem;
   const Shape& s = p.shape;

@@ -1,6 +1,5 @@
 #include "reference/oracle/oracle.h"
 
-#include "problem/error.h"
 #include "reference/oracle/oracle_backends.h"
 #include "reference/oracle/oracle_plan.h"
 
@@ -23,7 +22,6 @@ OracleRow oracle_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t
 }
 
 Outputs oracle_backward(const Case& c, Backend backend, OracleAccuracy* accuracy) {
-  if (c.problem.has_alibi) throw InputError("oracle: the backward does not take ALiBi yet");
   const ReadPlan plan = plan_reads(c, true);
   check_read_values(c, plan, true);
   return backend == Backend::mpfr ? backward_mpfr(c, plan, accuracy)

@@ -117,6 +117,22 @@ struct RowParams {
   }
 };
 
+// The additive term of each visible key of row (b, h, i) into `out`: the bias (bias_at(n), read
+// only when the problem has one) minus ALiBi's m_h |j - p_i| (docs/semantics.md, "ALiBi"). Exact:
+// a slope of 53 bits times a distance below 2^61 fits the oracle's precision.
+template <class Real, class BiasAt>
+void row_additive_terms(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
+                        const std::vector<std::int64_t>& keys, BiasAt bias_at, std::vector<Real>& out) {
+  const Problem& p = c.problem;
+  out.assign(keys.size(), Real(0.0));
+  if (p.has_bias)
+    for (std::size_t n = 0; n < keys.size(); ++n) out[n] = bias_at(n);
+  if (!p.has_alibi) return;
+  const Real slope(c.alibi[static_cast<std::size_t>(h)]);
+  for (std::size_t n = 0; n < keys.size(); ++n)
+    out[n] -= slope * Real(static_cast<double>(oracle_alibi_distance(c, b, i, keys[n])));
+}
+
 // acc += a * b without a temporary per call (with et_off each temporary of an MPFR number is a
 // heap allocation); rounds exactly as acc += a * b does.
 template <class Real>
@@ -341,7 +357,7 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
       [&](std::int64_t begin, std::int64_t end) {
         const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
-        std::vector<Real> with_alibi;  // bias + ALiBi of the row's keys, when ALiBi is on
+        std::vector<Real> additive;  // the row's bias + ALiBi, when the problem has either
         for (std::int64_t r = begin; r < end; ++r) {
           const std::int64_t i = r % s.Tq, h = (r / s.Tq) % s.Hq, b = r / (s.Tq * s.Hq);
           const std::int64_t kvh = h / G;
@@ -355,18 +371,9 @@ RealOutputs<Real> forward_all(const Case& c, const ReadPlan& plan, const RealInp
           }
           auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
           auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-          if (p.has_alibi) {
-            // Exact: slope (53 bits) times a distance below 2^61 fits the oracle's precision.
-            with_alibi.resize(keys.size());
-            const Real slope(c.alibi[static_cast<std::size_t>(h)]);
-            for (std::size_t n = 0; n < keys.size(); ++n) {
-              with_alibi[n] = slope * Real(static_cast<double>(oracle_alibi_distance(c, b, i, keys[n])));
-              with_alibi[n] = (p.has_bias ? in.bias[c.bi(b, h, i, keys[n])] : Real(0.0)) - with_alibi[n];
-            }
-          }
-          auto bias = [&](std::size_t n) -> const Real& {
-            return p.has_alibi ? with_alibi[n] : in.bias[c.bi(b, h, i, keys[n])];
-          };
+          if (rp.has_bias)
+            row_additive_terms<Real>(c, b, h, i, keys, [&](std::size_t n) { return in.bias[c.bi(b, h, i, keys[n])]; }, additive);
+          auto bias = [&](std::size_t n) -> const Real& { return additive[n]; };
           row_softmax(rp, &in.q[c.qi(b, h, i, 0)], keys.size(), krow, bias, sink, sm);
           res.lse[c.li(b, h, i)] = sm.lse;
           row_output(rp, sm, vrow, out, with_radius ? &res.r_out[c.oi(b, h, i, 0)] : nullptr);
@@ -399,7 +406,7 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
       [&](std::int64_t begin, std::int64_t end) {
         const ThreadCacheRelease<Real> release;
         RowSoftmax<Real> sm;
-        std::vector<Real> dr, mdp, pdp, others_p, others_pdp, others_pmdp;
+        std::vector<Real> dr, mdp, pdp, others_p, others_pdp, others_pmdp, additive;
         Real dp, tmp, eps, mr, sech2;
         for (std::int64_t task = begin; task < end; ++task) {
           const std::int64_t b = task / s.Hkv, kvh = task % s.Hkv;
@@ -418,7 +425,9 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
               }
               auto krow = [&](std::size_t n) { return &in.k[c.ki(b, kvh, keys[n], 0)]; };
               auto vrow = [&](std::size_t n) { return &in.v[c.vi(b, kvh, keys[n], 0)]; };
-              auto bias = [&](std::size_t n) -> const Real& { return in.bias[c.bi(b, h, i, keys[n])]; };
+              if (rp.has_bias)
+                row_additive_terms<Real>(c, b, h, i, keys, [&](std::size_t n) { return in.bias[c.bi(b, h, i, keys[n])]; }, additive);
+              auto bias = [&](std::size_t n) -> const Real& { return additive[n]; };
               const Real* q = &in.q[c.qi(b, h, i, 0)];
               const Real* dout = &in.dout[c.oi(b, h, i, 0)];
               row_softmax(rp, q, keys.size(), krow, bias, sink, sm);

@@ -87,15 +87,8 @@ OracleRow run_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
     for (std::int64_t d = 0; d < s.Dk; ++d) k[n * dk + d] = c.k[c.ki(b, kvh, keys[n], d)];
     for (std::int64_t d = 0; d < s.Dv; ++d) v[n * dv + d] = c.v[c.vi(b, kvh, keys[n], d)];
   }
-  if (p.has_bias || p.has_alibi) {
-    bias.assign(nk, Real(0.0));
-    if (p.has_bias)
-      for (std::size_t n = 0; n < nk; ++n) bias[n] = c.bias[c.bi(b, h, i, keys[n])];
-    if (p.has_alibi)
-      for (std::size_t n = 0; n < nk; ++n)
-        bias[n] = bias[n] - Real(c.alibi[static_cast<std::size_t>(h)]) *
-                                Real(static_cast<double>(oracle_alibi_distance(c, b, i, keys[n])));
-  }
+  if (p.has_bias || p.has_alibi)
+    row_additive_terms<Real>(c, b, h, i, keys, [&](std::size_t n) { return Real(c.bias[c.bi(b, h, i, keys[n])]); }, bias);
   warm_up<Real>();
   const RowParams<Real> rp(p, with_radius);
   RowSoftmax<Real> sm;

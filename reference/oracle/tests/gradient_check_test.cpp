@@ -72,7 +72,10 @@ Tolerance tolerance(const Case& c, double h) {
   t.trunc_sink = h * h / 6 * static_cast<double>(s.B * s.Tq) * 7 * omega;
   const double u = static_cast<double>(std::numeric_limits<mp_real>::epsilon());
   const double n_ops = 10.0 * static_cast<double>(s.Tk * (s.Dk + s.Dv) + 10);
-  const double max_t = p.softcap ? *p.softcap + B : scale * s.Dk * Q * K + B;
+  // ALiBi adds a constant to each logit (its slope times a distance below Tk + Tq): it moves the
+  // logits' magnitude, not their slopes in q or k.
+  const double alibi = p.has_alibi ? max_abs(c.alibi) * static_cast<double>(s.Tk + s.Tq) : 0;
+  const double max_t = (p.softcap ? *p.softcap + B : scale * s.Dk * Q * K + B) + alibi;
   const double rows = static_cast<double>(s.B * s.Hq * s.Tq);
   const double S = p.has_sinks ? max_abs(c.sinks) : 0;
   const double max_grad = rows * omega * (1 + scale * std::max(Q, K)) + 1;  // |f'| crude (|df/dz| <= rows Omega)
@@ -179,6 +182,28 @@ TEST(OracleGradients, SinkGradientMatchesFiniteDifferences) {
   }
   EXPECT_GE(sinks, 30);
   std::printf("gradient check with sinks: worst |fd - analytic| / tolerance = %.3g\n", worst);
+}
+
+// ALiBi's distances join the logits of the backward as of the forward: the oracle's gradients
+// with slopes against differences of its own forward (either alignment, every kind of mask).
+TEST(OracleGradients, AlibiGradientsMatchFiniteDifferences) {
+  int cases = 0, elements = 0;
+  double worst = 0;
+  for (std::uint64_t seed = 3200; seed < 3230; ++seed) {
+    Case c = gradient_case(seed, seed % 4 == 1 ? 20.0 : 1.5);
+    c.problem.has_alibi = true;
+    c.alibi.resize(static_cast<std::size_t>(c.problem.shape.Hq));
+    for (std::size_t h = 0; h < c.alibi.size(); ++h) c.alibi[h] = std::exp2(-static_cast<double>((seed + h) % 5));
+    c.id += " +alibi";
+    const CheckResult r = check_gradients(c, analytic(c));
+    EXPECT_EQ(r.failures, 0) << c.id << " " << describe(c.problem);
+    ++cases;
+    elements += r.elements;
+    worst = std::max(worst, r.worst_ratio);
+  }
+  EXPECT_EQ(cases, 30);
+  EXPECT_GT(elements, 300);
+  std::printf("gradient check with ALiBi: %d elements, worst |fd - analytic| / tolerance = %.3g\n", elements, worst);
 }
 
 // The check catches a sink gradient with the wrong sign (+P_sink D, the mutant dsink_sign_flipped).
