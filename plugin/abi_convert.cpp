@@ -44,9 +44,6 @@ bool covers(const Struct& s, const Field& field) {
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
-  // ALiBi has no ABI field yet; no plugin can claim it (its claim has no ABI bit), so reaching
-  // here with one is attnv's error, never a silent drop of the feature.
-  if (p.has_alibi) throw HarnessError("the plugin ABI cannot pass ALiBi slopes (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;
@@ -71,6 +68,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.mask_heads = p.has_mask && p.mask_dims.heads;
   a.bias_batch = p.has_bias && p.bias_dims.batch;
   a.bias_heads = p.has_bias && p.bias_dims.heads;
+  a.has_alibi = p.has_alibi ? 1 : 0;
   return a;
 }
 
@@ -96,6 +94,7 @@ Problem problem_from_abi(const attnv_problem& a) {
     p.mask_dims = {a.mask_batch != 0, a.mask_heads != 0};
     p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
   }
+  if (covers(a, a.has_alibi)) p.has_alibi = a.has_alibi != 0;
   return p;
 }
 
@@ -146,6 +145,7 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dv = tensor_to_abi(v.dv);
   a.sinks = tensor_to_abi(v.sinks);
   a.dsinks = tensor_to_abi(v.dsinks);
+  a.alibi = tensor_to_abi(v.alibi);
   a.struct_size = sizeof(attnv_views);
   return a;
 }
@@ -195,6 +195,7 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   v.dv = tensor_from_abi(a.dv, storage);
   if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
+  if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
   return v;
 }
 
@@ -214,7 +215,8 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
               abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
-              abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD,
+              abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD &&
+              abi_bit("alibi") == ATTNV_CAP_ALIBI,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;

@@ -69,7 +69,7 @@ CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op) {
     l.names[wire::dv] = "v_cache";
   }
   const attnv_tensor* ts[wire::kSlots] = {&v.q, &v.k, &v.v, &v.mask, &v.bias, nullptr,
-                                          &v.dout, &v.out, &v.lse, &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks};
+                                          &v.dout, &v.out, &v.lse, &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)

@@ -18,8 +18,7 @@ struct ClaimInfo {
   std::string_view label;  // for people: "causal bottom-right"
   bool Capabilities::*member;
   std::uint32_t abi_bit;   // its ATTNV_CAP_* bit (plugin/abi_convert.cpp checks each against attnv_plugin.h);
-                           // 0: not in the plugin ABI yet, so no plugin can claim it. Bits 1u << 15
-                           // and up are reserved (broadcast mask/bias work)
+                           // 0: not in the plugin ABI yet, so no plugin can claim it
   // What of this claim a problem uses, named as unsupported() reports it ("causal bottom_right"),
   // "" when it uses none. Null for claims about the call rather than the problem (LSE, backward,
   // strides, decode, hidden NaN/inf): callers that need those check them.
@@ -75,7 +74,7 @@ inline constexpr ClaimInfo kClaims[] = {
        return (p.has_mask && p.mask_dims.any()) || (p.has_bias && p.bias_dims.any()) ? "per-batch or per-head mask/bias" : "";
      },
      "", false, true},
-    {"alibi", "ALiBi", &Capabilities::alibi, 0,
+    {"alibi", "ALiBi", &Capabilities::alibi, 1u << 16,
      [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
      "the file route and the plugin ABI do not carry ALiBi slopes yet", false, true},
 };

@@ -98,6 +98,11 @@ typedef struct attnv_problem {
    * rank 2 [Tq,Tk] of version 1. Always 0 for a tensor the problem does not have. */
   int32_t mask_batch, mask_heads;
   int32_t bias_batch, bias_heads;
+  /* Appended (present when struct_size covers it; ATTNV_CAP_ALIBI). 1: ALiBi, one slope m_h >= 0
+   * per query head in attnv_views.alibi [Hq]; every logit gets -m_h * |j - p_i| after the softcap
+   * and the bias, p_i the query's position under `alignment` (docs/semantics.md, "ALiBi"). */
+  int32_t has_alibi;
+  int32_t reserved_alibi;             /* 0 */
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -118,6 +123,9 @@ typedef struct attnv_views {
    * exp(sinks_h - lse) * (dout . out). */
   attnv_tensor sinks;
   attnv_tensor dsinks;
+  /* Appended (present when struct_size covers it and problem->has_alibi): the ALiBi slopes [Hq]
+   * (rank 1, storage dtype), read by forward and backward. They have no gradient. */
+  attnv_tensor alibi;
 } attnv_views;
 
 /* Decode with a KV cache: the Tq new tokens' keys and values (k_new, v_new: [B,Hkv,Tq,D]) are
@@ -164,7 +172,10 @@ typedef struct attnv_decode_views {
 /* Masks and biases of their own per batch entry and/or per query head ([B|1,Hq|1,Tq,Tk],
  * attnv_problem.mask_batch ... bias_heads). */
 #define ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD (1u << 15)
-/* Bits 1u << 16 and up are reserved for later capabilities. */
+/* ALiBi (attnv_problem.has_alibi, attnv_views.alibi), forward and, with ATTNV_CAP_BACKWARD,
+ * backward. Not in decode. */
+#define ATTNV_CAP_ALIBI (1u << 16)
+/* Bits 1u << 17 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {
@@ -238,7 +249,8 @@ typedef struct attnv_kernel {
    * Return 0 on success. Must be a pure function of the problem (and the options). */
   int (*precision_for)(const attnv_problem* p, attnv_precision* model);
   /* Claims withdrawn in one storage dtype (index ATTNV_F64..ATTNV_BF16): ATTNV_CAP_* bits of
-   * problem features (gqa, causal, window, mask, bias, kv_len, softcap, custom scale, sinks)
+   * problem features (gqa, causal, window, mask, bias, kv_len, softcap, custom scale, sinks,
+   * per-batch/per-head mask and bias, ALiBi)
    * that hold for the other dtypes but not this one, a bias exact in f32 but not in f16, say.
    * Each must be declared in caps. 0: nothing withdrawn. */
   uint32_t withdrawn[4];

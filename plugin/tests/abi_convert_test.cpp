@@ -67,6 +67,35 @@ TEST(AbiConvert, SinksCrossTheAbiOnlyWhereStructSizeCoversThem) {
   EXPECT_TRUE(caps_from_abi(ATTNV_CAP_SINKS, ATTNV_DTYPE_BIT(ATTNV_F32)).sinks);
 }
 
+// ALiBi's flag and slopes are appended like the sinks: a sender whose struct ends before them
+// (one built before ALiBi crossed the ABI) never says "ALiBi".
+TEST(AbiConvert, AlibiCrossesTheAbiOnlyWhereStructSizeCoversIt) {
+  Problem p;
+  p.shape = {1, 4, 2, 3, 3, 8, 8};
+  p.alignment = Alignment::bottom_right;
+  p.has_alibi = true;
+  attnv_problem a = problem_to_abi(p);
+  EXPECT_EQ(a.has_alibi, 1);
+  EXPECT_EQ(problem_from_abi(a), p);
+  a.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, has_alibi));
+  EXPECT_FALSE(problem_from_abi(a).has_alibi);
+
+  float slopes[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+  KernelViews v;
+  v.alibi.data = slopes;
+  v.alibi.rank = 1;
+  v.alibi.shape = {4, 0, 0, 0};
+  v.alibi.stride = {1, 0, 0, 0};
+  attnv_views av = views_to_abi(v);
+  EXPECT_EQ(av.alibi.data, slopes);
+  EXPECT_EQ(views_from_abi(av, DType::f32).alibi.data, slopes);
+  EXPECT_EQ(views_from_abi(av, DType::f32).alibi.shape[0], 4);
+  av.struct_size = static_cast<std::uint32_t>(offsetof(attnv_views, alibi));
+  EXPECT_FALSE(views_from_abi(av, DType::f32).alibi.present());
+  EXPECT_EQ(ATTNV_CAP_ALIBI, 1u << 16);
+  EXPECT_TRUE(caps_from_abi(ATTNV_CAP_ALIBI, ATTNV_DTYPE_BIT(ATTNV_F32)).alibi);
+}
+
 TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
   Problem p;
   p.shape = {3, 4, 2, 5, 7, 8, 8};

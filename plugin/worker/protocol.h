@@ -27,9 +27,9 @@ inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
 inline constexpr std::uint8_t kCanary = 0xA5;
 
 // The tensors of a call, in this order everywhere (names for messages: kTensorNames).
-enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, kSlots };
-inline constexpr const char* kTensorNames[kSlots] = {"q", "k", "v", "mask", "bias", "kv_len", "dout",
-                                                     "out", "lse", "dq", "dk", "dv", "sinks", "dsinks"};
+enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, kSlots };
+inline constexpr const char* kTensorNames[kSlots] = {"q", "k", "v", "mask", "bias", "kv_len", "dout", "out",
+                                                     "lse", "dq", "dk", "dv", "sinks", "dsinks", "alibi"};
 
 struct Tensor {
   std::int64_t offset = -1;  // byte offset of the data in the region; -1: absent

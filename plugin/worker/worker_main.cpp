@@ -205,6 +205,7 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dv = tensor(r.t[wire::dv], base);
   v.sinks = tensor(r.t[wire::sinks], base);
   v.dsinks = tensor(r.t[wire::dsinks], base);
+  v.alibi = tensor(r.t[wire::alibi], base);
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
   problem.struct_size = sizeof(attnv_problem);
