@@ -83,6 +83,10 @@ std::uint64_t call_hash(const Case& c) {
     h.word(0x73696e6b73ull);  // "sinks"
     reals(c.sinks);
   }
+  if (p.has_alibi) {  // likewise
+    h.word(0x616c696269ull);  // "alibi"
+    reals(c.alibi);
+  }
   return h.finish();
 }
 

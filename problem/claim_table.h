@@ -76,7 +76,7 @@ inline constexpr ClaimInfo kClaims[] = {
      "", false, true},
     {"alibi", "ALiBi", &Capabilities::alibi, 1u << 16,
      [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
-     "the file route and the plugin ABI do not carry ALiBi slopes yet", false, true},
+     "", false, true},
 };
 
 }  // namespace attnv

@@ -63,6 +63,26 @@ check planes.log
 [ "$rc" -eq 0 ] || { cat "$WORK/planes.log"; fail "correct NumPy answers with planes: exit $rc, expected 0"; }
 echo "mask and bias planes: exit 0"
 
+# ALiBi, forward and backward: claimed, cases carry alibi.npy and the NumPy answers pass R1 and
+# R2; the slopes' distances taken from the other corner fail R1.
+cat > "$WORK/alibi.json" <<'JSON'
+{"gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true, "mask": true,
+ "bias": true, "kv_len": true, "softcap": true, "custom_scale": true, "lse": true, "backward": true,
+ "alibi": true}
+JSON
+rm -rf "$DIR"
+"$ATTNV" cases export --suite quick --dtype f32 --only R1,R2 --claims "$WORK/alibi.json" --out "$DIR" > "$WORK/export_alibi.log" 2>&1 ||
+  { cat "$WORK/export_alibi.log"; fail "export with ALiBi"; }
+grep -q '"alibi": true' "$DIR/manifest.json" || fail "no case with ALiBi in the export"
+"$PY" "$PROG" "$DIR"
+check alibi.log
+[ "$rc" -eq 0 ] || { cat "$WORK/alibi.log"; fail "correct NumPy answers with ALiBi: exit $rc, expected 0"; }
+"$PY" "$PROG" "$DIR" --bug alibi_wrong_corner
+check alibi_bug.log
+[ "$rc" -eq 1 ] || { cat "$WORK/alibi_bug.log"; fail "planted alibi_wrong_corner: exit $rc, expected 1"; }
+grep -q "R1 matches_reference \[f32\] FAIL" "$WORK/alibi_bug.log" || { cat "$WORK/alibi_bug.log"; fail "R1 did not fail on alibi_wrong_corner"; }
+echo "ALiBi: exit 0; alibi_wrong_corner: exit 1, R1 FAIL"
+
 # Not an export folder: a usage/input error (exit 2), not a finding.
 set +e
 "$ATTNV" cases check "$WORK" > "$WORK/bad.log" 2>&1

@@ -12,7 +12,8 @@ Features: GQA (query head h reads KV head h // G), causal with top-left or botto
 alignment, per-batch kv_len, sliding window, boolean mask, additive bias (-inf hides a key),
 masks and biases per batch and per head ([B|1, Hq|1, Tq, Tk] files),
 softcap, custom scale, attention sinks (sinks.npy [Hq]: a logit per head in every row's
-denominator, a key of value 0; the backward then writes dsinks.npy); a row with no visible key
+denominator, a key of value 0; the backward then writes dsinks.npy), ALiBi (alibi.npy [Hq]: every
+logit gets -m_h |j - p_i|, p_i the query's position under the alignment); a row with no visible key
 gives O = 0 and LSE = -inf (with a sink: O = 0 and LSE = the sink). Hidden keys are
 removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (0 * inf = NaN).
 
@@ -21,6 +22,7 @@ removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (
     no_max              exp(s) instead of exp(s - max): overflows on large logits
     truncate_bf16       outputs truncated to bf16 instead of rounded
     dsink_sign_flipped  the sinks' gradient with the wrong sign (+P_sink D)
+    alibi_wrong_corner  ALiBi distances from the other alignment's p_i
 """
 import argparse
 import json
@@ -29,7 +31,7 @@ import sys
 
 import numpy as np
 
-BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped")
+BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped", "alibi_wrong_corner")
 
 
 def load(folder, name, required=True):
@@ -51,14 +53,18 @@ def planes(x):
     return x[None, None] if x.ndim == 2 else x
 
 
+def position(case, kv_len, alignment=None):
+    """[B, 1, Tq, 1]: the query's position p_i (top-left i, bottom-right i + kv_len[b] - Tq)."""
+    i = np.arange(case["Tq"])[None, None, :, None]
+    n = kv_len[:, None, None, None]
+    return i if (alignment or case["alignment"]) == "top_left" else i + n - case["Tq"]
+
+
 def visible(case, kv_len, bias, mask, bug):
     """[B, 1 or Hq, Tq, Tk] boolean: which keys each query row of each batch (and head) sees (SPEC)."""
-    Tq, Tk = case["Tq"], case["Tk"]
-    i = np.arange(Tq)[None, None, :, None]
-    j = np.arange(Tk)[None, None, None, :]
-    n = kv_len[:, None, None, None]
-    vis = j < n
-    p = i if case["alignment"] == "top_left" else i + n - Tq  # the query's position
+    j = np.arange(case["Tk"])[None, None, None, :]
+    vis = j < kv_len[:, None, None, None]
+    p = position(case, kv_len)
     if case["causal"]:
         vis = vis & (j <= p + (1 if bug == "causal_off_by_one" else 0))
     wl, wr = case["window"]
@@ -74,8 +80,18 @@ def visible(case, kv_len, bias, mask, bug):
     return vis
 
 
+def alibi_bias(case, kv_len, slopes, bug):
+    """[B, Hq, Tq, Tk]: ALiBi's -m_h |j - p_i|, an additive term like a bias."""
+    alignment = case["alignment"]
+    if bug == "alibi_wrong_corner":
+        alignment = "bottom_right" if alignment == "top_left" else "top_left"
+    j = np.arange(case["Tk"])[None, None, None, :]
+    return -slopes[None, :, None, None] * np.abs(j - position(case, kv_len, alignment))
+
+
 def scores(case, q, k, bias, G):
-    """[B, Hq, Tq, Tk] logits: scale q.k, softcap, bias. Also the raw ones (for the softcap's derivative)."""
+    """[B, Hq, Tq, Tk] logits: scale q.k, softcap, bias (with ALiBi's term). Also the raw ones (for
+    the softcap's derivative)."""
     scale = case["scale"] if case["scale"] is not None else 1.0 / np.sqrt(case["Dk"])
     kq = np.repeat(k, G, axis=1)  # repeat_interleave: query head h reads KV head h // G
     with np.errstate(invalid="ignore", over="ignore"):
@@ -173,6 +189,9 @@ def answer(root, case, bug):
     kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
     vis = visible(case, kv_len, bias, mask, bug)
     sinks = load(folder, "sinks").astype(np.float64) if case.get("sinks") else None
+    if case.get("alibi"):  # after the visibility: ALiBi moves logits, never hides a key
+        term = alibi_bias(case, kv_len, load(folder, "alibi").astype(np.float64), bug)
+        bias = term if bias is None else planes(bias) + term
     out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug, sinks)
     dtype = case["dtype"]
     save(folder, "out", to_storage(out, dtype, bug))

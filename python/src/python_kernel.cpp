@@ -118,6 +118,7 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
     // Only with sinks (a kernel that claims them): functions written before sinks take no such
     // keyword, and passing sinks=None to them would be a TypeError.
     if (p.has_sinks) kw["sinks"] = to_numpy(c.sinks, {s.Hq}, p.dtype);
+    if (p.has_alibi) kw["alibi"] = to_numpy(c.alibi, {s.Hq}, p.dtype);  // likewise
     kw["kv_len"] = py::none();
     if (p.has_kv_len) {
       py::array_t<std::int64_t> n(s.B);

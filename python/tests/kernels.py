@@ -27,7 +27,7 @@ def _case(q, k, v, scale, softcap, causal, alignment, window):
 
 
 def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, bug=None,
-                    sinks=None, **_):
+                    sinks=None, alibi=None, **_):
     case = _case(q, k, v, scale, softcap, causal, alignment, window)
     n = kv_len if kv_len is not None else np.full(case["B"], case["Tk"])
     b = bias.astype(np.float64) if bias is not None else None
@@ -40,6 +40,9 @@ def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alig
         k, v = np.tile(k, (1, G, 1, 1)), np.tile(v, (1, G, 1, 1))
         case["Hkv"] = case["Hq"]
     z = sinks.astype(np.float64) if sinks is not None else None
+    if alibi is not None:  # the example's ALiBi term, added like a bias (it hides no key)
+        term = example.alibi_bias(case, n, alibi.astype(np.float64), bug)
+        b = term if b is None else example.planes(b) + term
     out, lse, *_ = example.forward(case, q, k, v, vis, b, bug, z)
     return example.to_storage(out, dtype, bug), lse.astype(np.float64 if dtype == "f64" else np.float32)
 

@@ -48,3 +48,17 @@ def test_sinks_are_passed_when_claimed():
 
     cert = attnv.certify(ignores_sinks, claims=claims, dtypes=["f32"], only=["R1"])
     assert cert.result("R1", "f32")["verdict"] == "FAIL"
+
+
+def test_alibi_is_passed_when_claimed():
+    # With "alibi": true a case may carry alibi=[Hq]; the NumPy kernel adds -m_h |j - p_i| and
+    # passes R1, and the same kernel ignoring the slopes fails it.
+    claims = dict(kernels.ALL_FORWARD, alibi=True)
+    cert = attnv.certify(kernels.numpy_attention, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+
+    def ignores_alibi(q, k, v, *, alibi=None, **kw):
+        return kernels.numpy_attention(q, k, v, **kw)
+
+    cert = attnv.certify(ignores_alibi, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "FAIL"
