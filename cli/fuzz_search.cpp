@@ -177,6 +177,9 @@ std::vector<fuzz::Genome> candidates(const fuzz::Genome& g) {
   const Shape s = shape_of(g);
   if (s.B > 1) with(kB, 0);
   if (s.Hkv > 1) with(kHkv, 0);
+  // Planes and ALiBi off, the batch and KV heads kept (their bit 0).
+  if (g.header[kB] >> 1) with(kB, static_cast<std::uint8_t>(g.header[kB] & 1));
+  if (g.header[kHkv] >> 1) with(kHkv, static_cast<std::uint8_t>(g.header[kHkv] & 1));
   if (s.Hq > s.Hkv) with(kGroup, 0);
   const auto shorter = [&](Field f, std::int64_t n, std::int64_t small_max, std::int64_t big_max) {
     for (std::int64_t m : {std::int64_t{1}, n / 4, n / 2, n - 1}) {

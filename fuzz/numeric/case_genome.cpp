@@ -198,6 +198,12 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   if (flag(g, kSoftcapOn) && caps.softcap) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
   if (flag(g, kCustomScale) && caps.custom_scale) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
   p.has_sinks = (g.header[kDType] & kSinksBit) != 0 && caps.sinks;
+  p.has_alibi = (g.header[kHkv] & kAlibiBit) != 0 && caps.alibi;
+  if (caps.mask_bias_per_batch_head) {
+    const int planes = g.header[kB] >> kPlaneShift;
+    if (p.has_mask) p.mask_dims = {(planes & 1) != 0, (planes & 2) != 0};
+    if (p.has_bias) p.bias_dims = {(planes & 4) != 0, (planes & 8) != 0};
+  }
 
   Case c = make_zero_case(p);
   c.id = "fuzz";
@@ -218,7 +224,15 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   fill(c.q, 0, n.q, 0, g.header[kExpQ], cap_qk, false);
   fill(c.k, n.q, n.k, 1, g.header[kExpK], cap_qk, false);
   fill(c.v, n.q + n.k, n.v, 2, g.header[kExpV], cap_v, false);
-  if (p.has_bias) fill(c.bias, n.q + n.k + n.v, n.bias, -1, g.header[kExpBias], cap_v, true);
+  if (p.has_bias) {
+    const std::size_t plane = n.bias;  // Tq * Tk: the genome's codes describe one plane
+    std::vector<double> first(plane);
+    fill(first, n.q + n.k + n.v, n.bias, -1, g.header[kExpBias], cap_v, true);
+    for (std::size_t at = 0; at < c.bias.size(); at += plane) {
+      const std::size_t shift = at == 0 ? 0 : splitmix(static_cast<std::uint64_t>(seed_of(g)) * 31 + at) % plane;
+      for (std::size_t e = 0; e < plane; ++e) c.bias[at + e] = first[(e + shift) % plane];
+    }
+  }
   if (p.has_sinks) {
     const double centre = 2.0 * ((g.header[kDType] >> kSinkShift) - 16);
     for (std::size_t h = 0; h < c.sinks.size(); ++h) {
@@ -227,13 +241,18 @@ Case to_case(const Genome& g, const Capabilities& caps) {
       c.sinks[h] = std::clamp(centre + offset, -30.0, 30.0);
     }
   }
-  if (p.has_mask) {
+  if (p.has_mask) {  // element e of every plane, in order (the first plane as before planes)
     const std::uint32_t density = g.header[kMaskDensity];
-    for (std::int64_t i = 0; i < p.shape.Tq; ++i)
-      for (std::int64_t j = 0; j < p.shape.Tk; ++j) {
-        const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 131 + static_cast<std::uint64_t>(i * p.shape.Tk + j));
-        c.mask[c.mi(0, 0, i, j)] = (r & 255) < density ? 0 : 1;
-      }
+    for (std::size_t e = 0; e < c.mask.size(); ++e) {
+      const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 131 + e);
+      c.mask[e] = (r & 255) < density ? 0 : 1;
+    }
+  }
+  if (p.has_alibi) {
+    const int k = (g.header[kHkv] >> kAlibiShift) % 16;
+    const auto hq = static_cast<double>(p.shape.Hq);
+    for (std::size_t h = 0; h < c.alibi.size(); ++h)
+      c.alibi[h] = std::exp2(-8.0 * static_cast<double>(h + 1) / hq + (k - 8));
   }
   if (p.has_kv_len)
     for (std::int64_t b = 0; b < p.shape.B; ++b)

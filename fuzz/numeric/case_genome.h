@@ -49,6 +49,19 @@ enum Flag : std::uint8_t {
 inline constexpr std::uint8_t kSinksBit = 4;
 inline constexpr int kSinkShift = 3;
 
+// header[kB]: bit 0 the batch (B = 1 + bit); bits 1-4 the mask's and the bias's own leading
+// extents, [B|1, Hq|1, Tq, Tk] (only when the kernel claims Capabilities::mask_bias_per_batch_head):
+// mask per batch, mask per head, bias per batch, bias per head. The first plane takes the values
+// of a [Tq, Tk] genome; every other plane is a seeded rotation of them (so planes differ).
+inline constexpr int kPlaneShift = 1;
+// header[kHkv]: bit 0 the KV heads (Hkv = 1 + bit); bit 1 ALiBi (only when the kernel claims
+// Capabilities::alibi); bits 2-5 its slopes: m_h = 2^(-8 (h + 1) / Hq) (the ALiBi paper's
+// geometric slopes) times 2^(code - 8), from gentle to hiding all but the nearest keys.
+// Bits 1-7 of both bytes were ignored before planes and ALiBi, so a saved input with them set
+// now decodes with those features for a kernel that claims them.
+inline constexpr std::uint8_t kAlibiBit = 2;
+inline constexpr int kAlibiShift = 2;
+
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
 // 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query
 //     (only when the kernel claims Capabilities::hidden_nonfinite)

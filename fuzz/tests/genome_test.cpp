@@ -3,6 +3,7 @@
 // edge length being reachable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -85,6 +86,41 @@ TEST(Genome, SinksAreDrawnOnlyWhereClaimed) {
   Genome g;
   g.header[kDType] = 0xff;
   EXPECT_FALSE(to_case(g, caps).problem.has_sinks);
+}
+
+// ALiBi and per-batch/per-head planes are drawn for a kernel that claims them (bits of the batch
+// and KV-head bytes), with planes that differ, and never for one that does not.
+TEST(Genome, AlibiAndPlanesAreDrawnOnlyWhereClaimed) {
+  Capabilities caps = props::NaiveKernel().capabilities();
+  ASSERT_TRUE(caps.alibi && caps.mask_bias_per_batch_head);
+  int alibi = 0, mask_planes = 0, bias_planes = 0, differing = 0;
+  std::mt19937 rng(11);
+  for (int i = 0; i < 300; ++i) {
+    const Genome g = random_genome(rng);
+    const Case c = to_case(g, caps);
+    ASSERT_TRUE(check_case(c).empty()) << check_case(c).front();
+    EXPECT_EQ(c.problem.has_alibi, (g.header[kHkv] & kAlibiBit) != 0);
+    alibi += c.problem.has_alibi;
+    mask_planes += c.problem.has_mask && c.problem.mask_dims.any();
+    if (c.problem.has_bias && c.problem.bias_dims.any()) {
+      ++bias_planes;
+      const std::size_t plane = static_cast<std::size_t>(c.problem.shape.Tq * c.problem.shape.Tk);
+      if (c.bias.size() > plane && plane > 1 &&
+          !std::equal(c.bias.begin(), c.bias.begin() + static_cast<std::ptrdiff_t>(plane), c.bias.begin() + static_cast<std::ptrdiff_t>(plane)))
+        ++differing;
+    }
+  }
+  EXPECT_GT(alibi, 50);
+  EXPECT_GT(mask_planes, 20);
+  EXPECT_GT(bias_planes, 20);
+  EXPECT_GT(differing, bias_planes / 2);
+  caps.alibi = caps.mask_bias_per_batch_head = false;
+  Genome g;
+  g.header[kHkv] = 0xff;
+  g.header[kB] = 0xff;
+  g.header[kFlags] = 0xff;
+  const Case c = to_case(g, caps);
+  EXPECT_FALSE(c.problem.has_alibi || c.problem.mask_dims.any() || c.problem.bias_dims.any());
 }
 
 TEST(Genome, TileEdgeLengthsAreReachable) {
