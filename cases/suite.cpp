@@ -21,7 +21,7 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
   opt.seed = s.seed;
   opt.max_findings = max_findings;
   for (const std::string& o : s.only) conformance::requirement(o);  // InputError on an unknown name
-  conformance::ConformanceReport rep{k.name(), s.tier, s.seed, {}, {}};
+  conformance::ConformanceReport rep{k.name(), s.tier, s.seed, {}, {}, {}};
   for (const conformance::Requirement& r : conformance::requirements()) {
     if (!s.only.empty() && std::find(s.only.begin(), s.only.end(), r.id) == s.only.end() &&
         std::find(s.only.begin(), s.only.end(), r.property) == s.only.end())
@@ -34,6 +34,7 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
     }
   }
   rep.declines = conformance::feature_declines(rep.results);
+  rep.exercised = conformance::feature_use(rep.results, k.capabilities());
   return rep;
 }
 

@@ -48,6 +48,8 @@ Summary summarize(const Certificate& c) {
   s.findings = std::max(s.findings, s.fail);
   for (const conformance::FeatureDeclines& f : c.report.declines)
     if (f.uncovered()) s.declined_features.push_back(f.feature + " (" + std::to_string(f.declined) + (f.declined == 1 ? " case)" : " cases)"));
+  for (const conformance::FeatureUse& f : c.report.exercised)
+    if (f.judged == 0) s.unexercised_features.push_back(f.label);
   s.certified = s.fail == 0 && s.attnv_errors == 0 && s.not_supported == 0 && s.declined_features.empty() && s.pass > 0;
   s.partial = s.ids.size() < conformance::requirements().size();
   return s;
@@ -85,6 +87,8 @@ std::string verdict_line(const Certificate& c) {
     if (s.notes) o << ", " << s.notes << " robustness " << (s.notes == 1 ? "note" : "notes") << " (" << join(s.noted, ", ") << ")";
     if (s.not_claimed) o << ", " << s.not_claimed << " not claimed";
     if (s.cases_declined) o << ", " << s.cases_declined << (s.cases_declined == 1 ? " case" : " cases") << " declined by the kernel (NOT SUPPORTED)";
+    if (!s.unexercised_features.empty())
+      o << "; claimed but NOT EXERCISED (no judged case used them, so not certified for them): " << join(s.unexercised_features, ", ");
     o << " (" << run << ")";
   } else if (s.fail > 0) {
     o << "NOT CERTIFIED: " << s.findings << (s.findings == 1 ? " finding in " : " findings in ") << join(s.failed, ", ");

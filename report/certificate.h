@@ -71,6 +71,9 @@ struct Summary {
   std::vector<std::string> unsupported;  // "R1/f16": the kernel declined its cases
   // Claimed features the kernel declined in every case that used them: "softcap (40 cases)".
   std::vector<std::string> declined_features;
+  // Claimed features no judged case used (ConformanceReport::exercised): "ALiBi". Not a finding,
+  // and no certificate for them: the headline names them.
+  std::vector<std::string> unexercised_features;
   bool partial = false;                // not every requirement of the suite was run
 };
 Summary summarize(const Certificate& c);

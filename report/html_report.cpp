@@ -196,6 +196,19 @@ void declines(std::ostringstream& o, const Certificate& c, const Summary& s) {
   o << "</section>\n";
 }
 
+// The evidence behind each claim: how many judged cases used each claimed feature; one no case
+// used is NOT EXERCISED (and not certified).
+void exercised(std::ostringstream& o, const Certificate& c) {
+  if (c.report.exercised.empty()) return;
+  o << "<section id=\"claims-exercised\"><h2>Claims exercised<small>judged cases using each claimed feature</small></h2><p>";
+  for (std::size_t i = 0; i < c.report.exercised.size(); ++i) {
+    const conformance::FeatureUse& f = c.report.exercised[i];
+    o << (i ? "; " : "") << html_escape(f.label) << " " << f.judged
+      << (f.judged == 0 ? " <strong>NOT EXERCISED (not certified for it)</strong>" : "");
+  }
+  o << "</p></section>\n";
+}
+
 void histograms(std::ostringstream& o, const Certificate& c, const Summary& s) {
   static const char* const kColors[] = {"#3b6fb6", "#8e5cc4", "#2a9d8f", "#e08e2b"};
   o << "<section id=\"error\"><h2>Error against the bound<small>every output element of R1 (forward) and R2 (backward): "
@@ -324,6 +337,7 @@ std::string to_html(const Certificate& c) {
   findings(o, c, s);
   grid(o, c, s);
   declines(o, c, s);
+  exercised(o, c);
   histograms(o, c, s);
   worst_table(o, c);
   shapes(o, c, s);

@@ -184,6 +184,9 @@ std::string to_json(const Certificate& c) {
   Json declines = Json::array();
   for (const conformance::FeatureDeclines& f : c.report.declines)
     declines.push_back(Json{{"feature", f.feature}, {"declined", f.declined}, {"judged", f.judged}, {"uncovered", f.uncovered()}});
+  Json exercised = Json::array();
+  for (const conformance::FeatureUse& f : c.report.exercised)
+    exercised.push_back(Json{{"claim", f.claim}, {"label", f.label}, {"judged", f.judged}});
   const Json doc{{"format", "attnv-certificate"},
                  {"version", 1},
                  {"attnv_version", c.attnv_version},
@@ -214,8 +217,10 @@ std::string to_json(const Certificate& c) {
                                   {"attnv_error_results", s.unjudged},
                                   {"not_supported_results", s.unsupported},
                                   {"declined_features", s.declined_features},
+                                  {"unexercised_features", s.unexercised_features},
                                   {"partial", s.partial}}},
                  {"declines", declines},
+                 {"claims_exercised", exercised},
                  {"worst", worst},
                  {"results", results}};
   std::string out;

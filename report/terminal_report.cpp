@@ -133,6 +133,23 @@ void declines(std::ostringstream& o, const Certificate& c, const Paint& paint) {
   }
 }
 
+// The evidence behind each claim, wrapped at about 100 columns.
+void exercised(std::ostringstream& o, const Certificate& c, const Paint& paint) {
+  if (c.report.exercised.empty()) return;
+  o << "\nclaims exercised (judged cases using each):\n ";
+  std::size_t column = 1;
+  for (const conformance::FeatureUse& f : c.report.exercised) {
+    const std::string item = " " + f.label + " " + std::to_string(f.judged) + (f.judged == 0 ? " NOT EXERCISED" : "") + ";";
+    if (column + item.size() > 100) {
+      o << "\n ";
+      column = 1;
+    }
+    o << (f.judged == 0 ? paint(item, "33") : item);
+    column += item.size();
+  }
+  o << "\n";
+}
+
 }  // namespace
 
 std::string terminal_summary(const Certificate& c, bool color) {
@@ -178,6 +195,7 @@ std::string terminal_summary(const Certificate& c, bool color) {
     o << "  " << r.id << " " << r.property << " on " << dtype_name(r.dtype) << ": " << r.note << "\n";
   }
   declines(o, c, paint);
+  exercised(o, c, paint);
   o << "\nworst error/bound ratio (1 = the bound)\n";
   bool any = false;
   for (DType d : s.dtypes) {

@@ -455,18 +455,19 @@ class JobRunner {
 }  // namespace
 
 ConformanceReport run_conformance(Kernel& k, const ConformanceOptions& opt) {
-  ConformanceReport rep{k.name(), opt.tier, opt.seed, {}, {}};
+  ConformanceReport rep{k.name(), opt.tier, opt.seed, {}, {}, {}};
   const std::vector<Job> js = jobs(k, opt);
   JobRunner runner(opt, js.size());
   for (const Job& j : js) rep.results.push_back(runner.run(k, j));
   one_finding_per_fault(rep);
   rep.declines = feature_declines(rep.results);
+  rep.exercised = feature_use(rep.results, k.capabilities());
   return rep;
 }
 
 ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOptions& opt) {
   const std::unique_ptr<Kernel> probe = make();
-  ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}, {}};
+  ConformanceReport rep{probe->name(), opt.tier, opt.seed, {}, {}, {}};
   const std::vector<Job> js = jobs(*probe, opt);
   rep.results.resize(js.size());
   JobRunner runner(opt, js.size());
@@ -482,6 +483,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
   }, threads, 1);
   one_finding_per_fault(rep);
   rep.declines = feature_declines(rep.results);
+  rep.exercised = feature_use(rep.results, probe->capabilities());
   return rep;
 }
 
@@ -524,6 +526,38 @@ std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResul
       }
     }
   std::erase_if(out, [](const FeatureDeclines& f) { return f.declined == 0; });
+  return out;
+}
+
+std::vector<FeatureUse> feature_use(const std::vector<RequirementResult>& results, const Capabilities& claims) {
+  std::vector<FeatureUse> out;
+  std::vector<const ClaimInfo*> of;  // the claim of each entry; null for a dtype
+  std::vector<DType> run;  // the claimed dtypes the run asked for (--dtype may ask for fewer)
+  for (DType d : claims.dtypes)
+    if (std::any_of(results.begin(), results.end(), [d](const RequirementResult& r) { return r.dtype == d; })) {
+      const std::string name = "dtype " + std::string(dtype_name(d));
+      out.push_back({name, name, 0});
+      of.push_back(nullptr);
+      run.push_back(d);
+    }
+  for (const ClaimInfo& c : kClaims)
+    if (c.used_by && claims.*c.member) {
+      out.push_back({std::string(c.key), std::string(c.label), 0});
+      of.push_back(&c);
+    }
+  for (const RequirementResult& r : results)
+    for (const CaseRecord& rec : r.cases) {
+      if (!rec.judged) continue;
+      const auto computed = [&rec](const std::string& name) {
+        return std::find(rec.features.begin(), rec.features.end(), name) != rec.features.end();
+      };
+      for (std::size_t e = 0; e < out.size(); ++e) {
+        // The drawn case uses it, and so does a call the kernel computed (a check that builds
+        // its own calls, R18-R20, may leave a feature of the drawn case out).
+        const std::string name = of[e] ? std::string(of[e]->used_by(rec.problem)) : out[e].claim;
+        if (!name.empty() && (of[e] || rec.problem.dtype == run[e]) && computed(name)) ++out[e].judged;
+      }
+    }
   return out;
 }
 

@@ -144,12 +144,24 @@ std::vector<std::string> features_used(const Problem& p, const Capabilities& cla
 // Every claimed feature with a declined case (CaseRecord::features), in first-seen order.
 std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results);
 
+// The evidence behind each claim: for every storage dtype the run covers and every problem
+// feature the kernel claims (claim-table order), how many judged cases used it (the drawn case uses it and the
+// kernel computed a call that does). A claimed feature no judged case used was never tested:
+// the certificate says so (NOT EXERCISED) rather than certify it.
+struct FeatureUse {
+  std::string claim;  // the claim table's key ("alibi"), or "dtype f16"
+  std::string label;  // for people: "ALiBi", "dtype f16"
+  int judged = 0;
+};
+std::vector<FeatureUse> feature_use(const std::vector<RequirementResult>& results, const Capabilities& claims);
+
 struct ConformanceReport {
   std::string kernel;
   Tier tier = Tier::quick;
   std::uint64_t seed = 0;
   std::vector<RequirementResult> results;  // requirement order, then dtype order
   std::vector<FeatureDeclines> declines;   // claimed features with declined cases (feature_declines)
+  std::vector<FeatureUse> exercised;        // every claimed feature's judged cases (feature_use)
   // No FAIL, no ATTNV ERROR, no NOT SUPPORTED and no claimed feature declined in every case
   // (a NOTE is none of these).
   bool ok() const;

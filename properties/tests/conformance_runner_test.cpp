@@ -80,6 +80,31 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   EXPECT_EQ(fine.results[0].verdict, Verdict::pass) << describe(fine.results[0]);
 }
 
+// The evidence behind each claim: R1 draws ALiBi (judged cases count it), R3 never does, so a run
+// of R3 alone leaves the claim NOT EXERCISED. Dtypes the run did not ask for are not listed.
+TEST(ConformanceRunner, ClaimsExercisedCountJudgedCasesUsingEachClaim) {
+  props::NaiveKernel k;
+  ConformanceOptions opt;
+  opt.dtypes = {DType::f32};
+  const auto judged = [](const ConformanceReport& rep, const std::string& claim) {
+    for (const FeatureUse& f : rep.exercised)
+      if (f.claim == claim) return f.judged;
+    return -1;  // not listed
+  };
+  opt.only = {"R1"};
+  const ConformanceReport r1 = run_conformance(k, opt);
+  ASSERT_TRUE(r1.ok()) << r1.table();
+  EXPECT_GT(judged(r1, "alibi"), 5);
+  EXPECT_GT(judged(r1, "sinks"), 5);
+  EXPECT_EQ(judged(r1, "dtype f32"), r1.results[0].cases_checked);
+  EXPECT_EQ(judged(r1, "dtype bf16"), -1);
+  EXPECT_EQ(judged(r1, "lse"), -1);  // a claim about the call, not the problem
+  opt.only = {"R3"};
+  const ConformanceReport r3 = run_conformance(k, opt);
+  EXPECT_EQ(judged(r3, "alibi"), 0);
+  EXPECT_GT(judged(r3, "gqa"), 0);
+}
+
 TEST(ConformanceRunner, CasesAreDrawnWithinTheKernelsClaims) {
   NarrowKernel k;
   ConformanceOptions opt;

@@ -311,6 +311,25 @@ TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
   EXPECT_TRUE(contains(to_html(c), "id=\"declined\""));
 }
 
+// Claims a run never exercised: still certified for the rest, but the headline names them (in
+// every form), and the schema holds the counts.
+TEST(ReportSample, ClaimsNoJudgedCaseUsedAreNamedNotCertified) {
+  Certificate c = cert("naive");  // a certified run
+  c.report.exercised = {{"dtype f32", "dtype f32", 120}, {"gqa", "GQA", 40}, {"alibi", "ALiBi", 0}};
+  const Summary s = summarize(c);
+  EXPECT_EQ(s.unexercised_features, std::vector<std::string>{"ALiBi"});
+  EXPECT_TRUE(contains(verdict_line(c), "claimed but NOT EXERCISED (no judged case used them, so not certified for them): ALiBi"))
+      << verdict_line(c);
+  EXPECT_TRUE(contains(terminal_summary(c, false), "ALiBi 0 NOT EXERCISED;"));
+  EXPECT_TRUE(contains(terminal_summary(c, false), "GQA 40;"));
+  EXPECT_TRUE(contains(to_html(c), "ALiBi 0 <strong>NOT EXERCISED"));
+  const std::string json = to_json(c);
+  EXPECT_TRUE(contains(json, "\"unexercised_features\": [\"ALiBi\"]")) << json;
+  expect_schema("claims_exercised", json, true);
+  c.report.exercised[2].judged = 7;  // exercised: nothing named
+  EXPECT_FALSE(contains(verdict_line(c), "NOT EXERCISED")) << verdict_line(c);
+}
+
 // A requirement the kernel declined wholesale, and a claimed feature declined in every case: not
 // certified in every form (a JUnit skip, not a failure), and the schema holds both.
 TEST(ReportSample, DeclinedClaimsAreNotCertified) {
