@@ -14,6 +14,7 @@
 
 #include "cli/tests/run_attnv.h"
 #include "core/isa.h"
+#include "properties/conformance/requirement.h"
 
 namespace attnv {
 namespace {
@@ -236,6 +237,9 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
 // The quick suite's HTML page stays small: the coverage scatter bins cases into cells instead
 // of drawing one circle per case: 241 KB against 4.3 MB (17,462 circles) on the same run.
 TEST(CertifyCommand, QuickSuiteHtmlPageStaysSmall) {
+  // The page of the quick tier as users get it: a sanitizer build draws 1/kCaseDivisor of the
+  // cases, so its page is not the one measured (and the run took 139 s of CI under ASan).
+  if (conformance::kCaseDivisor > 1) GTEST_SKIP() << "measured in the release build only";
   const fs::path dir = fresh_dir("certify_html_size");
   const auto r = run_attnv("certify --kernel builtin:core --suite quick --html " + (dir / "c.html").string(), dir);
   ASSERT_EQ(r.status, 0) << r.output;
