@@ -236,16 +236,26 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
 
 // The quick suite's HTML page stays small: the coverage scatter bins cases into cells instead
 // of drawing one circle per case: 241 KB against 4.3 MB (17,462 circles) on the same run.
-TEST(CertifyCommand, QuickSuiteHtmlPageStaysSmall) {
+// The same run holds the suite to exercising every claim of the core, which claims every
+// feature: a feature the generators never draw (or draw only where no case is judged) would be
+// NOT EXERCISED here.
+TEST(CertifyCommand, QuickSuiteHtmlPageStaysSmallAndEveryClaimIsExercised) {
   // The page of the quick tier as users get it: a sanitizer build draws 1/kCaseDivisor of the
   // cases, so its page is not the one measured (and the run took 139 s of CI under ASan).
   if (conformance::kCaseDivisor > 1) GTEST_SKIP() << "measured in the release build only";
   const fs::path dir = fresh_dir("certify_html_size");
-  const auto r = run_attnv("certify --kernel builtin:core --suite quick --html " + (dir / "c.html").string(), dir);
+  const auto r = run_attnv("certify --kernel builtin:core --suite quick --html " + (dir / "c.html").string() +
+                               " --json " + (dir / "c.json").string(),
+                           dir);
   ASSERT_EQ(r.status, 0) << r.output;
   const auto size = fs::file_size(dir / "c.html");
   EXPECT_LT(size, 400u * 1024) << "quick-suite page of " << size << " bytes";
   EXPECT_GT(size, 20u * 1024);
+  std::ifstream in(dir / "c.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["verdict"]["unexercised_features"].empty()) << j["verdict"]["unexercised_features"].dump();
+  EXPECT_GE(j["claims_exercised"].size(), 16u);
+  for (const auto& f : j["claims_exercised"]) EXPECT_GE(f["judged"].get<int>(), 10) << f.dump();
   fs::remove_all(dir);
 }
 
