@@ -7,6 +7,13 @@
 // expression runs once, on the first call of attnv_kernel_entry; that one kernel instance serves
 // every call. C++ exceptions never cross the ABI: a throwing call returns 1 and its what() is
 // the last_error text.
+//
+// Kernel::precision_for is exported (attnv_kernel.precision_for) only when the factory's static
+// type overrides it, or is attnv::Kernel itself (a factory returning std::unique_ptr<Kernel> hides
+// the type, so it is exported to be safe). A kernel that keeps the per-dtype default then costs
+// attnv no extra call per case, and its certificate does not say it declares a model per problem.
+// So a factory of a base class whose subclass overrides precision_for must return the subclass's
+// type, or std::unique_ptr<attnv::Kernel>.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +22,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "abi_convert.h"
 #include "attnv_plugin.h"
@@ -104,8 +112,19 @@ int supports(const attnv_problem* p, int32_t op, char* why, uint32_t why_size) {
 
 const char* last_error() { return state().last_error.c_str(); }
 
+// Whether the kernel type K may choose its precision model per problem (see the top).
+template <class K>
+constexpr bool may_choose_precision_per_problem() {
+  if constexpr (std::is_same_v<K, Kernel>)
+    return true;
+  else  // &K::precision_for names the class that declared it: Kernel's own type when not overridden
+    return !std::is_same_v<decltype(&K::precision_for), decltype(&Kernel::precision_for)>;
+}
+
 template <class Factory>
 const attnv_kernel* describe(Factory&& make, const char* version) {
+  using Made = typename std::invoke_result_t<Factory&>::element_type;
+  static_assert(std::is_base_of_v<Kernel, Made>, "the factory must return a std::unique_ptr of an attnv::Kernel");
   State& s = state();
   if (s.kernel) return &s.desc;
   try {
@@ -125,7 +144,7 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.decode = c.decode ? &decode : nullptr;
     s.desc.last_error = &last_error;
     s.desc.supports = &supports;
-    s.desc.precision_for = &precision_for;
+    s.desc.precision_for = may_choose_precision_per_problem<Made>() ? &precision_for : nullptr;
     withdrawn_to_abi(c, s.desc.withdrawn);
     return &s.desc;
   } catch (...) {
@@ -139,7 +158,6 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
 
 #define ATTNV_EXPORT_KERNEL_VERSIONED(factory_expression, version_string)                                 \
   extern "C" ATTNV_PLUGIN_EXPORT const attnv_kernel* attnv_kernel_entry(void) {                           \
-    return ::attnv::plugin::exported::describe([]() -> std::unique_ptr<::attnv::Kernel> { return factory_expression; }, \
-                                               version_string);                                            \
+    return ::attnv::plugin::exported::describe([]() { return factory_expression; }, version_string);     \
   }
 #define ATTNV_EXPORT_KERNEL(factory_expression) ATTNV_EXPORT_KERNEL_VERSIONED(factory_expression, "")

@@ -227,6 +227,14 @@ TEST(PluginKernelV2, DeclinedCallsAreNeverMade) {
   EXPECT_TRUE(v1.supports(odd.problem, KernelOp::forward).ok);
 }
 
+// The C++ export adapter exports precision_for only where the kernel's type may choose its model
+// per problem: the naive kernel keeps the per-dtype default (so attnv asks no extra question per
+// case, and the certificate makes no per-problem note); the C plugin that defines it has it.
+TEST(PluginKernelV2, PrecisionForIsExportedOnlyWhereTheKernelDefinesIt) {
+  EXPECT_FALSE(PluginKernel(PLUGIN_NAIVE).has_precision_for());
+  EXPECT_TRUE(PluginKernel(PLUGIN_V2_DECLINES).has_precision_for());
+}
+
 // precision_for() through the worker: the model of each problem (exp within 4 ulps for Tq = 1);
 // a plugin without it gives its per-dtype model; a failing one is the plugin's refusal.
 TEST(PluginKernelV2, PrecisionIsAskedPerProblem) {
