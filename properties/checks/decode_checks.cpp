@@ -264,13 +264,15 @@ class DecodeRun {
 // prefix (with_shared_prefix), decoded into a paged cache (paged_cache.h): pages in a shuffled
 // order, the prefix's whole pages filled before the first call and shared by the two sequences,
 // then the rest in one chunk and single tokens, so that last pages are partly filled. The page
-// size comes from the seed, at most half the prompt so that a whole page can be shared.
+// size comes from the seed among those at most half the prompt (so that a whole page can be
+// shared); pages of 1 (never partly filled) only when no other fits and sharing still can
+// (T = 3, 4), else 2 (T <= 2: no page shared).
 std::string paged_run(Kernel& k, const Prompt& pr, Layout layout, std::uint64_t seed, PropertyResult& result) {
-  static constexpr I kPageSizes[] = {1, 2, 3, 4, 5, 8, 16};
+  static constexpr I kPageSizes[] = {2, 3, 4, 5, 8, 16};
   const I T = pr.T;
   std::uint64_t fitting = 0;
-  for (I ps : kPageSizes) fitting += ps <= std::max<I>(1, (T - 1) / 2) ? 1 : 0;
-  const I ps = kPageSizes[(seed / 5) % fitting];
+  for (I size : kPageSizes) fitting += size <= (T - 1) / 2 ? 1 : 0;
+  const I ps = fitting > 0 ? kPageSizes[(seed / 5) % fitting] : T >= 3 ? 1 : 2;
   const I prefix = (T - 1) / 2 / ps * ps;  // whole pages, and at least one token left to decode
   const Prompt x = with_shared_prefix(pr, prefix);
   const Problem pp = decode_problem(x, 1, (T + 2 + ps - 1) / ps * ps, ps);
