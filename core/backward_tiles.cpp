@@ -138,8 +138,8 @@ template <class T>
 void load_key_tile(const ForwardParams& p, const MicroKernels<T>& mk, BackwardWorkspace<T>& ws,
                    std::int64_t b, std::int64_t hkv, std::int64_t j0, int n) {
   using WS = BackwardWorkspace<T>;
-  load_k_transposed(mk, p.views.k, b, hkv, j0, n, p.shape.Dk, ws.dk8, WS::ldk, ws.row(), ws.kt());
-  load_k_transposed(mk, p.views.v, b, hkv, j0, n, p.shape.Dv, ws.dv8, WS::ldk, ws.row(), ws.vt());
+  load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk8, WS::ldk, ws.row(), ws.kt());
+  load_k_transposed(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv8, WS::ldk, ws.row(), ws.vt());
 }
 
 // Writes rows of an accumulator [n x ld] times `factor` (1: no multiply) to rows [first, first + n).

@@ -23,6 +23,7 @@ Capabilities CoreKernel::capabilities() const {
   c.sinks = true;
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
+  c.paged_kv = true;  // decode through a block table (decode.h)
   return c;
 }
 

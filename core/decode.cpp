@@ -217,13 +217,15 @@ void attend(const ForwardParams& f, const MicroKernels<T>& mk, const RowKernels<
 void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
   // The path first: a path the CPU lacks throws before the caches are written.
   const Isa isa = p.dtype == DType::f64 ? Isa::portable : resolve_isa(opt.isa);
-  append_rows(v.k_new, v.k_cache, v.cache_len);
-  append_rows(v.v_new, v.v_cache, v.cache_len);
+  const CachePages pages = CachePages::of(p, v);
+  append_rows(v.k_new, v.k_cache, v.cache_len, pages);
+  append_rows(v.v_new, v.v_cache, v.cache_len, pages);
   std::vector<std::int64_t> kv_len(static_cast<std::size_t>(p.shape.B));
   for (std::int64_t b = 0; b < p.shape.B; ++b) kv_len[static_cast<std::size_t>(b)] = v.cache_len[b] + p.shape.Tq;
   // The equivalent forward: K, V are the caches, kv_len[b] = cache_len[b] + n.
   Problem fp = p;
   fp.has_kv_len = true;
+  fp.page_size = 0;  // the forward's params know no pages; f.pages carries them
   KernelViews kv;
   kv.q = v.q;
   kv.k = v.k_cache;
@@ -232,7 +234,8 @@ void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
   kv.out = v.out;
   kv.lse = v.lse;
   kv.sinks = v.sinks;
-  const ForwardParams f = make_forward_params(fp, kv);
+  ForwardParams f = make_forward_params(fp, kv);
+  f.pages = pages;
   if (p.dtype == DType::f64)
     attend<double>(f, portable_kernels_f64(), row_kernels_f64(), opt);
   else

@@ -9,6 +9,9 @@
 //  * when the (batch, KV head, row block) items are too few for the threads, split-KV
 //    (split_kv.h) cuts the keys into chunks run in parallel and merged.
 // Every item's result depends only on the item, so any thread count gives the same bits.
+// A paged cache (p.page_size > 0) is read and appended through the block table (problem/cache_pages.h)
+// with the contiguous path's arithmetic in the same order: the same bits as the same cache laid
+// out contiguously.
 #include "core/forward.h"
 #include "problem/problem.h"
 #include "problem/tensor.h"

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/dropout.h"
+#include "problem/cache_pages.h"
 #include "problem/problem.h"
 #include "problem/tensor.h"
 
@@ -25,6 +26,7 @@ struct ForwardParams {
   bool has_alibi = false;   // slopes in views.alibi
   std::int64_t group = 1;   // G = Hq / Hkv: query head h reads KV head h / G
   KernelViews views;        // q, k, v, mask, bias, kv_len, sinks, out, lse
+  CachePages pages;         // where K and V rows live: contiguous, or a paged cache (decode only)
   DropoutOptions dropout{};  // from ForwardOptions (training calls only; docs/dropout.md)
 
   std::int64_t kv_len(std::int64_t b) const {

@@ -41,8 +41,8 @@ void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspa
     const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
     const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
     if (kind == TileKind::skip) continue;  // fully masked tile: not even loaded
-    load_k_transposed(mk, p.views.k, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
-    load_panels(mk, p.views.v, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
+    load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
+    load_panels(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
     mk.scores(ws.q(), ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, scale, ws.s(), ws.lds);
     if (kind == TileKind::partial || elementwise_always)
       apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, ws.s(), ws.lds);

@@ -40,13 +40,14 @@ const T* row_in_place(const TensorRef& t, std::int64_t off, std::int64_t d, std:
 }
 
 // Loads rows [first, first + n) into 16-column panels (microkernels.h; panel stride ldp >= 16 n),
-// zero-padded to d_pad columns (a multiple of kPanel).
+// zero-padded to d_pad columns (a multiple of kPanel). Rows are found through `pages` (contiguous
+// or a paged cache: problem/cache_pages.h), one by one, so paging changes addresses, never arithmetic.
 template <class T>
-void load_panels(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, std::int64_t h,
-                 std::int64_t first, int n, std::int64_t d, std::int64_t d_pad, std::int64_t ldp,
+void load_panels(const MicroKernels<T>& mk, const TensorRef& t, const CachePages& pages, std::int64_t b,
+                 std::int64_t h, std::int64_t first, int n, std::int64_t d, std::int64_t d_pad, std::int64_t ldp,
                  T* row_buf, T* panels) {
   for (int c = 0; c < n; ++c) {
-    const std::int64_t off = offset_of(t, b, h, first + c);
+    const std::int64_t off = pages.offset(t, b, h, first + c);
     const T* row = row_in_place<T>(t, off, d, d_pad);
     if (row == nullptr) {
       load_row(mk, t, off, t.stride[3], d, row_buf);
@@ -62,9 +63,9 @@ void load_panels(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b, 
 
 // Loads K rows [first, first + n) transposed: kt[d * ldk + c]; zero for d >= dk and for
 // c in [n, round_up(n, 16)), so every value the scores kernel reads is defined. row_buf holds
-// kStagingRows rows of dk_pad (workspace.h).
+// kStagingRows rows of dk_pad (workspace.h). Rows found through `pages` as in load_panels.
 template <class T>
-void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64_t b,
+void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, const CachePages& pages, std::int64_t b,
                        std::int64_t h, std::int64_t first, int n, std::int64_t dk,
                        std::int64_t dk_pad, std::int64_t ldk, T* row_buf, T* kt) {
   const int n16 = static_cast<int>(round_up(n, 16));
@@ -74,7 +75,7 @@ void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64
       const T* rows[kStagingRows] = {};
       const int m = std::min(kStagingRows, n - c);
       for (int i = 0; i < m; ++i) {
-        const std::int64_t off = offset_of(t, b, h, first + c + i);
+        const std::int64_t off = pages.offset(t, b, h, first + c + i);
         rows[i] = row_in_place<T>(t, off, dk, dk);
         if (rows[i] == nullptr) {
           load_row(mk, t, off, t.stride[3], dk, row_buf + i * dk_pad);
@@ -84,7 +85,7 @@ void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, std::int64
       mk.transpose_keys(rows, m, dk, kt + c, ldk);
     }
   for (; c < n; ++c) {
-    const std::int64_t off = offset_of(t, b, h, first + c);
+    const std::int64_t off = pages.offset(t, b, h, first + c);
     const T* row = row_in_place<T>(t, off, dk, dk);
     if (row == nullptr) {
       load_row(mk, t, off, t.stride[3], dk, row_buf);

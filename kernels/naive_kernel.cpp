@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "problem/buffers.h"
+#include "problem/cache_pages.h"
 #include "problem/case.h"
 #include "problem/error.h"
 #include "problem/validate.h"
@@ -321,6 +322,27 @@ struct Engine {
   }
 };
 
+// Positions < kv_len[b] of a paged cache (pool t, read through `pages`) as a dense f64
+// [B, Hkv, Tk, D] view over `dense`; the rest 0. A page outside the pool (only a planted table
+// bug reads entries the call does not use) is left 0 rather than read out of bounds.
+TensorRef gather(const TensorRef& t, const CachePages& pages, const Shape& s, std::int64_t D,
+                 const std::vector<std::int64_t>& kv_len, std::vector<double>& dense) {
+  dense.assign(static_cast<std::size_t>(s.B * s.Hkv * s.Tk * D), 0.0);
+  TensorRef ref;
+  ref.data = dense.data();
+  ref.dtype = DType::f64;
+  ref.shape = {s.B, s.Hkv, s.Tk, D};
+  ref.stride = dense_strides(ref.shape, 4);
+  for (std::int64_t b = 0; b < s.B; ++b)
+    for (std::int64_t h = 0; h < s.Hkv; ++h)
+      for (std::int64_t j = 0; j < kv_len[static_cast<std::size_t>(b)]; ++j) {
+        if (const std::int64_t page = pages.index(b, h, j, 0)[0]; page < 0 || page >= t.shape[0]) continue;
+        for (std::int64_t d = 0; d < D; ++d)
+          dense[static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * D + d)] = load(t, pages.index(b, h, j, d));
+      }
+  return ref;
+}
+
 }  // namespace
 
 NaiveKernel::NaiveKernel(NaiveOptions opt, std::string name) : opt_(opt), name_(std::move(name)) {
@@ -335,6 +357,7 @@ Capabilities NaiveKernel::capabilities() const {
   c.sinks = true;
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
+  c.paged_kv = true;
   return c;
 }
 
@@ -371,24 +394,44 @@ void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
 void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
   if (auto e = check_decode_views(p, views); !e.empty()) throw InputError("naive decode: invalid call: " + e[0]);
   const Shape& s = p.shape;
+  const CachePages pages = CachePages::of(p, views);
   std::vector<std::int64_t> kv_len(static_cast<std::size_t>(s.B));
   for (std::int64_t b = 0; b < s.B; ++b) {
     std::int64_t at = views.cache_len[b];
     if (opt_.plant == Plant::decode_append_shifted && at + s.Tq < s.Tk) ++at;
     for (std::int64_t h = 0; h < s.Hkv; ++h)
       for (std::int64_t i = 0; i < s.Tq; ++i) {
-        for (std::int64_t d = 0; d < s.Dk; ++d) store(views.k_cache, {b, h, at + i, d}, load(views.k_new, {b, h, i, d}));
-        for (std::int64_t d = 0; d < s.Dv; ++d) store(views.v_cache, {b, h, at + i, d}, load(views.v_new, {b, h, i, d}));
+        for (std::int64_t d = 0; d < s.Dk; ++d)
+          store(views.k_cache, pages.index(b, h, at + i, d), load(views.k_new, {b, h, i, d}));
+        for (std::int64_t d = 0; d < s.Dv; ++d)
+          store(views.v_cache, pages.index(b, h, at + i, d), load(views.v_new, {b, h, i, d}));
       }
-    kv_len[static_cast<std::size_t>(b)] = views.cache_len[b] + s.Tq;
+    std::int64_t& len = kv_len[static_cast<std::size_t>(b)];
+    len = views.cache_len[b] + s.Tq;
+    // The sequence length taken as whole pages: the last page's slots past cache_len + n count.
+    if (opt_.plant == Plant::paged_last_page_full && pages.paged()) len = (len + p.page_size - 1) / p.page_size * p.page_size;
   }
   Problem fp = p;
   fp.has_kv_len = true;
+  fp.page_size = 0;
   if (opt_.plant == Plant::decode_top_left) fp.alignment = Alignment::top_left;
   KernelViews fv;
   fv.q = views.q;
   fv.k = views.k_cache;
   fv.v = views.v_cache;
+  // A paged cache is gathered into dense f64 copies of [B, Hkv, Tk, D] (exact: every storage
+  // value is a double), positions < kv_len[b] only: what a contiguous cache would show the forward.
+  std::vector<double> k_dense, v_dense;
+  if (pages.paged()) {
+    CachePages read = pages;
+    std::vector<std::int64_t> row0;
+    if (opt_.plant == Plant::paged_table_row0) {  // every sequence reads batch 0's table row
+      for (std::int64_t b = 0; b < s.B; ++b) row0.insert(row0.end(), pages.table, pages.table + pages.blocks);
+      read.table = row0.data();
+    }
+    fv.k = gather(views.k_cache, read, s, s.Dk, kv_len, k_dense);
+    fv.v = gather(views.v_cache, read, s, s.Dv, kv_len, v_dense);
+  }
   fv.kv_len = kv_len.data();
   fv.out = views.out;
   fv.lse = views.lse;

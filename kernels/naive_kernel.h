@@ -59,6 +59,9 @@ enum class Plant {
   mask_head0,             // every batch and head reads the mask's and bias's first [Tq,Tk] plane
   alibi_wrong_corner,     // ALiBi distances from the other alignment's p_i (top_left <-> bottom_right)
   alibi_dropped_in_backward,  // backward: P recomputed from logits without ALiBi (the forward had it)
+  paged_last_page_full,   // paged decode: the sequence taken as whole pages, kv_len rounded up to the
+                          // last page's end (its slots past cache_len + n attended)
+  paged_table_row0,       // paged decode: every sequence reads its keys through batch 0's table row
 };
 
 enum class Structure { naive, tiled };
@@ -79,7 +82,8 @@ class NaiveKernel : public Kernel {
   void backward(const Problem& p, const KernelViews& views) override;
   // Decode, in two plain steps: copy k_new, v_new into the caches element by element, then run
   // this kernel's own forward on the caches with kv_len[b] = cache_len[b] + n (the two-pass
-  // softmax above: max and sum, then the weighted values).
+  // softmax above: max and sum, then the weighted values). A paged cache is written through the
+  // block table and gathered into a dense copy for that forward.
   void decode(const Problem& p, const DecodeViews& views) override;
 
  private:

@@ -77,6 +77,11 @@ inline constexpr ClaimInfo kClaims[] = {
     {"alibi", "ALiBi", &Capabilities::alibi, 1u << 16,
      [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
      "", false, true},
+    // A problem feature (Problem::page_size), so supports() can decline a page size and
+    // unsupported() names it; only decode problems have one.
+    {"paged_kv", "paged KV cache", &Capabilities::paged_kv, 0,
+     [](const Problem& p) -> std::string_view { return p.page_size != 0 ? "paged KV cache" : ""; },
+     "the file route and the plugin ABI do not carry a paged KV cache (page pools and a block table) yet", false, true},
 };
 
 }  // namespace attnv

@@ -43,6 +43,9 @@ struct Capabilities {
   // (Problem::mask_dims, bias_dims), for each of mask and bias the kernel claims.
   bool mask_bias_per_batch_head = false;
   bool alibi = false;               // ALiBi: per-head slopes, -m_h |j - p_i| added to every logit
+  // Decode with a paged KV cache (Problem::page_size > 0, DecodeViews::block_table): a page pool
+  // and a block table as vLLM and FlashInfer keep them. Needs decode too.
+  bool paged_kv = false;
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).
@@ -107,6 +110,10 @@ class Kernel {
   //   window decoding), softcap and a custom scale, each only when claimed like a forward.
   //   Not allowed: mask and bias ([Tq, Tk] tensors do not follow a growing cache) and has_kv_len
   //   (cache_len plays its role). check_decode_views (problem/validate.h) enforces all this.
+  //   With p.page_size > 0 (only when paged_kv is claimed) the caches are page pools reached
+  //   through views.block_table (problem/tensor.h): the same call, positions mapped to
+  //   (page, slot); slots of a page past cache_len[b] + n are never read, pages shared between
+  //   sequences are never written (check_decode_views refuses an append into one).
   // Only called when capabilities().decode; the default throws InputError "not supported".
   virtual void decode(const Problem& p, const DecodeViews& views);
 };

@@ -68,6 +68,12 @@ struct Problem {
   // ALiBi: one slope per query head [Hq], m_h >= 0, adding -m_h * |j - p_i| to every logit (p_i
   // the query's position under `alignment`; docs/semantics.md, "ALiBi").
   bool has_alibi = false;
+  // Decode calls only: 0 is a contiguous KV cache per batch entry; > 0 a paged cache, a pool of
+  // pages of page_size positions reached through a block table (DecodeViews::block_table), with
+  // Tk = the capacity of one sequence, a whole number of pages (docs/semantics.md, "Paged KV
+  // cache"). A problem field, not only a views flag, so that supports() can decline a page size
+  // and unsupported() names the claim.
+  std::int64_t page_size = 0;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

@@ -45,13 +45,21 @@ struct KernelViews {
   TensorRef dsinks;      // backward output [Hq] in the storage dtype, present iff the problem has sinks
 };
 
-// The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views).
-// n = Problem.shape.Tq new tokens, capacity = Problem.shape.Tk cache positions.
+// The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views
+// but for block_table, which is in process only). n = Problem.shape.Tq new tokens, capacity =
+// Problem.shape.Tk cache positions per sequence.
 struct DecodeViews {
   TensorRef q;                  // [B, Hq, n, Dk]
   TensorRef k_new, v_new;       // [B, Hkv, n, Dk] and [B, Hkv, n, Dv]: appended to the cache
-  TensorRef k_cache, v_cache;   // [B, Hkv, capacity, Dk|Dv]: written only at cache_len[b] .. + n - 1
+  // Contiguous (Problem::page_size = 0): [B, Hkv, capacity, Dk|Dv], written only at cache_len[b]
+  // .. + n - 1. Paged (page_size > 0): pools of pages [num_pages, Hkv, page_size, Dk|Dv];
+  // position pos of sequence b lives in page block_table[b][pos / page_size], slot
+  // pos % page_size, and only the appended positions are written.
+  TensorRef k_cache, v_cache;
   const std::int64_t* cache_len = nullptr;  // int64 [B]: positions already filled
+  // Paged only (else null): int64 [B, capacity / page_size], dense row-major. Only the entries
+  // of blocks below ceil((cache_len[b] + n) / page_size) are read; the others may hold anything.
+  const std::int64_t* block_table = nullptr;
   TensorRef out, lse;           // [B, Hq, n, Dv] and [B, Hq, n] (lse optional), as in a forward
   TensorRef sinks;              // [Hq] in the storage dtype, present iff the problem has sinks
 };

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "problem/error.h"
+#include "problem/validate_paged.h"
 
 namespace attnv {
 namespace {
@@ -79,6 +80,10 @@ std::vector<std::string> check_problem(const Problem& p) {
     errs.push_back("mask_dims gives the mask per-batch or per-head extents, but the problem has no mask");
   if (!p.has_bias && p.bias_dims.any())
     errs.push_back("bias_dims gives the bias per-batch or per-head extents, but the problem has no bias");
+  // A forward, backward or case has no cache to page; check_decode_problem lifts this.
+  if (p.page_size != 0)
+    errs.push_back("page_size = " + std::to_string(p.page_size) +
+                   ": a paged KV cache belongs to a decode call only (a forward has no cache)");
   return errs;
 }
 
@@ -334,7 +339,13 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
 }
 
 std::vector<std::string> check_decode_problem(const Problem& p) {
-  std::vector<std::string> errs = check_problem(p);
+  Problem contiguous = p;
+  contiguous.page_size = 0;
+  std::vector<std::string> errs = check_problem(contiguous);
+  if (p.page_size < 0) errs.push_back("page_size = " + std::to_string(p.page_size) + " is negative (0: a contiguous cache)");
+  if (p.page_size > 0 && p.shape.Tk >= 1 && p.shape.Tk % p.page_size != 0)
+    errs.push_back("a paged cache holds whole pages: capacity Tk = " + std::to_string(p.shape.Tk) +
+                   " is not a multiple of page_size = " + std::to_string(p.page_size));
   if (!p.causal || p.alignment != Alignment::bottom_right)
     errs.push_back("a decode call is causal with bottom_right alignment (query i sits at cache_len[b] + i)");
   if (p.has_mask) errs.push_back("a decode call takes no mask");
@@ -354,6 +365,14 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
   for (auto [name, t] : required)
     if (!t->present()) errs.push_back(std::string("decode: ") + name + " is required");
   if (v.cache_len == nullptr) errs.push_back("decode: cache_len is required");
+  const bool paged = p.page_size > 0;
+  if (paged && v.block_table == nullptr) errs.push_back("decode: block_table is required with page_size > 0 (a paged cache)");
+  if (!paged && v.block_table != nullptr) errs.push_back("decode: block_table given, but page_size = 0 (a contiguous cache)");
+  if (paged && v.k_cache.present() && v.v_cache.present()) {
+    if (v.k_cache.rank != 4 || v.v_cache.rank != 4 || v.k_cache.shape[0] < 1 || v.v_cache.shape[0] != v.k_cache.shape[0])
+      errs.push_back("decode: the page pools k_cache and v_cache must be rank 4 with the same number of pages >= 1 "
+                     "([num_pages, Hkv, page_size, D])");
+  }
   if (p.has_sinks != v.sinks.present()) errs.push_back("decode: sinks buffer presence does not match the problem");
   if (!errs.empty()) return errs;
   std::vector<Extent> inputs = {view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
@@ -362,11 +381,20 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
                                 view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs)};
   const auto cl = reinterpret_cast<std::uintptr_t>(v.cache_len);
   inputs.push_back({"cache_len", cl, cl + static_cast<std::uintptr_t>(s.B) * 8});
-  // The caches are read and written: like outputs, no element may alias another.
+  if (paged) {
+    // B * Tk fits (check_problem), and Tk / page_size <= Tk entries per row.
+    const std::int64_t table_bytes = checked_bytes({s.B, s.Tk / p.page_size}, 8);
+    if (table_bytes < 0) return {"block_table: its byte size overflows 64 bits"};
+    const auto bt = reinterpret_cast<std::uintptr_t>(v.block_table);
+    inputs.push_back({"block_table", bt, bt + static_cast<std::uintptr_t>(table_bytes)});
+  }
+  // The caches are read and written: like outputs, no element may alias another. A page pool is
+  // [num_pages, Hkv, page_size, D] instead of [B, Hkv, Tk, D].
+  const std::int64_t cache0 = paged ? v.k_cache.shape[0] : s.B, cache2 = paged ? p.page_size : s.Tk;
   const std::pair<const char*, const TensorRef*> written[] = {
       {"k_cache", &v.k_cache}, {"v_cache", &v.v_cache}, {"out", &v.out}, {"lse", &v.lse}};
   const std::array<std::int64_t, 4> written_shapes[] = {
-      {s.B, s.Hkv, s.Tk, s.Dk}, {s.B, s.Hkv, s.Tk, s.Dv}, {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}};
+      {cache0, s.Hkv, cache2, s.Dk}, {cache0, s.Hkv, cache2, s.Dv}, {s.B, s.Hq, s.Tq, s.Dv}, {s.B, s.Hq, s.Tq, 0}};
   std::vector<Extent> outputs;
   for (std::size_t i = 0; i < 4; ++i) {
     const TensorRef& t = *written[i].second;
@@ -400,6 +428,8 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
     }
   }
   check_overlaps(outputs, inputs, errs);
+  // The table's entries only once cache_len is known valid (they say which entries are read).
+  if (paged && errs.empty()) errs = check_block_table(p, v.cache_len, v.block_table, v.k_cache.shape[0]);
   return errs;
 }
 

@@ -2,19 +2,23 @@
 // prompt of T = Tk tokens (its K and V; query t is the case's query t mod Tq); the kernel
 // decodes it twice through Kernel::decode into a cache of capacity T + 2:
 //   run A: prefill T - m tokens in one call on an empty cache, then m tokens one by one;
-//   run B: chunked prefill from an empty cache, ceil(T / 3) tokens per call.
+//   run B: chunked prefill from an empty cache, ceil(T / 3) tokens per call;
+//   run C, when the kernel claims paged_kv: a paged cache (paged_run below), every other page
+//   byte checked untouched.
 // After every call: (a) the cache holds exactly the prompt's K and V at positions < cache_len + n
 // (bitwise) and its initial fill beyond; q, k_new, v_new are unchanged; (b) the call's O and LSE
 // are within the bound of the equivalent forward (k = the cache, kv_len = cache_len + n,
 // bottom-right causal: exactly the full prefill's rows cache_len .. cache_len + n - 1), judged
 // by ref::fast_forward and bound::forward_bound under the kernel's declared model.
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "problem/error.h"
 #include "problem/kernel_fault.h"
 #include "problem/validate.h"
 #include "properties/checks/checks.h"
+#include "properties/checks/paged_cache.h"
 #include "properties/checks/recording.h"
 #include "properties/checks/runs.h"
 #include "reference/fast/fast.h"
@@ -60,12 +64,33 @@ Prompt prompt_of(const Case& c) {
   return pr;
 }
 
-// The problem of a decode call of n tokens into a cache of `capacity`.
-Problem decode_problem(const Prompt& pr, I n, I capacity) {
+// The problem of a decode call of n tokens into a cache of `capacity` (paged when page_size > 0).
+Problem decode_problem(const Prompt& pr, I n, I capacity, I page_size = 0) {
   Problem p = pr.p;
   p.shape.Tq = n;
   p.shape.Tk = capacity;
+  p.page_size = page_size;
   return p;
+}
+
+// The prompt with one more sequence, B, that shares sequence 0's first `prefix` tokens (its
+// queries, keys and values) and then goes its own way: sequence 0's later tokens in reverse
+// order, so that reading the wrong sequence's pages changes the answer.
+Prompt with_shared_prefix(const Prompt& pr, I prefix) {
+  Prompt x = pr;
+  const Shape& s = pr.p.shape;
+  x.p.shape.B = s.B + 1;
+  auto source = [&](I t) { return t < prefix ? t : prefix + (pr.T - 1 - t); };
+  for (I h = 0; h < s.Hq; ++h)
+    for (I t = 0; t < pr.T; ++t)
+      for (I d = 0; d < s.Dk; ++d) x.q.push_back(pr.qv(0, h, source(t), d));
+  for (I h = 0; h < s.Hkv; ++h)
+    for (I t = 0; t < pr.T; ++t)
+      for (I d = 0; d < s.Dk; ++d) x.k.push_back(pr.kv(pr.k, 0, h, source(t), d, s.Dk));
+  for (I h = 0; h < s.Hkv; ++h)
+    for (I t = 0; t < pr.T; ++t)
+      for (I d = 0; d < s.Dv; ++d) x.v.push_back(pr.kv(pr.v, 0, h, source(t), d, s.Dv));
+  return x;
 }
 
 // The forward the call must equal: k = the cache (filled up to c0 + n), kv_len = c0 + n.
@@ -89,14 +114,25 @@ Case equivalent_forward(const Prompt& pr, I c0, I n, I capacity) {
   return c;
 }
 
+// The prompt's K (which = 0) and V (1) values, as PagedCache reads them; pr must outlive it.
+PagedCache::Values prompt_values(const Prompt& pr) {
+  return [&pr](int which, I b, I h, I j, I d) {
+    return which == 0 ? pr.kv(pr.k, b, h, j, d, pr.p.shape.Dk) : pr.kv(pr.v, b, h, j, d, pr.p.shape.Dv);
+  };
+}
+
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 class DecodeRun {
  public:
-  DecodeRun(Kernel& k, const Prompt& pr, Layout layout, std::string label)
-      : k_(k), pr_(pr), layout_(layout), label_(std::move(label)), capacity_(pr.T + 2),
-        cache_case_(make_cache_case()), cache_(cache_case_, layout, false),
-        cache_len_(static_cast<std::size_t>(pr.p.shape.B), 0) {}
+  // A contiguous cache of capacity T + 2, empty; or, with `paged`, that paged cache (capacity
+  // and page size from `paged_problem`), every sequence already holding its first `start` tokens.
+  DecodeRun(Kernel& k, const Prompt& pr, Layout layout, std::string label, PagedCache* paged = nullptr,
+            const Problem* paged_problem = nullptr, I start = 0)
+      : k_(k), pr_(pr), layout_(layout), label_(std::move(label)),
+        capacity_(paged_problem ? paged_problem->shape.Tk : pr.T + 2),
+        page_size_(paged_problem ? paged_problem->page_size : 0), paged_(paged), cache_case_(make_cache_case()),
+        cache_(cache_case_, layout, false), cache_len_(static_cast<std::size_t>(pr.p.shape.B), start) {}
 
   // One decode call of n tokens; "" or what went wrong. Folds the comparison into `result`.
   std::string step(I n, PropertyResult& result) {
@@ -121,16 +157,18 @@ class DecodeRun {
     dv.q = sb.views().q;
     dv.k_new = sb.views().k;
     dv.v_new = sb.views().v;
-    dv.k_cache = cache_.views().k;
-    dv.v_cache = cache_.views().v;
+    dv.k_cache = paged_ ? paged_->k() : cache_.views().k;
+    dv.v_cache = paged_ ? paged_->v() : cache_.views().v;
     dv.cache_len = cache_len_.data();
+    if (paged_) dv.block_table = paged_->table();
     dv.out = sb.views().out;
     if (lse) dv.lse = sb.views().lse;
     dv.sinks = sb.views().sinks;
-    const Problem p = decode_problem(pr_, n, capacity_);
+    const Problem p = decode_problem(pr_, n, capacity_, page_size_);
     if (auto e = check_decode_views(p, dv); !e.empty()) throw InputError("invalid decode views: " + e[0]);
     std::ostringstream where;
     where << label_ << ", call with cache_len " << c0 << " and n = " << n;
+    if (paged_) where << " (page_size " << page_size_ << ", shared pages: " << paged_->shared_pages() << ")";
     try {
       detail::kernel_call([&] { k_.decode(p, dv); });
     } catch (const KernelDeclined&) {
@@ -146,7 +184,8 @@ class DecodeRun {
       result.kind = FailKind::input_written;
       return where.str() + ": q, k_new or v_new was written";
     }
-    if (std::string d = cache_difference(); !d.empty()) return where.str() + ": the cache " + d;
+    const std::string d = paged_ ? paged_->difference(cache_len_, prompt_values(pr_)) : cache_difference();
+    if (!d.empty()) return where.str() + ": the cache " + d;
     // (b) the outputs against the equivalent forward's reference and bound.
     const Outputs exact = ref::fast_forward(fwd);
     const PrecisionModel m = detail::kernel_precision(k_, p);
@@ -214,10 +253,43 @@ class DecodeRun {
   Layout layout_;
   std::string label_;
   I capacity_;
+  I page_size_;
+  PagedCache* paged_;
   Case cache_case_;
   CaseBuffers cache_;
   std::vector<std::int64_t> cache_len_;
 };
+
+// Run C, for kernels that claim paged_kv: the prompt plus one more sequence sharing sequence 0's
+// prefix (with_shared_prefix), decoded into a paged cache (paged_cache.h): pages in a shuffled
+// order, the prefix's whole pages filled before the first call and shared by the two sequences,
+// then the rest in one chunk and single tokens, so that last pages are partly filled. The page
+// size comes from the seed among those at most half the prompt (so that a whole page can be
+// shared); pages of 1 (never partly filled) only when no other fits and sharing still can
+// (T = 3, 4), else 2 (T <= 2: no page shared).
+std::string paged_run(Kernel& k, const Prompt& pr, Layout layout, std::uint64_t seed, PropertyResult& result) {
+  static constexpr I kPageSizes[] = {2, 3, 4, 5, 8, 16};
+  const I T = pr.T;
+  std::uint64_t fitting = 0;
+  for (I size : kPageSizes) fitting += size <= (T - 1) / 2 ? 1 : 0;
+  const I ps = fitting > 0 ? kPageSizes[(seed / 5) % fitting] : T >= 3 ? 1 : 2;
+  const I prefix = (T - 1) / 2 / ps * ps;  // whole pages, and at least one token left to decode
+  const Prompt x = with_shared_prefix(pr, prefix);
+  const Problem pp = decode_problem(x, 1, (T + 2 + ps - 1) / ps * ps, ps);
+  // Unfilled slots hold NaN only for a kernel that claims hidden NaN stays hidden (R6's rule).
+  const bool nan = k.capabilities().hidden_nonfinite;
+  const double no = std::numeric_limits<double>::quiet_NaN();
+  PagedCache cache(pp, prefix / ps, seed, nan ? no : kKFill, nan ? no : kVFill);
+  cache.prefill(std::vector<I>(static_cast<std::size_t>(pp.shape.B), prefix), prompt_values(x));
+  DecodeRun run(k, x, layout, "run C (paged cache, one more sequence sharing sequence 0's prefix)", &cache, &pp,
+                prefix);
+  const I rest = T - prefix;
+  std::vector<I> steps(static_cast<std::size_t>(std::min<I>(rest, 2)), 1);
+  if (rest > 2) steps.insert(steps.begin(), rest - 2);
+  for (I n : steps)
+    if (std::string e = run.step(n, result); !e.empty()) return e;
+  return "";
+}
 
 }  // namespace
 
@@ -255,6 +327,14 @@ PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layo
         return result;
       }
   }
+  // Run C: a paged cache, when claimed (and not withdrawn in this dtype).
+  Problem paged = decode_problem(pr, 1, T + 2, 1);
+  paged.shape.B += 1;
+  if (caps.paged_kv && caps.unsupported(paged).empty())
+    if (std::string e = paged_run(k, pr, layout, seed, result); !e.empty()) {
+      result.ok = false;
+      result.message = e;
+    }
   return result;
 }
 
