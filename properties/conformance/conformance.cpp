@@ -142,7 +142,7 @@ std::string layout_pattern(const std::array<int, 3>& failed, int total) {
 }
 
 void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem,
-          std::vector<std::string> features) {
+          std::vector<UsedFeature> features) {
   const bool judged = pr.judged();
   if (judged) {
     ++res.cases_checked;
@@ -349,7 +349,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
     const props::PropertyCase pc = stream.next();
-    std::vector<std::string> features;
+    std::vector<UsedFeature> features;
     const props::PropertyResult pr = judge_case(k, r, pc, &features);
     const props::Recording rec = recording ? recording->take() : props::Recording{};
     ++res.cases_run;
@@ -496,16 +496,19 @@ bool ConformanceReport::ok() const {
          std::none_of(declines.begin(), declines.end(), [](const FeatureDeclines& f) { return f.uncovered(); });
 }
 
-std::vector<std::string> features_used(const Problem& p, const Capabilities& claims) {
+std::vector<UsedFeature> features_used(const Problem& p, const Capabilities& claims) {
   // The claim table's names for what the problem uses (the names unsupported() reports), for
   // the claims the kernel makes.
-  std::vector<std::string> used;
-  if (std::find(claims.dtypes.begin(), claims.dtypes.end(), p.dtype) != claims.dtypes.end())
-    used.push_back("dtype " + std::string(dtype_name(p.dtype)));
+  std::vector<UsedFeature> used;
+  if (std::find(claims.dtypes.begin(), claims.dtypes.end(), p.dtype) != claims.dtypes.end()) {
+    const std::string name = "dtype " + std::string(dtype_name(p.dtype));
+    used.push_back({name, name});
+  }
   for (const ClaimInfo& c : kClaims) {
     if (!c.used_by || !(claims.*c.member)) continue;
-    if (const std::string why(c.used_by(p)); !why.empty() && std::find(used.begin(), used.end(), why) == used.end())
-      used.push_back(why);
+    const std::string why(c.used_by(p));
+    if (!why.empty() && std::none_of(used.begin(), used.end(), [&](const UsedFeature& u) { return u.name == why; }))
+      used.push_back({why, std::string(c.key)});
   }
   return used;
 }
@@ -520,8 +523,8 @@ std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResul
   for (const RequirementResult& r : results)
     for (const CaseRecord& c : r.cases) {
       if (!c.declined && !c.judged) continue;
-      for (const std::string& f : c.features) {
-        FeatureDeclines& e = entry(f);
+      for (const UsedFeature& f : c.features) {
+        FeatureDeclines& e = entry(f.name);
         (c.declined ? e.declined : e.judged) += 1;
       }
     }
@@ -531,38 +534,25 @@ std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResul
 
 std::vector<FeatureUse> feature_use(const std::vector<RequirementResult>& results, const Capabilities& claims) {
   std::vector<FeatureUse> out;
-  std::vector<const ClaimInfo*> of;  // the claim of each entry; null for a dtype
-  std::vector<DType> run;  // the claimed dtypes the run asked for (--dtype may ask for fewer)
-  for (DType d : claims.dtypes)
+  for (DType d : claims.dtypes)  // the claimed dtypes the run asked for (--dtype may ask for fewer)
     if (std::any_of(results.begin(), results.end(), [d](const RequirementResult& r) { return r.dtype == d; })) {
       const std::string name = "dtype " + std::string(dtype_name(d));
       out.push_back({name, name, 0});
-      of.push_back(nullptr);
-      run.push_back(d);
     }
   for (const ClaimInfo& c : kClaims)
-    if (c.used_by && claims.*c.member) {
-      out.push_back({std::string(c.key), std::string(c.label), 0});
-      of.push_back(&c);
-    }
+    if (c.used_by && claims.*c.member) out.push_back({std::string(c.key), std::string(c.label), 0});
   for (const RequirementResult& r : results)
     for (const CaseRecord& rec : r.cases) {
       if (!rec.judged) continue;
-      const auto computed = [&rec](const std::string& name) {
-        return std::find(rec.features.begin(), rec.features.end(), name) != rec.features.end();
-      };
-      for (std::size_t e = 0; e < out.size(); ++e) {
-        // The drawn case uses it, and so does a call the kernel computed (a check that builds
-        // its own calls, R18-R20, may leave a feature of the drawn case out).
-        const std::string name = of[e] ? std::string(of[e]->used_by(rec.problem)) : out[e].claim;
-        if (!name.empty() && (of[e] || rec.problem.dtype == run[e]) && computed(name)) ++out[e].judged;
-      }
+      for (FeatureUse& e : out)
+        if (std::any_of(rec.features.begin(), rec.features.end(), [&](const UsedFeature& f) { return f.claim == e.claim; }))
+          ++e.judged;
     }
   return out;
 }
 
 props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
-                                 std::vector<std::string>* features) {
+                                 std::vector<UsedFeature>* features) {
   // What the claims rule out is not judged. The suite never draws such a case, but a saved one
   // judged again with another kernel (repro) may be: then it is neither fixed nor failing.
   const Capabilities caps = k.capabilities();
@@ -577,7 +567,7 @@ props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::P
     // judged on nothing but its decline).
     guard.on_call = [features, &caps](const Problem& p, KernelOp, const Support& s) {
       if (!s.ok) features->clear();
-      for (std::string& f : features_used(p, caps))
+      for (UsedFeature& f : features_used(p, caps))
         if (std::find(features->begin(), features->end(), f) == features->end()) features->push_back(std::move(f));
     };
   }

@@ -78,6 +78,15 @@ struct Finding {
 
 // One case a requirement ran: what the certificate plots (the covered shape space, the worst
 // cases). For checks that build their own case (R18-R20) the problem is the drawn case's.
+// A claimed feature a call used: as Capabilities::unsupported names it ("causal bottom_right",
+// "bottom_right alignment", "dtype f16"), and the claim it belongs to (the claim table's key, or
+// the name itself for a dtype).
+struct UsedFeature {
+  std::string name;
+  std::string claim;
+  bool operator==(const UsedFeature&) const = default;
+};
+
 struct CaseRecord {
   int index = 0;            // position in the requirement's stream
   std::string case_id;
@@ -88,8 +97,8 @@ struct CaseRecord {
   bool declined = false;    // the kernel declined a call of it (supports())
   // The claimed features (features_used) of the calls the kernel computed for the case, or of the
   // call it declined: what the case covered, which `problem` (the drawn case) may not say for a
-  // check that calls derived problems (R18-R20 build their own).
-  std::vector<std::string> features;
+  // check that calls derived problems (R18-R20 build their own, R21 decodes through pages).
+  std::vector<UsedFeature> features;
 };
 
 // A case the kernel declined, and its reason.
@@ -140,14 +149,14 @@ struct FeatureDeclines {
 
 // The claimed features a problem uses, named as Capabilities::unsupported names them (dtype
 // included). Claims only: what the kernel does not claim is never drawn.
-std::vector<std::string> features_used(const Problem& p, const Capabilities& claims);
+std::vector<UsedFeature> features_used(const Problem& p, const Capabilities& claims);
 // Every claimed feature with a declined case (CaseRecord::features), in first-seen order.
 std::vector<FeatureDeclines> feature_declines(const std::vector<RequirementResult>& results);
 
 // The evidence behind each claim: for every storage dtype the run covers and every problem
-// feature the kernel claims (claim-table order), how many judged cases used it (the drawn case uses it and the
-// kernel computed a call that does). A claimed feature no judged case used was never tested:
-// the certificate says so (NOT EXERCISED) rather than certify it.
+// feature the kernel claims (claim-table order), how many judged cases used it in a call the
+// kernel computed (CaseRecord::features). A claimed feature no judged case used was never
+// tested: the certificate says so (NOT EXERCISED) rather than certify it.
 struct FeatureUse {
   std::string claim;  // the claim table's key ("alibi"), or "dtype f16"
   std::string label;  // for people: "ALiBi", "dtype f16"
@@ -178,7 +187,7 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 // `features`, when given, receives the claimed features of the calls the kernel computed (or of
 // the one it declined): CaseRecord::features.
 props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
-                                 std::vector<std::string>* features = nullptr);
+                                 std::vector<UsedFeature>* features = nullptr);
 
 // One requirement on one dtype.
 RequirementResult run_requirement(Kernel& k, const std::string& id_or_property, DType dtype,
