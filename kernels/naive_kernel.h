@@ -58,6 +58,8 @@ enum class Plant {
   dsink_sign_flipped,     // backward: dsinks = +sum P_sink D (the sink taken as a key with dP = D)
   mask_head0,             // every batch and head reads the mask's and bias's first [Tq,Tk] plane
   alibi_wrong_corner,     // ALiBi distances from the other alignment's p_i (top_left <-> bottom_right)
+  varlen_global_alignment,  // packed sequences: each sees only its own keys, but the causal rule,
+                            // window and ALiBi are aligned by the packed [Tq, Tk] corner
 };
 
 enum class Structure { naive, tiled };

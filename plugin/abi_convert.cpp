@@ -47,6 +47,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   // ALiBi has no ABI field yet; no plugin can claim it (its claim has no ABI bit), so reaching
   // here with one is attnv's error, never a silent drop of the feature.
   if (p.has_alibi) throw HarnessError("the plugin ABI cannot pass ALiBi slopes (" + describe(p) + ")");
+  if (p.varlen_sequences > 0) throw HarnessError("the plugin ABI cannot pass packed sequences (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;

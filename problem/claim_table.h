@@ -78,6 +78,9 @@ inline constexpr ClaimInfo kClaims[] = {
     {"alibi", "ALiBi", &Capabilities::alibi, 0,
      [](const Problem& p) -> std::string_view { return p.has_alibi ? "ALiBi" : ""; },
      "the file route and the plugin ABI do not carry ALiBi slopes yet", false, true},
+    {"varlen", "packed variable-length sequences", &Capabilities::varlen, 0,
+     [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
+     "the file route and the plugin ABI do not carry cu_seqlens yet", false, true},
 };
 
 }  // namespace attnv

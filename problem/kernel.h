@@ -43,6 +43,7 @@ struct Capabilities {
   // (Problem::mask_dims, bias_dims), for each of mask and bias the kernel claims.
   bool mask_bias_per_batch_head = false;
   bool alibi = false;               // ALiBi: per-head slopes, -m_h |j - p_i| added to every logit
+  bool varlen = false;              // packed variable-length sequences (cu_seqlens_q / cu_seqlens_k)
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).

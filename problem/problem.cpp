@@ -63,6 +63,7 @@ std::string describe(const Problem& p) {
   if (p.has_kv_len) o << " kv_len";
   if (p.has_sinks) o << " sinks";
   if (p.has_alibi) o << " alibi";
+  if (p.varlen_sequences > 0) o << " varlen(" << p.varlen_sequences << ')';
   return o.str();
 }
 

@@ -68,6 +68,11 @@ struct Problem {
   // ALiBi: one slope per query head [Hq], m_h >= 0, adding -m_h * |j - p_i| to every logit (p_i
   // the query's position under `alignment`; docs/semantics.md, "ALiBi").
   bool has_alibi = false;
+  // Variable-length packed batch (FlashAttention's varlen API): S >= 1 sequences packed along Tq
+  // and Tk with B == 1, their bounds in Case::cu_seqlens_q/k [S+1]; 0 = not varlen. Query i of
+  // sequence s sees only keys of sequence s, at local positions (docs/semantics.md, "Packed
+  // variable-length sequences").
+  std::int64_t varlen_sequences = 0;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

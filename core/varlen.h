@@ -1,0 +1,24 @@
+#pragma once
+// Packed variable-length sequences (docs/semantics.md, "Packed variable-length sequences") in
+// the core: the simplest correct way, one ordinary call per sequence. Each sequence's views are
+// the packed views offset to its first query and first key, and its problem is that sequence
+// alone (B = 1, Tq = len_q[s], keys len_k[s]), so the core's own alignment, causal rule, window,
+// ALiBi and fully-masked-row handling all see local positions, as the spec asks, with no varlen
+// code in the tile loop. Not the fastest (a short sequence gets its own parallel_for); a
+// production varlen kernel would put sequences into the work-item list instead.
+#include <functional>
+
+#include "problem/problem.h"
+#include "problem/tensor.h"
+
+namespace attnv::core {
+
+// Calls run(problem, views) once per sequence with at least one query, in order. The problem
+// always has kv_len = [len_k[s]] and Tk = max(len_k[s], 1): a sequence with no keys is then an
+// ordinary call whose every row is fully masked (O = 0, LSE = -inf, or the sink's), its K and V
+// views pointing at packed row 0, which a kv_len of 0 never reads. Forward views only (q, k, v,
+// sinks, alibi, out, lse): the backward does not take packed sequences yet.
+void for_each_sequence(const Problem& p, const KernelViews& views,
+                       const std::function<void(const Problem&, const KernelViews&)>& run);
+
+}  // namespace attnv::core
