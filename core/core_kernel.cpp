@@ -24,15 +24,9 @@ Capabilities CoreKernel::capabilities() const {
   c.sinks = true;
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
-  // Packed sequences in the forward (core/varlen.h); the backward declines them (supports).
+  // Packed sequences, forward and backward, one call per sequence (core/varlen.h).
   c.varlen = true;
   return c;
-}
-
-Support CoreKernel::supports(const Problem& p, KernelOp op) {
-  if (p.varlen_sequences > 0 && op == KernelOp::backward)
-    return Support::no("the core's backward does not take packed sequences (varlen) yet");
-  return Support::yes();
 }
 
 PrecisionModel CoreKernel::precision(DType storage) const {
@@ -55,7 +49,7 @@ void CoreKernel::forward(const Problem& p, const KernelViews& views) {
   require_views("forward", p, views);
   if (!views.out.present()) throw InputError("core forward: no output view");
   if (p.varlen_sequences > 0) {
-    for_each_sequence(p, views, [&](const Problem& sub, const KernelViews& v) {
+    forward_by_sequence(p, views, [&](const Problem& sub, const KernelViews& v) {
       core::forward(make_forward_params(sub, v), opt_);
     });
     return;
@@ -65,13 +59,18 @@ void CoreKernel::forward(const Problem& p, const KernelViews& views) {
 
 void CoreKernel::backward(const Problem& p, const KernelViews& views) {
   require_views("backward", p, views);
-  if (p.varlen_sequences > 0) throw InputError("core backward: " + supports(p, KernelOp::backward).why);
   const std::pair<const char*, const TensorRef*> needed[] = {
       {"out (the forward's O)", &views.out}, {"lse (the forward's LSE)", &views.lse},
       {"dout", &views.dout}, {"dq", &views.dq}, {"dk", &views.dk}, {"dv", &views.dv}};
   if (p.has_sinks && !views.dsinks.present()) throw InputError("core backward: no dsinks view (the problem has sinks)");
   for (const auto& [name, t] : needed)
     if (!t->present()) throw InputError(std::string("core backward: no ") + name + " view");
+  if (p.varlen_sequences > 0) {
+    backward_by_sequence(p, views, [&](const Problem& sub, const KernelViews& v) {
+      core::backward(make_forward_params(sub, v), opt_);
+    });
+    return;
+  }
   core::backward(make_forward_params(p, views), opt_);
 }
 

@@ -19,8 +19,6 @@ class CoreKernel final : public Kernel {
   Isa isa() const { return opt_.isa; }
   std::string name() const override { return "core"; }
   Capabilities capabilities() const override;
-  // Declines only the backward of packed sequences (varlen), which it does not compute yet.
-  Support supports(const Problem& p, KernelOp op) override;
   // accum f32 (f64 for f64 storage), P kept in the accumulator, outputs in the storage dtype,
   // block = the forward's key tile (kKeyBlock), exp within 2 ulps (measured:
   // core/tests/exp_test.cpp). The backward follows BOUND.md section 0 with the same model: L as

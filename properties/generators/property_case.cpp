@@ -185,9 +185,9 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
       p.has_alibi = opt.alibi && !opt.with_dout && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
-      // Packed sequences, forward only like ALiBi: 1 to 4 sequences in one batch entry, which
-      // takes no kv_len, mask or bias (docs/semantics.md); their bounds are values (make_values).
-      if (opt.varlen && !opt.with_dout && claims(&Capabilities::varlen) && *sometimes<bool>(3, false, true)) {
+      // Packed sequences: 1 to 4 sequences in one batch entry, which takes no kv_len, mask or
+      // bias (docs/semantics.md); their bounds are values (make_values).
+      if (opt.varlen && claims(&Capabilities::varlen) && *sometimes<bool>(3, false, true)) {
         p.varlen_sequences = *rc::gen::inRange<I>(1, 5);
         s.B = 1;
         p.has_kv_len = p.has_mask = p.has_bias = false;

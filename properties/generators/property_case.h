@@ -51,8 +51,9 @@ struct GenOptions {
   // ALiBi slopes, where claimed; like sinks never with dO and off by default: a position-dependent
   // logit breaks the query and key permutation invariances, and sub-cases would need the slopes.
   bool alibi = false;
-  // Packed variable-length sequences, where claimed; forward only and off by default like ALiBi:
-  // sub-cases (permutations, batch splits) would need their own sequence bounds.
+  // Packed variable-length sequences, where claimed (with dO too: a kernel that claims them and
+  // the backward claims their backward). Off by default: sub-cases (permutations, batch splits)
+  // would need their own sequence bounds.
   bool varlen = false;
   bool layouts = true;            // off: always bhtd
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast

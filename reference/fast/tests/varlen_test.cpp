@@ -1,7 +1,6 @@
 // Packed variable-length sequences in the references: a hand case whose visible keys are known
 // per alignment (docs/semantics.md's worked example), the fast reference against the MPFR oracle
-// on every family packed into sequences (forward, and the backward the references also follow),
-// and the validation of the sequence bounds.
+// on every family packed into sequences (forward and backward), and the validation of the bounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
