@@ -5,6 +5,7 @@
 
 #include "core/backward.h"
 #include "core/decode.h"
+#include "core/varlen.h"
 #include "core/workspace.h"
 #include "problem/error.h"
 #include "problem/validate.h"
@@ -24,6 +25,8 @@ Capabilities CoreKernel::capabilities() const {
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
   c.paged_kv = true;  // decode through a block table (decode.h)
+  // Packed sequences, forward and backward, one call per sequence (core/varlen.h).
+  c.varlen = true;
   return c;
 }
 
@@ -46,6 +49,12 @@ void require_views(const char* what, const Problem& p, const KernelViews& views)
 void CoreKernel::forward(const Problem& p, const KernelViews& views) {
   require_views("forward", p, views);
   if (!views.out.present()) throw InputError("core forward: no output view");
+  if (p.varlen_sequences > 0) {
+    forward_by_sequence(p, views, [&](const Problem& sub, const KernelViews& v) {
+      core::forward(make_forward_params(sub, v), opt_);
+    });
+    return;
+  }
   core::forward(make_forward_params(p, views), opt_);
 }
 
@@ -57,6 +66,12 @@ void CoreKernel::backward(const Problem& p, const KernelViews& views) {
   if (p.has_sinks && !views.dsinks.present()) throw InputError("core backward: no dsinks view (the problem has sinks)");
   for (const auto& [name, t] : needed)
     if (!t->present()) throw InputError(std::string("core backward: no ") + name + " view");
+  if (p.varlen_sequences > 0) {
+    backward_by_sequence(p, views, [&](const Problem& sub, const KernelViews& v) {
+      core::backward(make_forward_params(sub, v), opt_);
+    });
+    return;
+  }
   core::backward(make_forward_params(p, views), opt_);
 }
 

@@ -124,6 +124,7 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   if (p.has_bias) n += bytes(s.bias);
   if (p.has_sinks) n += bytes(s.sinks);
   if (p.has_alibi) n += bytes(s.sinks);  // [Hq] too
+  if (p.varlen_sequences > 0) n += 16 * (p.varlen_sequences + 1);  // cu_seqlens_q and _k
   if (e.has_dout) n += bytes(s.out);
   return n;
 }
@@ -173,6 +174,12 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   if (optional_file("sinks.npy", p.has_sinks, "sinks")) c.sinks = read_storage_tensor(folder / "sinks.npy", p.dtype, s.sinks);
   if (optional_file("alibi.npy", p.has_alibi, "alibi")) c.alibi = read_storage_tensor(folder / "alibi.npy", p.dtype, s.sinks);
   if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
+  // Packed sequences' bounds (evidence folders; no file route claims them yet), [S+1] each.
+  const ExpectedShape bounds{"[S+1]", {p.varlen_sequences + 1}};
+  if (optional_file("cu_seqlens_q.npy", p.varlen_sequences > 0, "varlen_sequences"))
+    c.cu_seqlens_q = read_length_tensor(folder / "cu_seqlens_q.npy", bounds);
+  if (optional_file("cu_seqlens_k.npy", p.varlen_sequences > 0, "varlen_sequences"))
+    c.cu_seqlens_k = read_length_tensor(folder / "cu_seqlens_k.npy", bounds);
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));
   return x;
@@ -201,6 +208,11 @@ void write_case_files(const fs::path& folder, const Case& c) {
   if (p.has_sinks) write_npy_storage(folder / "sinks.npy", s.sinks.dims, p.dtype, c.sinks);
   if (p.has_alibi) write_npy_storage(folder / "alibi.npy", s.sinks.dims, p.dtype, c.alibi);
   if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
+  if (p.varlen_sequences > 0) {
+    const std::int64_t bounds[] = {p.varlen_sequences + 1};
+    write_npy_int64(folder / "cu_seqlens_q.npy", bounds, c.cu_seqlens_q);
+    write_npy_int64(folder / "cu_seqlens_k.npy", bounds, c.cu_seqlens_k);
+  }
   if (c.has_dout()) write_npy_storage(folder / "dout.npy", s.out.dims, p.dtype, c.dout);
 }
 

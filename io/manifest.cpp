@@ -36,7 +36,7 @@ constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq
 // are written the same way: the key appears only when true).
 // So did the mask's and bias's own leading extents (docs/exchange-format.md): each true gives
 // mask.npy / bias.npy that extent (B or Hq) in a [B|1,Hq|1,Tq,Tk] file; all left out, [Tq,Tk].
-constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks", "mask_batch", "mask_heads", "bias_batch", "bias_heads", "alibi"};
+constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks", "mask_batch", "mask_heads", "bias_batch", "bias_heads", "alibi", "varlen_sequences"};
 
 constexpr const char* kOutOfRange = "out of range: the integer does not fit in 64 bits (-2^63 .. 2^63-1)";
 
@@ -171,6 +171,7 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.has_kv_len = r.boolean("kv_len");
   p.has_sinks = j.contains("sinks") && r.boolean("sinks");
   p.has_alibi = j.contains("alibi") && r.boolean("alibi");
+  if (j.contains("varlen_sequences")) p.varlen_sequences = r.integer("varlen_sequences");
   p.mask_dims = {j.contains("mask_batch") && r.boolean("mask_batch"), j.contains("mask_heads") && r.boolean("mask_heads")};
   p.bias_dims = {j.contains("bias_batch") && r.boolean("bias_batch"), j.contains("bias_heads") && r.boolean("bias_heads")};
   e.has_dout = r.boolean("dout");
@@ -307,6 +308,7 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
     c["kv_len"] = p.has_kv_len;
     if (p.has_sinks) c["sinks"] = true;
     if (p.has_alibi) c["alibi"] = true;
+    if (p.varlen_sequences > 0) c["varlen_sequences"] = p.varlen_sequences;
     if (p.mask_dims.batch) c["mask_batch"] = true;
     if (p.mask_dims.heads) c["mask_heads"] = true;
     if (p.bias_dims.batch) c["bias_batch"] = true;

@@ -37,18 +37,39 @@ struct Visibility {
   double bias_at(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     return c.bias[plane_at(c.problem.bias_dims, b, h, i, j)];
   }
+  // Query i's frame: the keys [first, end) it may see and the rows that share its alignment,
+  // queries [q0, q0 + rows). Unpacked: [0, kv_len[b]) and all Tq rows; packed sequences: its own
+  // sequence's keys and queries. The varlen_global_alignment plant keeps the sequence's keys
+  // (a block-diagonal mask) but aligns by the packed corner: every key, every query.
+  struct Frame {
+    std::int64_t first, end, q0, rows;
+  };
+  Frame frame(std::int64_t b, std::int64_t i) const {
+    const Problem& p = c.problem;
+    if (p.varlen_sequences == 0) return {0, kv_len(b), 0, p.shape.Tq};
+    std::size_t s = 0;
+    while (c.cu_seqlens_q[s + 1] <= i) ++s;
+    return {c.cu_seqlens_k[s], c.cu_seqlens_k[s + 1], c.cu_seqlens_q[s], c.cu_seqlens_q[s + 1] - c.cu_seqlens_q[s]};
+  }
+  // The query's position among the keys, in packed key coordinates: the frame's first key plus
+  // i's place in its rows (top-left), or counted back from the frame's last key (bottom-right).
+  std::int64_t position(std::int64_t b, std::int64_t i, bool bottom_right) const {
+    Frame f = frame(b, i);
+    if (plant == Plant::varlen_global_alignment && c.problem.varlen_sequences > 0)
+      f = {0, c.problem.shape.Tk, 0, c.problem.shape.Tq};
+    return bottom_right ? f.end - (f.rows - (i - f.q0)) : f.first + (i - f.q0);
+  }
   // The query's position for ALiBi; the alibi_wrong_corner plant takes the other alignment's.
   std::int64_t alibi_position(std::int64_t b, std::int64_t i) const {
     bool bottom_right = c.problem.alignment == Alignment::bottom_right;
     if (plant == Plant::alibi_wrong_corner) bottom_right = !bottom_right;
-    return bottom_right ? kv_len(b) - (c.problem.shape.Tq - i) : i;
+    return position(b, i, bottom_right);
   }
   bool operator()(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     const Problem& p = c.problem;
-    const std::int64_t n = kv_len(b);
-    if (j >= n) return false;
+    if (const Frame f = frame(b, i); j < f.first || j >= f.end) return false;
     const bool bottom_right = p.alignment == Alignment::bottom_right && plant != Plant::alignment_confused;
-    const std::int64_t pos = bottom_right ? n - (p.shape.Tq - i) : i;
+    const std::int64_t pos = position(b, i, bottom_right);
     if (p.causal && j > pos + (plant == Plant::causal_off_by_one ? 1 : 0)) return false;
     if (p.window.left >= 0 && pos - j > p.window.left) return false;  // no pos - wl: wl <= 2^63-1
     if (p.window.right >= 0 && j - pos > p.window.right) return false;
@@ -358,6 +379,7 @@ Capabilities NaiveKernel::capabilities() const {
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
   c.paged_kv = true;
+  c.varlen = true;
   return c;
 }
 

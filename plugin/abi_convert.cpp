@@ -47,6 +47,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   // attnv_decode_views has no block table: no plugin can claim a paged cache (its claim has no
   // ABI bit), so reaching here with one is attnv's error, never a silent drop of the feature.
   if (p.page_size != 0) throw HarnessError("the plugin ABI cannot pass a paged KV cache (" + describe(p) + ")");
+  if (p.varlen_sequences > 0) throw HarnessError("the plugin ABI cannot pass packed sequences (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;

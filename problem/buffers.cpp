@@ -182,6 +182,12 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     kv_len_ = c.kv_len;
     views_.kv_len = kv_len_.data();
   }
+  if (p.varlen_sequences > 0) {
+    cu_seqlens_q_ = c.cu_seqlens_q;
+    cu_seqlens_k_ = c.cu_seqlens_k;
+    views_.cu_seqlens_q = cu_seqlens_q_.data();
+    views_.cu_seqlens_k = cu_seqlens_k_.data();
+  }
   out_ = make(t, {s.B, s.Hq, s.Tq, s.Dv}, 4, layout);
   lse_ = make(lse_dtype(t), {s.B, s.Hq, s.Tq, 0}, 3, Layout::bhtd);
   views_.out = out_.ref;
@@ -222,7 +228,8 @@ Outputs CaseBuffers::outputs() const {
 bool CaseBuffers::inputs_unchanged() const {
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     if (inputs_[i]->bytes != input_copies_[i]) return false;
-  return kv_len_.empty() || kv_len_ == case_.kv_len;
+  return (kv_len_.empty() || kv_len_ == case_.kv_len) && cu_seqlens_q_ == case_.cu_seqlens_q &&
+         cu_seqlens_k_ == case_.cu_seqlens_k;
 }
 
 Case case_from_views(const Problem& p, const KernelViews& v) {
@@ -238,6 +245,10 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
   if (p.has_sinks) c.sinks = read_dense(v.sinks);
   if (p.has_alibi) c.alibi = read_dense(v.alibi);
   if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
+  if (p.varlen_sequences > 0) {
+    c.cu_seqlens_q.assign(v.cu_seqlens_q, v.cu_seqlens_q + p.varlen_sequences + 1);
+    c.cu_seqlens_k.assign(v.cu_seqlens_k, v.cu_seqlens_k + p.varlen_sequences + 1);
+  }
   if (v.dout.present()) c.dout = read_dense(v.dout);
   return c;
 }

@@ -46,7 +46,7 @@ class CaseBuffers {
   const Case& case_;
   std::vector<Buffer*> inputs_;
   Buffer q_, k_, v_, mask_, bias_, sinks_, alibi_, dout_, out_, lse_, dq_, dk_, dv_, dsinks_;
-  std::vector<std::int64_t> kv_len_;
+  std::vector<std::int64_t> kv_len_, cu_seqlens_q_, cu_seqlens_k_;
   std::vector<std::vector<unsigned char>> input_copies_;
   KernelViews views_;
 };

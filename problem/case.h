@@ -3,7 +3,7 @@
 // kept as a double (f32, f16 and bf16 values are exact in f64), in dense row-major order:
 //   q [B, Hq, Tq, Dk], k [B, Hkv, Tk, Dk], v [B, Hkv, Tk, Dv], dout [B, Hq, Tq, Dv],
 //   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B], sinks [Hq],
-//   alibi [Hq].
+//   alibi [Hq], cu_seqlens_q and cu_seqlens_k [S+1] (S = Problem::varlen_sequences).
 // Strided layouts are a kernel-side concern (problem/tensor.h); the reference reads Cases.
 #include <cstdint>
 #include <string>
@@ -21,6 +21,9 @@ struct Case {
   std::vector<std::int64_t> kv_len;  // empty unless problem.has_kv_len
   std::vector<double> sinks;         // empty unless problem.has_sinks: one logit per query head
   std::vector<double> alibi;         // empty unless problem.has_alibi: one slope per query head
+  // Packed sequences (empty unless problem.varlen_sequences > 0): sequence s holds queries
+  // cu_seqlens_q[s] .. cu_seqlens_q[s+1] - 1 and keys cu_seqlens_k[s] .. cu_seqlens_k[s+1] - 1.
+  std::vector<std::int64_t> cu_seqlens_q, cu_seqlens_k;
   std::vector<double> dout;          // empty when no backward is asked for
   std::string id;                    // a name for reports ("near_ties/17", "golden/three_token")
 

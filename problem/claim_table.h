@@ -82,6 +82,9 @@ inline constexpr ClaimInfo kClaims[] = {
     {"paged_kv", "paged KV cache", &Capabilities::paged_kv, 0,
      [](const Problem& p) -> std::string_view { return p.page_size != 0 ? "paged KV cache" : ""; },
      "the file route and the plugin ABI do not carry a paged KV cache (page pools and a block table) yet", false, true},
+    {"varlen", "packed variable-length sequences", &Capabilities::varlen, 0,
+     [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
+     "the file route and the plugin ABI do not carry cu_seqlens yet", false, true},
 };
 
 }  // namespace attnv

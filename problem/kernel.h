@@ -46,6 +46,7 @@ struct Capabilities {
   // Decode with a paged KV cache (Problem::page_size > 0, DecodeViews::block_table): a page pool
   // and a block table as vLLM and FlashInfer keep them. Needs decode too.
   bool paged_kv = false;
+  bool varlen = false;              // packed variable-length sequences (cu_seqlens_q / cu_seqlens_k)
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).

@@ -64,6 +64,7 @@ std::string describe(const Problem& p) {
   if (p.has_sinks) o << " sinks";
   if (p.has_alibi) o << " alibi";
   if (p.page_size != 0) o << " paged(" << p.page_size << ')';
+  if (p.varlen_sequences > 0) o << " varlen(" << p.varlen_sequences << ')';
   return o.str();
 }
 

@@ -74,6 +74,11 @@ struct Problem {
   // cache"). A problem field, not only a views flag, so that supports() can decline a page size
   // and unsupported() names the claim.
   std::int64_t page_size = 0;
+  // Variable-length packed batch (FlashAttention's varlen API): S >= 1 sequences packed along Tq
+  // and Tk with B == 1, their bounds in Case::cu_seqlens_q/k [S+1]; 0 = not varlen. Query i of
+  // sequence s sees only keys of sequence s, at local positions (docs/semantics.md, "Packed
+  // variable-length sequences").
+  std::int64_t varlen_sequences = 0;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

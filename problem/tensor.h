@@ -39,6 +39,10 @@ struct KernelViews {
   const std::int64_t* kv_len = nullptr;
   TensorRef sinks;       // [Hq] in the storage dtype, or absent (attnv_views.sinks in the plugin ABI v2)
   TensorRef alibi;       // ALiBi slopes [Hq] in the storage dtype, or absent (in process only: no ABI field yet)
+  // Packed sequences' bounds, int64 [S+1] each (S = Problem::varlen_sequences), or null; like
+  // kv_len, plain arrays (in process only: no ABI field yet).
+  const std::int64_t* cu_seqlens_q = nullptr;
+  const std::int64_t* cu_seqlens_k = nullptr;
   TensorRef dout;        // backward only
   TensorRef out, lse;    // forward outputs
   TensorRef dq, dk, dv;  // backward outputs

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <sstream>
+#include <tuple>
 
 #include "problem/error.h"
 #include "problem/validate_paged.h"
@@ -21,6 +22,22 @@ std::int64_t checked_bytes(std::initializer_list<std::int64_t> dims, int elem_by
   for (std::int64_t d : dims)
     if (!mul_ok(n, d, n)) return -1;
   return n;
+}
+
+// Empty when cu holds the bounds of S packed sequences over `total` rows: cu[0] = 0,
+// nondecreasing, cu[S] = total (the packed Tq or Tk); else the first thing wrong, named.
+std::string cu_seqlens_error(const char* name, const std::int64_t* cu, std::int64_t S, std::int64_t total,
+                             const char* total_name) {
+  const std::string n(name);
+  if (cu[0] != 0) return n + "[0] = " + std::to_string(cu[0]) + ", expected 0";
+  for (std::int64_t s = 1; s <= S; ++s)
+    if (cu[s] < cu[s - 1])
+      return n + " decreases: " + n + "[" + std::to_string(s) + "] = " + std::to_string(cu[s]) + " < " + n + "[" +
+             std::to_string(s - 1) + "] = " + std::to_string(cu[s - 1]);
+  if (cu[S] != total)
+    return n + "[" + std::to_string(S) + "] = " + std::to_string(cu[S]) + ", expected " + total_name + " = " +
+           std::to_string(total) + " (the packed total)";
+  return "";
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -84,6 +101,18 @@ std::vector<std::string> check_problem(const Problem& p) {
   if (p.page_size != 0)
     errs.push_back("page_size = " + std::to_string(p.page_size) +
                    ": a paged KV cache belongs to a decode call only (a forward has no cache)");
+  // Packed sequences: one batch entry holds them all; cu_seqlens_k plays kv_len's role, and a
+  // mask or bias over packed [Tq, Tk] indices is not taken (yet): each would need a rule for the
+  // entries between sequences.
+  const std::int64_t S = p.varlen_sequences;
+  if (S < 0) errs.push_back("varlen_sequences must be >= 0 (0: not varlen), got " + std::to_string(S));
+  if (S > 0) {
+    if (s.B != 1) errs.push_back("varlen packs every sequence into one batch entry: B must be 1, got " + std::to_string(s.B));
+    if (p.has_kv_len) errs.push_back("varlen takes no kv_len: cu_seqlens_k gives each sequence's keys");
+    if (p.has_mask) errs.push_back("varlen takes no mask (a mask over packed [Tq, Tk] indices is not supported)");
+    if (p.has_bias) errs.push_back("varlen takes no bias (a bias over packed [Tq, Tk] indices is not supported)");
+    if (checked_bytes({S, 2}, 8) < 0) errs.push_back("the element count of cu_seqlens [S+1] overflows 64 bits");
+  }
   return errs;
 }
 
@@ -109,6 +138,8 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
   size_is("sinks", c.sinks.size(), p.has_sinks ? s.Hq : 0);
   size_is("alibi", c.alibi.size(), p.has_alibi ? s.Hq : 0);
+  size_is("cu_seqlens_q", c.cu_seqlens_q.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
+  size_is("cu_seqlens_k", c.cu_seqlens_k.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
   if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
   else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
@@ -117,6 +148,10 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
     if (c.kv_len[b] < 0 || c.kv_len[b] > s.Tk)
       errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(c.kv_len[b]) +
                      " is outside [0, Tk=" + std::to_string(s.Tk) + "]");
+  if (p.varlen_sequences > 0)
+    for (const std::string& e : {cu_seqlens_error("cu_seqlens_q", c.cu_seqlens_q.data(), p.varlen_sequences, s.Tq, "Tq"),
+                                 cu_seqlens_error("cu_seqlens_k", c.cu_seqlens_k.data(), p.varlen_sequences, s.Tk, "Tk")})
+      if (!e.empty()) errs.push_back(e);
   for (std::size_t i = 0; i < c.mask.size(); ++i)
     if (c.mask[i] > 1) {
       errs.push_back("mask element " + std::to_string(i) + " is " + std::to_string(c.mask[i]) +
@@ -319,6 +354,19 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
     const auto b = reinterpret_cast<std::uintptr_t>(v.kv_len);
     inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
   }
+  const std::int64_t S = p.varlen_sequences;
+  const std::tuple<const char*, const std::int64_t*, std::int64_t, const char*> bounds[] = {
+      {"cu_seqlens_q", v.cu_seqlens_q, s.Tq, "Tq"}, {"cu_seqlens_k", v.cu_seqlens_k, s.Tk, "Tk"}};
+  for (const auto& [name, cu, total, total_name] : bounds) {
+    if ((S > 0) != (cu != nullptr)) {
+      errs.push_back(std::string(name) + " presence does not match the problem");
+      continue;
+    }
+    if (!cu) continue;
+    if (std::string e = cu_seqlens_error(name, cu, S, total, total_name); !e.empty()) errs.push_back(e);
+    const auto b = reinterpret_cast<std::uintptr_t>(cu);
+    inputs.push_back({name, b, b + static_cast<std::uintptr_t>(S + 1) * 8});
+  }
   const std::pair<const char*, const TensorRef*> out_views[] = {
       {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
   const std::array<std::int64_t, 4> out_shapes[] = {
@@ -352,6 +400,7 @@ std::vector<std::string> check_decode_problem(const Problem& p) {
   if (p.has_bias) errs.push_back("a decode call takes no bias");
   if (p.has_alibi) errs.push_back("a decode call takes no ALiBi slopes (the decode views have no slopes tensor yet)");
   if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
+  if (p.varlen_sequences > 0) errs.push_back("a decode call takes no packed sequences (varlen)");
   return errs;
 }
 

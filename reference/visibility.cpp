@@ -1,18 +1,43 @@
 #include "reference/visibility.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnv::ref {
+namespace {
+
+// The packed sequence s holding query i: cu_seqlens_q[s] <= i < cu_seqlens_q[s+1] (empty
+// sequences repeat a bound, so the last s whose start is <= i).
+std::size_t sequence_of(const Case& c, std::int64_t i) {
+  const auto& cu = c.cu_seqlens_q;
+  return static_cast<std::size_t>(std::upper_bound(cu.begin(), cu.end(), i) - cu.begin() - 1);
+}
+
+}  // namespace
 
 std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
+  if (c.problem.varlen_sequences > 0) {
+    const std::size_t s = sequence_of(c, i);
+    const std::int64_t local = i - c.cu_seqlens_q[s];
+    const std::int64_t len_q = c.cu_seqlens_q[s + 1] - c.cu_seqlens_q[s];
+    const std::int64_t len_k = c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
+    const std::int64_t pos = c.problem.alignment == Alignment::top_left ? local : len_k - (len_q - local);
+    return c.cu_seqlens_k[s] + pos;
+  }
   if (c.problem.alignment == Alignment::top_left) return i;
   // kv_len - (Tq - i): each step stays in [-Tq, Tk], so no sum of two sizes is ever formed.
   return c.kv_len_of(b) - (c.problem.shape.Tq - i);
 }
 
+std::pair<std::int64_t, std::int64_t> key_range(const Case& c, std::int64_t b, std::int64_t i) {
+  if (c.problem.varlen_sequences == 0) return {0, c.kv_len_of(b)};
+  const std::size_t s = sequence_of(c, i);
+  return {c.cu_seqlens_k[s], c.cu_seqlens_k[s + 1]};
+}
+
 bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
   const Problem& p = c.problem;
-  if (j >= c.kv_len_of(b)) return false;
+  if (const auto [first, end] = key_range(c, b, i); j < first || j >= end) return false;
   const std::int64_t pos = query_position(c, b, i);
   if (p.causal && j > pos) return false;
   // Window sides go up to 2^63 - 1 (the manifest allows it), so pos - left and pos + right can

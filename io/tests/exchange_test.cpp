@@ -91,6 +91,29 @@ TEST(Exchange, RoundTripOfEveryDtypeWithAndWithoutOptions) {
   EXPECT_FALSE(fs::exists(case_dir(dir.path(), cases[0]) / "sinks.npy"));
 }
 
+// Evidence folders of packed cases: the bounds travel as cu_seqlens_q/k.npy (int64) with the
+// manifest's varlen_sequences, written only when packed.
+TEST(Exchange, PackedSequenceBoundsRoundTrip) {
+  ScratchDir dir;
+  Case packed = sample_case(DType::f32, "packed", false);
+  packed.problem.shape.B = 1;
+  packed.problem.varlen_sequences = 3;
+  packed = make_zero_case(packed.problem);
+  packed.id = "packed";
+  packed.cu_seqlens_q = {0, 2, 2, 3};
+  packed.cu_seqlens_k = {0, 0, 4, 5};
+  ASSERT_TRUE(check_case(packed).empty());
+  write_exchange(dir.path(), std::vector<Case>{packed, sample_case(DType::f32, "plain", false)});
+  const std::vector<Case> back = read_exchange(dir.path());
+  ASSERT_EQ(back.size(), 2u);
+  expect_same(packed, back[0]);
+  EXPECT_EQ(back[0].cu_seqlens_q, packed.cu_seqlens_q);
+  EXPECT_EQ(back[0].cu_seqlens_k, packed.cu_seqlens_k);
+  EXPECT_EQ(read_npy(case_dir(dir.path(), packed) / "cu_seqlens_k.npy").type, NpyType::i64);
+  EXPECT_FALSE(fs::exists(case_dir(dir.path(), back[1]) / "cu_seqlens_q.npy"));
+  EXPECT_EQ(back[1].problem.varlen_sequences, 0);
+}
+
 TEST(Exchange, MetaAndChosenDirsArePreserved) {
   ScratchDir dir;
   std::vector<ExchangeCase> xs = {{sample_case(DType::f32, "x", false), "nested/x", R"({"note":"hi","n":[1,2]})"},

@@ -25,7 +25,8 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 
 bool same_inputs(const Case& a, const Case& b) {
   return a.problem == b.problem && same_bits(a.q, b.q) && same_bits(a.k, b.k) && same_bits(a.v, b.v) &&
-         a.mask == b.mask && same_bits(a.bias, b.bias) && a.kv_len == b.kv_len && same_bits(a.dout, b.dout);
+         a.mask == b.mask && same_bits(a.bias, b.bias) && a.kv_len == b.kv_len && same_bits(a.dout, b.dout) &&
+         a.cu_seqlens_q == b.cu_seqlens_q && a.cu_seqlens_k == b.cu_seqlens_k;
 }
 
 // What differs between the inputs a call had and the ones the evidence recorded ("" if none).
@@ -39,7 +40,8 @@ std::string input_difference(const props::RecordedRun& then, const props::Record
       {"q", same_bits(then.c.q, now.c.q)},          {"k", same_bits(then.c.k, now.c.k)},
       {"v", same_bits(then.c.v, now.c.v)},          {"mask", then.c.mask == now.c.mask},
       {"bias", same_bits(then.c.bias, now.c.bias)}, {"kv_len", then.c.kv_len == now.c.kv_len},
-      {"dout", same_bits(then.c.dout, now.c.dout)}};
+      {"dout", same_bits(then.c.dout, now.c.dout)},
+      {"cu_seqlens", then.c.cu_seqlens_q == now.c.cu_seqlens_q && then.c.cu_seqlens_k == now.c.cu_seqlens_k}};
   for (const auto& [name, same] : tensors)
     if (!same) return std::string(name) + " differs";
   return "";

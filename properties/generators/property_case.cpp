@@ -185,6 +185,14 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
       p.has_alibi = opt.alibi && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
+      // Packed sequences: 1 to 4 sequences in one batch entry, which takes no kv_len, mask or
+      // bias (docs/semantics.md); their bounds are values (make_values).
+      if (opt.varlen && claims(&Capabilities::varlen) && *sometimes<bool>(3, false, true)) {
+        p.varlen_sequences = *rc::gen::inRange<I>(1, 5);
+        s.B = 1;
+        p.has_kv_len = p.has_mask = p.has_bias = false;
+        p.mask_dims = p.bias_dims = {};
+      }
     }
     return p;
   });
@@ -284,6 +292,18 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
   const bool geometric = rng.bernoulli(0.7);
   for (std::size_t h = 0; h < c.alibi.size(); ++h)
     c.alibi[h] = geometric ? std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(s.Hq)) : rng.uniform(0, 1);
+  // Packed sequences: the queries and the keys cut apart (so len_q != len_k in most sequences),
+  // and a cut repeated now and then: a sequence with no queries, no keys, or neither.
+  const auto cut = [&](std::vector<I>& cu, I total) {
+    if (cu.empty()) return;
+    const std::size_t S = cu.size() - 1;
+    for (std::size_t n = 1; n < S; ++n) cu[n] = rng.uniform_int(0, total);
+    std::sort(cu.begin() + 1, cu.begin() + static_cast<std::ptrdiff_t>(S));
+    for (std::size_t n = 1; n < S; ++n)
+      if (rng.bernoulli(0.2)) cu[n] = cu[n - 1];
+  };
+  cut(c.cu_seqlens_q, s.Tq);
+  cut(c.cu_seqlens_k, s.Tk);
   round_to_storage(c);
   return c;
 }
@@ -332,6 +352,12 @@ void showValue(const PropertyCase& pc, std::ostream& os) {
   if (c.problem.has_kv_len) {
     os << "  kv_len =";
     for (auto n : c.kv_len) os << ' ' << n;
+    os << '\n';
+  }
+  for (const auto& [name, cu] : {std::pair{"cu_seqlens_q", &c.cu_seqlens_q}, std::pair{"cu_seqlens_k", &c.cu_seqlens_k}}) {
+    if (cu->empty()) continue;
+    os << "  " << name << " =";
+    for (auto n : *cu) os << ' ' << n;
     os << '\n';
   }
 }

@@ -51,6 +51,10 @@ struct GenOptions {
   // ALiBi slopes, where claimed (with dO too, for R2); off by default: a position-dependent logit
   // breaks the query and key permutation invariances, and sub-cases would need the slopes.
   bool alibi = false;
+  // Packed variable-length sequences, where claimed (with dO too: a kernel that claims them and
+  // the backward claims their backward). Off by default: sub-cases (permutations, batch splits)
+  // would need their own sequence bounds.
+  bool varlen = false;
   bool layouts = true;            // off: always bhtd
   std::int64_t max_work = 200000; // cap on B*Hq*Tq*Tk*(Dk+Dv): keeps the suite fast
   std::int64_t max_tk = 1000;

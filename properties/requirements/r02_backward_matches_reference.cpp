@@ -15,7 +15,7 @@ Requirement r2_backward_matches_reference() {
       .mutants = {"dk_missing_scale", "emulated_dk_missing_scale", "dsink_sign_flipped", "alibi_dropped_in_backward"},
       .needs = "backward",
       .missing = needs_claim(&Capabilities::backward, "backward"),
-      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.alibi = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
+      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.alibi = true; o.varlen = true; o.max_work = 60000; o.production_every = kManyRunsProductionEvery; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_backward_matches_reference(k, pc.c, pc.layout); },
       .exercised = "elements judged",
       .min_per_case = 10,

@@ -12,7 +12,8 @@
 
 namespace attnv::ref::oracle_detail {
 
-// The keys of batch b visible to query i of head h, increasing.
+// The keys of batch b visible to query i of head h, increasing (with packed sequences, only keys
+// of the query's own sequence, at local positions: docs/semantics.md).
 std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
 // |j - p_i| for ALiBi, with p_i the query's position under the alignment (in 128 bits as above).
