@@ -42,6 +42,7 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward, FpCheck fp) {
   const bool lse = backward || k.capabilities().lse;
   if (!lse) buf.views().lse = TensorRef{};
   if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw HarnessError("attnv made invalid kernel views: " + e[0]);
+  buf.poison_outputs();
   Run r;
   kernel_call([&] {
     FpWatch watch(fp);
@@ -52,6 +53,7 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward, FpCheck fp) {
   r.out = buf.outputs();
   if (!lse) r.out.lse.clear();
   r.inputs_unchanged = buf.inputs_unchanged();
+  r.unwritten = buf.unwritten_outputs();
   return r;
 }
 
@@ -68,6 +70,11 @@ Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& r
   if (!first.fp_raised.empty())
     return failure(FailKind::fp_exception, first.fp_raised + " raised inside the kernel", std::move(first.out));
   if (!first.inputs_unchanged) return failure(FailKind::input_written, "the kernel wrote into an input buffer", std::move(first.out));
+  if (first.unwritten.count > 0)
+    return failure(FailKind::missing_output,
+                   "the kernel left " + std::to_string(first.unwritten.count) + " output element" +
+                       (first.unwritten.count == 1 ? "" : "s") + " unwritten (the first: " + first.unwritten.first + ")",
+                   std::move(first.out));
   if (opt.twice) {
     Run again;
     try {

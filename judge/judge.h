@@ -11,6 +11,8 @@
 //                    hang, canary or refusal; an in-process kernel that threw; kernel_call.h);
 //   fp_exception     overflow, invalid operation or division by zero inside the kernel (FpCheck);
 //   input_written    an input buffer changed;
+//   missing_output   an output element left unwritten (it still holds the NaN attnv filled the
+//                    output buffers with: CaseBuffers::poison_outputs);
 //   nondeterministic a second call on fresh buffers gave different bits (Options::twice);
 //   non_finite       NaN or inf where the exact value is finite (fully masked rows included);
 //   outside_bound    an element outside its allowance (bound::compare; fully masked rows must be
@@ -46,6 +48,9 @@ struct Run {
   Outputs out;
   bool inputs_unchanged = true;
   std::string fp_raised;  // the floating-point exceptions the call raised (FpCheck::flags)
+  // Output elements the kernel never wrote (CaseBuffers::poison_outputs: they still hold attnv's
+  // NaN, and read back as NaN): how many, and the first.
+  CaseBuffers::Unwritten unwritten;
 };
 // Lays the case out, validates the views (HarnessError when attnv made bad ones), calls forward
 // (and backward) through kernel_call, reads the outputs back. A kernel that does not claim the

@@ -93,6 +93,7 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("lost_rescale", Plant::lost_rescale, "tiled: output accumulator not rescaled when the max grows", "key_permutation", S::tiled));
     z.push_back(planted("f16_accumulation", Plant::f16_accumulation, "P.V accumulated in f16", "matches_reference"));
     z.push_back(planted("bf16_output_truncated", Plant::truncated_output, "outputs truncated toward zero instead of rounded", "unbiased_rounding", S::naive, DType::bf16));
+    z.push_back(planted("empty_rows_unwritten", Plant::empty_rows_unwritten, "a row with no visible key: L = -inf written, O left as the buffer held it (assumed zeroed)", "fully_masked_rows"));
     z.push_back(planted("nan_on_fully_masked", Plant::nan_on_fully_masked, "a row with no visible key computes 0/0", "fully_masked_rows"));
     z.push_back(planted("hidden_times_zero", Plant::hidden_times_zero, "hidden keys enter P.V with weight 0 (0 * NaN = NaN)", "hidden_nonfinite"));
     z.push_back(planted("query_tail_skipped", Plant::query_tail_skipped, "query tiles of 8: rows of a partial last tile left 0", "query_permutation"));

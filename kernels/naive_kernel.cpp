@@ -390,8 +390,22 @@ PrecisionModel NaiveKernel::precision(DType storage) const {
 void NaiveKernel::forward(const Problem& p, const KernelViews& views) {
   const Case c = case_from_views(p, views);
   const bool reverse = opt_.plant == Plant::nondeterministic && (calls_++ % 2 == 1);
-  const Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, reverse}.forward()
-                                          : Engine<float>{c, opt_, reverse}.forward();
+  Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, reverse}.forward()
+                                    : Engine<float>{c, opt_, reverse}.forward();
+  if (opt_.plant == Plant::empty_rows_unwritten) {
+    // A row with no visible key (L = -inf) writes its L but skips its O, left as the buffer held
+    // it (a kernel that assumes zeroed outputs; with zeroed buffers the exact O = 0 matches):
+    // what the buffer held goes back in, as if never written.
+    const Shape& sh = p.shape;
+    for (std::int64_t b = 0; b < sh.B; ++b)
+      for (std::int64_t h = 0; h < sh.Hq; ++h)
+        for (std::int64_t i = 0; i < sh.Tq; ++i) {
+          const std::size_t r = static_cast<std::size_t>((b * sh.Hq + h) * sh.Tq + i);
+          if (o.lse[r] != -std::numeric_limits<double>::infinity()) continue;
+          for (std::int64_t d = 0; d < sh.Dv; ++d)
+            o.out[r * static_cast<std::size_t>(sh.Dv) + static_cast<std::size_t>(d)] = load(views.out, {b, h, i, d});
+        }
+  }
   write_outputs(o, p, views);
 }
 

@@ -62,6 +62,7 @@ enum class Plant {
   paged_last_page_full,   // paged decode: the sequence taken as whole pages, kv_len rounded up to the
                           // last page's end (its slots past cache_len + n attended)
   paged_table_row0,       // paged decode: every sequence reads its keys through batch 0's table row
+  empty_rows_unwritten,   // a row with no visible key: L written, O left as the buffer held it (assumed zeroed)
   varlen_global_alignment,  // packed sequences: each sees only its own keys, but the causal rule,
                             // window and ALiBi are aligned by the packed [Tq, Tk] corner
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "problem/claim_table.h"
+#include "problem/element_name.h"
 #include "problem/error.h"
 #include "problem/validate.h"
 
@@ -210,6 +211,61 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     }
   }
   for (const Buffer* b : inputs_) input_copies_.push_back(b->bytes);
+}
+
+namespace {
+
+// The poison's bits per dtype: quiet NaNs with a payload (0xA77E..., "attnv"-ish) that a kernel's
+// own NaN (the default NaN, or an input's propagated) does not have.
+constexpr std::uint64_t kPoison64 = 0x7FF8A77EA77EA77EULL;
+constexpr std::uint32_t kPoison32 = 0x7FC0A77EU;
+constexpr std::uint16_t kPoison16 = 0x7EA7;    // f16: exponent 31, quiet bit 9, payload
+constexpr std::uint16_t kPoisonBf16 = 0x7FE7;  // bf16: exponent 255, quiet bit 6, payload
+
+void put_poison(unsigned char* at, DType t) {
+  switch (t) {
+    case DType::f64: std::memcpy(at, &kPoison64, 8); return;
+    case DType::f32: std::memcpy(at, &kPoison32, 4); return;
+    case DType::f16: std::memcpy(at, &kPoison16, 2); return;
+    case DType::bf16: std::memcpy(at, &kPoisonBf16, 2); return;
+  }
+}
+
+bool is_poison(const unsigned char* at, DType t) {
+  switch (t) {
+    case DType::f64: return std::memcmp(at, &kPoison64, 8) == 0;
+    case DType::f32: return std::memcmp(at, &kPoison32, 4) == 0;
+    case DType::f16: return std::memcmp(at, &kPoison16, 2) == 0;
+    case DType::bf16: return std::memcmp(at, &kPoisonBf16, 2) == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CaseBuffers::poison_outputs() {
+  for (Buffer* b : {&out_, &lse_, &dq_, &dk_, &dv_, &dsinks_}) {
+    const TensorRef& t = b == &lse_ ? views_.lse : b->ref;  // judge::run drops an unclaimed LSE view
+    if (!t.present() || b->bytes.empty()) continue;
+    const int size = dtype_bytes(t.dtype);
+    for_each_index(t.shape, t.rank, [&](std::int64_t, const auto& i) { put_poison(b->bytes.data() + offset(t, i) * size, t.dtype); });
+  }
+}
+
+CaseBuffers::Unwritten CaseBuffers::unwritten_outputs() const {
+  Unwritten u;
+  const std::pair<const char*, const Buffer*> outputs[] = {{"out", &out_}, {"lse", &lse_}, {"dq", &dq_},
+                                                           {"dk", &dk_},   {"dv", &dv_},   {"dsinks", &dsinks_}};
+  for (const auto& [name, b] : outputs) {
+    const TensorRef& t = b == &lse_ ? views_.lse : b->ref;
+    if (!t.present() || b->bytes.empty()) continue;
+    const int size = dtype_bytes(t.dtype);
+    for_each_index(t.shape, t.rank, [&](std::int64_t flat, const auto& i) {
+      if (!is_poison(b->bytes.data() + offset(t, i) * size, t.dtype)) return;
+      if (u.count++ == 0) u.first = element_name(case_, name, static_cast<std::size_t>(flat));
+    });
+  }
+  return u;
 }
 
 Outputs CaseBuffers::outputs() const {

@@ -3,6 +3,7 @@
 // chosen layout, with output buffers; and the way back from strided buffers to exact doubles.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,18 @@ class CaseBuffers {
   Outputs outputs() const;
   // Whether the inputs still hold what was written (a kernel must never write into them).
   bool inputs_unchanged() const;
+  // Fills every element of the output views present (out, lse, dq, dk, dv, dsinks) with a NaN of
+  // its own payload, which no arithmetic produces: the buffers start zeroed, so without it an
+  // element a kernel never writes would pass wherever its exact value is 0 (a fully masked row,
+  // a key no query sees). judge::run poisons before every call.
+  void poison_outputs();
+  // The output elements still holding that NaN after a call: how many, and the first one's name
+  // ("out[b=0,h=1,i=3,d=0]"); count 0 when the kernel wrote every element.
+  struct Unwritten {
+    std::int64_t count = 0;
+    std::string first;
+  };
+  Unwritten unwritten_outputs() const;
 
  private:
   struct Buffer {

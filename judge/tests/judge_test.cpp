@@ -73,6 +73,7 @@ TEST(Judge, EachKindComesFromTheBugThatMakesIt) {
       {"nan_on_fully_masked", FailKind::non_finite, false, gen::Family::fully_masked},
       {"writes_q", FailKind::input_written, false, gen::Family::random},
       {"nondeterministic", FailKind::nondeterministic, true, gen::Family::random},
+      {"empty_rows_unwritten", FailKind::missing_output, false, gen::Family::fully_masked},
   };
   for (const Expect& e : cases) {
     const auto k = mutant(e.mutant);
@@ -82,6 +83,23 @@ TEST(Judge, EachKindComesFromTheBugThatMakesIt) {
     ASSERT_TRUE(j) << e.mutant << " was not caught";
     EXPECT_EQ(*j->failed, e.kind) << e.mutant << ": " << fail_kind_id(*j->failed) << ": " << j->message;
   }
+}
+
+// Output buffers start as attnv's poison NaN, not zeros: a kernel that skips the rows with no
+// visible key (whose exact O is 0) is caught and the element named, where zeroed buffers let it
+// pass; a correct kernel writes every element.
+TEST(Judge, AnOutputLeftUnwrittenIsNamedNotPassedForAZero) {
+  const auto k = mutant("empty_rows_unwritten");
+  const auto j = first_failure(*k, 40, Options{}, gen::Family::fully_masked);
+  ASSERT_TRUE(j);
+  EXPECT_EQ(*j->failed, FailKind::missing_output);
+  EXPECT_NE(j->message.find("output elements unwritten (the first: out["), std::string::npos) << j->message;
+  props::NaiveKernel naive;
+  EXPECT_FALSE(first_failure(naive, 40, Options{}, gen::Family::fully_masked)) << "the correct kernel writes every element";
+  // The backward's outputs too: every dq, dk, dv element is written (zeros for keys no query sees).
+  Options backward;
+  backward.backward = true;
+  EXPECT_FALSE(first_failure(naive, 20, backward, gen::Family::fully_masked));
 }
 
 TEST(Judge, TheWorstElementIsNamedWithTheAllowanceItWasJudgedBy) {

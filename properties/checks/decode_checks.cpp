@@ -153,6 +153,8 @@ class DecodeRun {
     }
     CaseBuffers sb(step_case, layout_, false);
     const bool lse = k_.capabilities().lse;
+    if (!lse) sb.views().lse = TensorRef{};
+    sb.poison_outputs();  // an element the decode skips must not pass for a zero (docs/semantics.md)
     DecodeViews dv;
     dv.q = sb.views().q;
     dv.k_new = sb.views().k;
@@ -183,6 +185,11 @@ class DecodeRun {
     if (!sb.inputs_unchanged()) {
       result.kind = FailKind::input_written;
       return where.str() + ": q, k_new or v_new was written";
+    }
+    if (const CaseBuffers::Unwritten u = sb.unwritten_outputs(); u.count > 0) {
+      result.kind = FailKind::missing_output;
+      return where.str() + ": the kernel left " + std::to_string(u.count) + " output element" + (u.count == 1 ? "" : "s") +
+             " unwritten (the first: " + u.first + ")";
     }
     const std::string d = paged_ ? paged_->difference(cache_len_, prompt_values(pr_)) : cache_difference();
     if (!d.empty()) return where.str() + ": the cache " + d;

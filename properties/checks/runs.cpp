@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "problem/kernel_fault.h"
 #include "properties/checks/recording.h"
 #include "reference/visibility.h"
 
@@ -20,6 +21,12 @@ std::string not_claimed(Kernel& k, const Case& c, bool backward) {
 Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
   Run r = judge::run(k, c, layout, backward);
   record_run(c, layout, backward, r.out);
+  // An output element never written reads as attnv's poison NaN: said as what it is, whatever
+  // the check would have made of the NaN.
+  if (r.unwritten.count > 0)
+    throw KernelFault(FaultKind::missing_output,
+                      "the kernel left " + std::to_string(r.unwritten.count) + " output element" +
+                          (r.unwritten.count == 1 ? "" : "s") + " unwritten (the first: " + r.unwritten.first + ")");
   return r;
 }
 

@@ -10,7 +10,7 @@ Requirement r7_fully_masked_rows() {
       .id = "R7",
       .property = "fully_masked_rows",
       .statement = "a row with no visible key gives O = 0, LSE = -inf",
-      .mutants = {"nan_on_fully_masked"},
+      .mutants = {"nan_on_fully_masked", "empty_rows_unwritten"},
       .needs = "whichever of causal, window, mask, bias, kv_len the case uses",
       .options = drawn([](props::GenOptions& o) { o.masked_rows = true; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_fully_masked_rows(k, pc.c, pc.layout); },
