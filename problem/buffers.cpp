@@ -256,7 +256,9 @@ CaseBuffers::Unwritten CaseBuffers::unwritten_outputs() const {
   Unwritten u;
   const std::pair<const char*, const Buffer*> outputs[] = {{"out", &out_}, {"lse", &lse_}, {"dq", &dq_},
                                                            {"dk", &dk_},   {"dv", &dv_},   {"dsinks", &dsinks_}};
-  for (const auto& [name, b] : outputs) {
+  for (const auto& output : outputs) {  // not a structured binding: lambdas capture it (clang 14)
+    const char* name = output.first;
+    const Buffer* b = output.second;
     const TensorRef& t = b == &lse_ ? views_.lse : b->ref;
     if (!t.present() || b->bytes.empty()) continue;
     const int size = dtype_bytes(t.dtype);
