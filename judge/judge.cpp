@@ -70,11 +70,7 @@ Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& r
   if (!first.fp_raised.empty())
     return failure(FailKind::fp_exception, first.fp_raised + " raised inside the kernel", std::move(first.out));
   if (!first.inputs_unchanged) return failure(FailKind::input_written, "the kernel wrote into an input buffer", std::move(first.out));
-  if (first.unwritten.count > 0)
-    return failure(FailKind::missing_output,
-                   "the kernel left " + std::to_string(first.unwritten.count) + " output element" +
-                       (first.unwritten.count == 1 ? "" : "s") + " unwritten (the first: " + first.unwritten.first + ")",
-                   std::move(first.out));
+  if (first.unwritten.count > 0) return failure(FailKind::missing_output, first.unwritten.message(), std::move(first.out));
   if (opt.twice) {
     Run again;
     try {

@@ -252,6 +252,11 @@ void CaseBuffers::poison_outputs() {
   }
 }
 
+std::string CaseBuffers::Unwritten::message() const {
+  return "the kernel left " + std::to_string(count) + " output element" + (count == 1 ? "" : "s") +
+         " unwritten (the first: " + first + ")";
+}
+
 CaseBuffers::Unwritten CaseBuffers::unwritten_outputs() const {
   Unwritten u;
   const std::pair<const char*, const Buffer*> outputs[] = {{"out", &out_}, {"lse", &lse_}, {"dq", &dq_},

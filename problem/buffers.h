@@ -47,6 +47,8 @@ class CaseBuffers {
   struct Unwritten {
     std::int64_t count = 0;
     std::string first;
+    // The finding: "the kernel left 231 output elements unwritten (the first: out[b=0,h=0,i=0,d=0])".
+    std::string message() const;
   };
   Unwritten unwritten_outputs() const;
 

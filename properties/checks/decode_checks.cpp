@@ -188,8 +188,7 @@ class DecodeRun {
     }
     if (const CaseBuffers::Unwritten u = sb.unwritten_outputs(); u.count > 0) {
       result.kind = FailKind::missing_output;
-      return where.str() + ": the kernel left " + std::to_string(u.count) + " output element" + (u.count == 1 ? "" : "s") +
-             " unwritten (the first: " + u.first + ")";
+      return where.str() + ": " + u.message();
     }
     const std::string d = paged_ ? paged_->difference(cache_len_, prompt_values(pr_)) : cache_difference();
     if (!d.empty()) return where.str() + ": the cache " + d;

@@ -23,10 +23,7 @@ Run run(Kernel& k, const Case& c, Layout layout, bool backward) {
   record_run(c, layout, backward, r.out);
   // An output element never written reads as attnv's poison NaN: said as what it is, whatever
   // the check would have made of the NaN.
-  if (r.unwritten.count > 0)
-    throw KernelFault(FaultKind::missing_output,
-                      "the kernel left " + std::to_string(r.unwritten.count) + " output element" +
-                          (r.unwritten.count == 1 ? "" : "s") + " unwritten (the first: " + r.unwritten.first + ")");
+  if (r.unwritten.count > 0) throw KernelFault(FaultKind::missing_output, r.unwritten.message());
   return r;
 }
 

@@ -90,5 +90,24 @@ TEST(PagedRun, AWriteOutsideTheAppendsIsCaughtThere) {
   EXPECT_NE(h.message.find("untouched, past cache_len + n"), std::string::npos) << h.message;
 }
 
+// Correct attention, but the decode skips the output of query head 0's first token (a kernel that
+// assumes the caller cleared the buffer): R21 names the element instead of reading attnv's NaN.
+class SkipsOneOutputRow : public NaiveKernel {
+ public:
+  void decode(const Problem& p, const DecodeViews& v) override {
+    std::vector<double> held(static_cast<std::size_t>(p.shape.Dv));
+    for (std::int64_t d = 0; d < p.shape.Dv; ++d) held[static_cast<std::size_t>(d)] = load(v.out, {0, 0, 0, d});
+    NaiveKernel::decode(p, v);
+    for (std::int64_t d = 0; d < p.shape.Dv; ++d) store(v.out, {0, 0, 0, d}, held[static_cast<std::size_t>(d)]);
+  }
+};
+
+TEST(DecodeRun, AnOutputLeftUnwrittenIsNamed) {
+  SkipsOneOutputRow k;
+  const Hunt h = hunt(k);
+  EXPECT_EQ(h.cases, 1) << h.message;
+  EXPECT_NE(h.message.find("unwritten (the first: out[b=0,h=0,i=0,d=0])"), std::string::npos) << h.message;
+}
+
 }  // namespace
 }  // namespace attnv::props::testing
