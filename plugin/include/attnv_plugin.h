@@ -103,6 +103,16 @@ typedef struct attnv_problem {
    * and the bias, p_i the query's position under `alignment` (docs/semantics.md, "ALiBi"). */
   int32_t has_alibi;
   int32_t reserved_alibi;             /* 0 */
+  /* Appended (present when struct_size covers it; ATTNV_CAP_VARLEN). S >= 1: a packed batch of S
+   * variable-length sequences (FlashAttention's varlen API) with B == 1, their bounds in
+   * attnv_views.cu_seqlens_q/_k [S+1]; query i of sequence s sees only the keys of sequence s, at
+   * local positions (docs/semantics.md, "Packed variable-length sequences"). 0: not packed. */
+  int64_t varlen_sequences;
+  /* Appended (present when struct_size covers it; ATTNV_CAP_PAGED_KV; decode calls only). > 0: the
+   * KV cache is a pool of pages of page_size positions reached through
+   * attnv_decode_views.block_table, Tk (the capacity of one sequence) a whole number of pages
+   * (docs/semantics.md, "Paged KV cache"). 0: contiguous caches [B,Hkv,Tk,D]. */
+  int64_t page_size;
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -126,6 +136,11 @@ typedef struct attnv_views {
   /* Appended (present when struct_size covers it and problem->has_alibi): the ALiBi slopes [Hq]
    * (rank 1, storage dtype), read by forward and backward. They have no gradient. */
   attnv_tensor alibi;
+  /* Appended (present when struct_size covers them and problem->varlen_sequences > 0): int64
+   * [S+1], non-decreasing from 0 to Tq and to Tk: sequence s holds queries
+   * cu_seqlens_q[s] .. cu_seqlens_q[s+1]-1 and keys cu_seqlens_k[s] .. cu_seqlens_k[s+1]-1. */
+  const int64_t* cu_seqlens_q;
+  const int64_t* cu_seqlens_k;
 } attnv_views;
 
 /* Decode with a KV cache: the Tq new tokens' keys and values (k_new, v_new: [B,Hkv,Tq,D]) are
@@ -145,6 +160,13 @@ typedef struct attnv_decode_views {
   /* Appended in version 2 (present when struct_size covers it and problem->has_sinks): sinks
    * [Hq] (rank 1, storage dtype), read-only, in every decode row's softmax denominator. */
   attnv_tensor sinks;
+  /* Appended (present when struct_size covers it and problem->page_size > 0): int64
+   * [B, Tk / page_size], dense row-major. k_cache and v_cache are then page pools
+   * [num_pages, Hkv, page_size, D]: position pos of sequence b lives in page
+   * block_table[b * (Tk / page_size) + pos / page_size], slot pos % page_size. Pages may be shared
+   * between sequences; only the entries of blocks below ceil((cache_len[b] + Tq) / page_size) are
+   * read, and only the appended positions are written. */
+  const int64_t* block_table;
 } attnv_decode_views;
 
 /* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
@@ -175,6 +197,12 @@ typedef struct attnv_decode_views {
 /* ALiBi (attnv_problem.has_alibi, attnv_views.alibi), forward and, with ATTNV_CAP_BACKWARD,
  * backward. Not in decode. */
 #define ATTNV_CAP_ALIBI (1u << 16)
+/* Packed variable-length sequences (attnv_problem.varlen_sequences, attnv_views.cu_seqlens_q/_k),
+ * forward and, with ATTNV_CAP_BACKWARD, backward. */
+#define ATTNV_CAP_VARLEN (1u << 17)
+/* A paged KV cache in decode (attnv_problem.page_size, attnv_decode_views.block_table); needs
+ * ATTNV_CAP_DECODE. */
+#define ATTNV_CAP_PAGED_KV (1u << 18)
 /* Bits 1u << 17 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
