@@ -21,27 +21,36 @@
 namespace attnv::core {
 namespace {
 
-// One block of stacked rows of one (batch, KV head): rows r0 .. r1 - 1 of the G n stacked rows.
+// One block of stacked rows of one (batch, KV head): rows r0 .. r1 - 1 of the G n stacked rows,
+// row r being query r / G of query head hkv G + r % G. With ALiBi a block holds one query head
+// (`head` >= 0, row r = query r): the slope and the query's position then belong to the whole
+// block, as the forward's tile rules read them. ALiBi models are MHA (G = 1), so nothing is
+// read twice that stacking would have shared.
 struct RowBlock {
   std::int64_t b = 0, hkv = 0, r0 = 0, r1 = 0;
+  std::int64_t head = -1;  // the block's query head when blocks hold one head; -1: G heads stacked
 };
 
 class Decoder {
  public:
-  Decoder(const ForwardParams& f) : f_(f), g_(f.group), stacked_(f.group * f.shape.Tq) {
+  Decoder(const ForwardParams& f)
+      : f_(f), g_(f.has_alibi ? 1 : f.group), units_(f.has_alibi ? f.shape.Hq : f.shape.Hkv),
+        stacked_(g_ * f.shape.Tq) {
     blocks_per_head_ = (stacked_ + kQueryBlock - 1) / kQueryBlock;
   }
-  std::int64_t items() const { return f_.shape.B * f_.shape.Hkv * blocks_per_head_; }
+  std::int64_t items() const { return f_.shape.B * units_ * blocks_per_head_; }
   RowBlock block(std::int64_t item) const {
     RowBlock rb;
-    const std::int64_t bh = item / blocks_per_head_, k = item % blocks_per_head_;
-    rb.b = bh / f_.shape.Hkv;
-    rb.hkv = bh % f_.shape.Hkv;
+    const std::int64_t bu = item / blocks_per_head_, k = item % blocks_per_head_;
+    rb.b = bu / units_;
+    const std::int64_t unit = bu % units_;
+    rb.hkv = f_.has_alibi ? unit / f_.group : unit;
+    if (f_.has_alibi) rb.head = unit;
     rb.r0 = k * kQueryBlock;
     rb.r1 = std::min(rb.r0 + kQueryBlock, stacked_);
     return rb;
   }
-  std::int64_t head(const RowBlock& rb, std::int64_t r) const { return rb.hkv * g_ + r % g_; }
+  std::int64_t head(const RowBlock& rb, std::int64_t r) const { return rb.head >= 0 ? rb.head : rb.hkv * g_ + r % g_; }
   std::int64_t query(std::int64_t r) const { return r / g_; }
 
   // Loads the block's query rows and key intervals; returns the hull of the intervals.
@@ -89,7 +98,9 @@ class Decoder {
 
  private:
   const ForwardParams& f_;
-  std::int64_t g_, stacked_, blocks_per_head_ = 1;
+  std::int64_t g_;      // query heads stacked in a block: G, or 1 with ALiBi
+  std::int64_t units_;  // blocks' owners per batch entry: KV heads, or query heads with ALiBi
+  std::int64_t stacked_, blocks_per_head_ = 1;
 };
 
 // Four chunks per thread, pulled as threads free up: a thread whose core is busy with other
@@ -117,10 +128,13 @@ Workspace<T>& thread_workspace(std::int64_t dk, std::int64_t dv) {
 template <class T>
 void sweep(const ForwardParams& f, const MicroKernels<T>& mk, const RowKernels<T>& rk, Workspace<T>& ws,
            const SoftmaxRows<T>& st, int rows, const RowBlock& rb, KeyRange keys) {
+  // Per-head logit rules (ALiBi) read the block's head and its first query; stacked blocks have
+  // no such rules, and pass head 0.
+  const std::int64_t h = std::max<std::int64_t>(rb.head, 0), i0 = rb.head >= 0 ? rb.r0 : 0;
   if (rows <= kRowSweepRows)
-    attend_key_rows(f, mk, rk, ws, st, rows, rb.b, rb.hkv, keys);
+    attend_key_rows(f, mk, rk, ws, st, rows, rb.b, rb.hkv, keys, i0, h);
   else
-    attend_key_tiles(f, mk, ws, st, rows, 0, rb.b, rb.hkv, keys);
+    attend_key_tiles(f, mk, ws, st, rows, i0, rb.b, rb.hkv, keys, h);
 }
 
 template <class T>
@@ -234,6 +248,7 @@ void decode(const Problem& p, const DecodeViews& v, const ForwardOptions& opt) {
   kv.out = v.out;
   kv.lse = v.lse;
   kv.sinks = v.sinks;
+  kv.alibi = v.alibi;
   ForwardParams f = make_forward_params(fp, kv);
   f.pages = pages;
   if (p.dtype == DType::f64)

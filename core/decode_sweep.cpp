@@ -37,7 +37,8 @@ const T* stage_rows(const MicroKernels<T>& mk, const TensorRef& t, const CachePa
 
 template <class T>
 void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const RowKernels<T>& rk, Workspace<T>& ws,
-                     const SoftmaxRows<T>& st, int rows, std::int64_t b, std::int64_t hkv, KeyRange keys) {
+                     const SoftmaxRows<T>& st, int rows, std::int64_t b, std::int64_t hkv, KeyRange keys,
+                     std::int64_t i0, std::int64_t h) {
   const KeyRange* ranges = ws.ranges();
   const T scale = static_cast<T>(p.scale);
   const TensorRef& K = p.views.k;
@@ -94,8 +95,8 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
       if (kind == TileKind::skip) continue;
       T* s = scores + (j0 - r0);
       // Hidden keys (outside a row's interval) become -inf whatever their K held.
-      if (kind == TileKind::partial || p.has_softcap || p.has_bias)
-        apply_logit_rules(p, b, 0, ranges, 0, rows, j0, n, s, kRunKeys);  // no mask or bias: b, h unread
+      if (kind == TileKind::partial || p.has_softcap || p.has_bias || p.has_alibi)
+        apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, s, kRunKeys);
       softmax_rows_update(mk, st, s, kRunKeys, rows, n);
       for (int r = 0; r < rows; ++r)
         for (std::int64_t d = 0; d < ws.dv_pad; ++d) ws.o()[r * ws.dv_pad + d] *= st.alpha[r];
@@ -126,9 +127,9 @@ void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const Ro
 
 template void attend_key_rows<float>(const ForwardParams&, const MicroKernels<float>&, const RowKernels<float>&,
                                      Workspace<float>&, const SoftmaxRows<float>&, int, std::int64_t, std::int64_t,
-                                     KeyRange);
+                                     KeyRange, std::int64_t, std::int64_t);
 template void attend_key_rows<double>(const ForwardParams&, const MicroKernels<double>&, const RowKernels<double>&,
                                       Workspace<double>&, const SoftmaxRows<double>&, int, std::int64_t, std::int64_t,
-                                      KeyRange);
+                                      KeyRange, std::int64_t, std::int64_t);
 
 }  // namespace attnv::core

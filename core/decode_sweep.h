@@ -23,9 +23,12 @@ inline constexpr int kRowSweepRows = 8;
 inline constexpr std::int64_t kRunKeys = 1024;
 
 // As attend_key_tiles: rows in ws.q() with their intervals in ws.ranges(), keys [keys.lo,
-// keys.hi) of KV head (b, hkv), folded into st and ws.o(). No mask or bias (decode has none).
+// keys.hi) of KV head (b, hkv), folded into st and ws.o(). No mask or bias (decode has none);
+// `i0` and `h`, the query index of row 0 and the rows' query head, are read only by ALiBi
+// (whose blocks hold one head; stacked blocks pass any values).
 template <class T>
 void attend_key_rows(const ForwardParams& p, const MicroKernels<T>& mk, const RowKernels<T>& rk, Workspace<T>& ws,
-                     const SoftmaxRows<T>& st, int rows, std::int64_t b, std::int64_t hkv, KeyRange keys);
+                     const SoftmaxRows<T>& st, int rows, std::int64_t b, std::int64_t hkv, KeyRange keys,
+                     std::int64_t i0, std::int64_t h);
 
 }  // namespace attnv::core

@@ -21,10 +21,9 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
 // The key-tile sweep the forward and decode share: `rows` query rows already in ws.q() (zero
 // padded to ws.dk_pad), their key intervals in ws.ranges(), against the key tiles of KV head
 // (b, hkv) starting at keys.lo and ending at keys.hi, folded into the online-softmax state `st`
-// and the accumulator ws.o(). `i0` is the query index of row 0, used only for the mask and bias
-// rows (callers that stack rows of several heads or positions pass problems without either).
-// `h` is the rows' query head, read only for dropout's mask (training forward calls; decode
-// stacks heads and never drops: its params leave p.dropout inactive).
+// and the accumulator ws.o(). `i0` is the query index of row 0 and `h` the rows' query head,
+// read by the per-row rules: mask and bias rows, ALiBi, dropout's mask (callers that stack rows
+// of several heads or positions, decode's stacked blocks, pass problems with none of these).
 template <class T>
 void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                       const SoftmaxRows<T>& st, int rows, std::int64_t i0, std::int64_t b,

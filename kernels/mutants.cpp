@@ -110,6 +110,7 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("head_slicing", Plant::head_slicing, "query head h reads Q's packed row split as [Dk, Hq] instead of [Hq, Dk]", "batch_head_independence"));
     z.push_back(planted("decode_top_left", Plant::decode_top_left, "decode attends with top_left alignment", "decode_equals_prefill"));
     z.push_back(planted("decode_append_shifted", Plant::decode_append_shifted, "decode appends at cache_len + 1 (a hole at cache_len)", "decode_equals_prefill"));
+    z.push_back(planted("alibi_dropped_in_decode", Plant::alibi_dropped_in_decode, "decode: the step attends without ALiBi's term (a decode path the slopes never reach)", "decode_equals_prefill"));
     z.push_back(planted("bias_scaled", Plant::bias_scaled, "the bias added before the scale: scale * (q.k + bias)", "bias_row_shift"));
     z.push_back(planted("sink_scaled", Plant::sink_scaled, "the attention sink multiplied by the scale like a raw q.k score", "matches_reference"));
     z.push_back(planted("dsink_sign_flipped", Plant::dsink_sign_flipped, "backward: the sinks' gradient with the wrong sign (+P_sink D)", "backward_matches_reference"));

@@ -472,6 +472,11 @@ void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
   fv.out = views.out;
   fv.lse = views.lse;
   fv.sinks = views.sinks;
+  fv.alibi = views.alibi;
+  if (opt_.plant == Plant::alibi_dropped_in_decode) {
+    fp.has_alibi = false;
+    fv.alibi = TensorRef{};
+  }
   forward(fp, fv);
 }
 

@@ -53,6 +53,7 @@ enum class Plant {
   head_slicing,           // query head h, dim d reads Q's packed column h*Dk + d as [Dk, Hq] (head-minor)
   decode_top_left,        // decode: attends with top_left alignment (query i sees keys <= i)
   decode_append_shifted,  // decode: appends at cache_len + i + 1 (a stale hole at cache_len)
+  alibi_dropped_in_decode,  // decode: the step attends without ALiBi (the forward and prefill have it)
   bias_scaled,            // the bias added before the scale: scale * (q.k + bias)
   sink_scaled,            // the attention sink multiplied by the scale, as if it were a raw q.k score
   dsink_sign_flipped,     // backward: dsinks = +sum P_sink D (the sink taken as a key with dP = D)

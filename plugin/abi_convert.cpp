@@ -165,6 +165,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
   a.sinks = tensor_to_abi(v.sinks);
+  a.alibi = tensor_to_abi(v.alibi);
   a.struct_size = sizeof(attnv_decode_views);
   return a;
 }
@@ -180,6 +181,7 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
   if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
+  if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
   return v;
 }
 
@@ -351,6 +353,7 @@ attnv_views decode_in_slots(const attnv_decode_views& d) {
   v.out = d.out;
   v.lse = d.lse;
   if (covers(d, d.sinks)) v.sinks = d.sinks;
+  if (covers(d, d.alibi)) v.alibi = d.alibi;
   v.struct_size = sizeof(attnv_views);
   return v;
 }
@@ -366,6 +369,7 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.out = v.out;
   d.lse = v.lse;
   if (covers(v, v.sinks)) d.sinks = v.sinks;
+  if (covers(v, v.alibi)) d.alibi = v.alibi;
   d.struct_size = sizeof(attnv_decode_views);
   return d;
 }

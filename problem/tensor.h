@@ -66,6 +66,7 @@ struct DecodeViews {
   const std::int64_t* block_table = nullptr;
   TensorRef out, lse;           // [B, Hq, n, Dv] and [B, Hq, n] (lse optional), as in a forward
   TensorRef sinks;              // [Hq] in the storage dtype, present iff the problem has sinks
+  TensorRef alibi;              // [Hq] ALiBi slopes in the storage dtype, present iff the problem has ALiBi
 };
 
 }  // namespace attnv

@@ -398,7 +398,6 @@ std::vector<std::string> check_decode_problem(const Problem& p) {
     errs.push_back("a decode call is causal with bottom_right alignment (query i sits at cache_len[b] + i)");
   if (p.has_mask) errs.push_back("a decode call takes no mask");
   if (p.has_bias) errs.push_back("a decode call takes no bias");
-  if (p.has_alibi) errs.push_back("a decode call takes no ALiBi slopes (the decode views have no slopes tensor yet)");
   if (p.has_kv_len) errs.push_back("a decode call takes no kv_len (cache_len gives the key count)");
   if (p.varlen_sequences > 0) errs.push_back("a decode call takes no packed sequences (varlen)");
   return errs;
@@ -423,11 +422,13 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
                      "([num_pages, Hkv, page_size, D])");
   }
   if (p.has_sinks != v.sinks.present()) errs.push_back("decode: sinks buffer presence does not match the problem");
+  if (p.has_alibi != v.alibi.present()) errs.push_back("decode: alibi buffer presence does not match the problem");
   if (!errs.empty()) return errs;
   std::vector<Extent> inputs = {view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
                                 view_extent("k_new", v.k_new, {s.B, s.Hkv, s.Tq, s.Dk}, 4, errs),
                                 view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs),
-                                view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs)};
+                                view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs),
+                                view_extent("alibi", v.alibi, {s.Hq, 0, 0, 0}, 1, errs)};
   const auto cl = reinterpret_cast<std::uintptr_t>(v.cache_len);
   inputs.push_back({"cache_len", cl, cl + static_cast<std::uintptr_t>(s.B) * 8});
   if (paged) {
@@ -455,7 +456,7 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
   const std::pair<const char*, const TensorRef*> typed[] = {{"q", &v.q},           {"k_new", &v.k_new},
                                                             {"v_new", &v.v_new},   {"k_cache", &v.k_cache},
                                                             {"v_cache", &v.v_cache}, {"out", &v.out},
-                                                            {"sinks", &v.sinks}};
+                                                            {"sinks", &v.sinks},   {"alibi", &v.alibi}};
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) + ", expected the problem's " +

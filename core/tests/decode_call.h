@@ -40,6 +40,7 @@ class DecodeCall {
     views_.out = step_.views().out;
     views_.lse = step_.views().lse;
     views_.sinks = step_.views().sinks;
+    views_.alibi = step_.views().alibi;
   }
   const Problem& problem() const { return problem_; }
   DecodeViews& views() { return views_; }
@@ -93,6 +94,7 @@ class DecodeCall {
     Case c = make_zero_case(p, false);
     c.q = full.q;
     c.sinks = full.sinks;
+    c.alibi = full.alibi;
     const Shape& s = p.shape;
     for (I b = 0; b < s.B; ++b) {
       const I c0 = full.kv_len[static_cast<std::size_t>(b)] - n;

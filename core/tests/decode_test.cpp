@@ -106,6 +106,32 @@ TEST(CoreDecode, SinksWholeAndSplitWithinBound) {
   }
 }
 
+// ALiBi in decode: a block then holds one query head (its slope, its queries' positions
+// cache_len + i), through the row sweep (n = 2) and the tiles (n = 12 > kRowSweepRows), whole
+// and split, with GQA so that a row given its KV head's or head 0's slope shows.
+TEST_P(CoreDecodePath, AlibiRowsAndTilesWholeAndSplitWithinBound) {
+  for (DType t : {DType::f32, DType::f16, DType::f64})
+    for (I n : {I{2}, I{12}}) {
+      Case full = decode_case(t, 4, 2, n, 200, {150, 0}, 11 + static_cast<std::uint64_t>(n));
+      full.problem.has_alibi = true;
+      full.alibi = {0.5, 0.25, 0.0625, 0.0};
+      for (I split : {I{-1}, I{64}}) {
+        CoreKernel core(on_path({.threads = 2, .decode_split_keys = split}));
+        EXPECT_TRUE(decode_within_bound(core, full, Layout::bthd)) << dtype_name(t) << " n=" << n << " split " << split;
+      }
+      // The check can fail: the slopes of heads 0 and 2 swapped put the call outside the bound.
+      Case swapped = full;
+      std::swap(swapped.alibi[0], swapped.alibi[2]);
+      CoreKernel core(on_path());
+      DecodeCall call(full, Layout::bhtd);
+      core.decode(call.problem(), call.views());
+      const Outputs exact = ref::fast_forward(swapped);
+      const PrecisionModel m = core.precision(t);
+      EXPECT_FALSE(bound::compare(call.outputs(), exact, bound::forward_bound(swapped, exact, m), m.out).ok())
+          << dtype_name(t) << " n=" << n;
+    }
+}
+
 // A real cache holds anything past cache_len (stale or uninitialised memory), and a key hidden
 // from one query row by the window may be visible to another row of the same step. NaN past
 // cache_len + n, and NaN K / inf V at keys the last new token's window excludes but the first

@@ -167,6 +167,9 @@ typedef struct attnv_decode_views {
    * between sequences; only the entries of blocks below ceil((cache_len[b] + Tq) / page_size) are
    * read, and only the appended positions are written. */
   const int64_t* block_table;
+  /* Appended (present when struct_size covers it and problem->has_alibi): the ALiBi slopes [Hq]
+   * (rank 1, storage dtype), read-only; query i of sequence b sits at cache_len[b] + i. */
+  attnv_tensor alibi;
 } attnv_decode_views;
 
 /* Capability bits (attnv_kernel.caps): what the kernel claims. Requirements that need an
@@ -195,7 +198,7 @@ typedef struct attnv_decode_views {
  * attnv_problem.mask_batch ... bias_heads). */
 #define ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD (1u << 15)
 /* ALiBi (attnv_problem.has_alibi, attnv_views.alibi), forward and, with ATTNV_CAP_BACKWARD,
- * backward. Not in decode. */
+ * backward; with ATTNV_CAP_DECODE, decode too (attnv_decode_views.alibi). */
 #define ATTNV_CAP_ALIBI (1u << 16)
 /* Packed variable-length sequences (attnv_problem.varlen_sequences, attnv_views.cu_seqlens_q/_k),
  * forward and, with ATTNV_CAP_BACKWARD, backward. */

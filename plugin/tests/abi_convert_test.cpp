@@ -94,6 +94,16 @@ TEST(AbiConvert, AlibiCrossesTheAbiOnlyWhereStructSizeCoversIt) {
   EXPECT_FALSE(views_from_abi(av, DType::f32).alibi.present());
   EXPECT_EQ(ATTNV_CAP_ALIBI, 1u << 16);
   EXPECT_TRUE(caps_from_abi(ATTNV_CAP_ALIBI, ATTNV_DTYPE_BIT(ATTNV_F32)).alibi);
+
+  // Decode carries the slopes in its own views, and through the worker's forward slots.
+  DecodeViews dv;
+  dv.alibi = v.alibi;
+  attnv_decode_views ad = decode_views_to_abi(dv);
+  EXPECT_EQ(ad.alibi.data, slopes);
+  EXPECT_EQ(decode_from_slots(decode_in_slots(ad)).alibi.data, slopes);
+  EXPECT_EQ(decode_views_from_abi(ad, DType::f32).alibi.shape[0], 4);
+  ad.struct_size = static_cast<std::uint32_t>(offsetof(attnv_decode_views, alibi));
+  EXPECT_FALSE(decode_views_from_abi(ad, DType::f32).alibi.present());
 }
 
 TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {

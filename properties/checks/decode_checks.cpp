@@ -37,6 +37,7 @@ struct Prompt {
   I T = 0;
   std::vector<double> q, k, v;  // dense [B, H, T, D]
   std::vector<double> sinks;    // [Hq] when p.has_sinks
+  std::vector<double> alibi;    // [Hq] when p.has_alibi
   double qv(I b, I h, I t, I d) const { return q[static_cast<std::size_t>(((b * p.shape.Hq + h) * T + t) * p.shape.Dk + d)]; }
   double kv(const std::vector<double>& x, I b, I h, I t, I d, I D) const {
     return x[static_cast<std::size_t>(((b * p.shape.Hkv + h) * T + t) * D + d)];
@@ -61,6 +62,7 @@ Prompt prompt_of(const Case& c) {
   pr.k = c.k;
   pr.v = c.v;
   pr.sinks = c.sinks;
+  pr.alibi = c.alibi;
   return pr;
 }
 
@@ -99,6 +101,7 @@ Case equivalent_forward(const Prompt& pr, I c0, I n, I capacity) {
   p.has_kv_len = true;
   Case c = make_zero_case(p, false);
   c.sinks = pr.sinks;
+  c.alibi = pr.alibi;
   const Shape& s = p.shape;
   for (I b = 0; b < s.B; ++b) {
     c.kv_len[static_cast<std::size_t>(b)] = c0 + n;
@@ -141,6 +144,7 @@ class DecodeRun {
     Problem sp = decode_problem(pr_, n, n);  // the step's own tensors: q, k_new, v_new, out, lse
     Case step_case = make_zero_case(sp, false);
     step_case.sinks = pr_.sinks;
+    step_case.alibi = pr_.alibi;
     for (I b = 0; b < s.B; ++b) {
       for (I h = 0; h < s.Hq; ++h)
         for (I i = 0; i < n; ++i)
@@ -166,6 +170,7 @@ class DecodeRun {
     dv.out = sb.views().out;
     if (lse) dv.lse = sb.views().lse;
     dv.sinks = sb.views().sinks;
+    dv.alibi = sb.views().alibi;
     const Problem p = decode_problem(pr_, n, capacity_, page_size_);
     if (auto e = check_decode_views(p, dv); !e.empty()) throw InputError("invalid decode views: " + e[0]);
     std::ostringstream where;
