@@ -179,5 +179,42 @@ TEST(PluginConformanceV2, AClaimedFeatureDeclinedInEveryCaseIsNotCertified) {
   EXPECT_TRUE(certify_with(PLUGIN_V2_DECLINES, {"R1", "R3"}).ok());
 }
 
+// A decode plugin that does not claim the paged cache: R21 runs without pages (runs A and B)
+// and passes; the claim is neither exercised nor failed.
+TEST(PluginConformanceV2, DecodeWithoutThePagedClaimRunsR21WithoutPages) {
+  PluginKernel k(PLUGIN_PAGED_NOT_CLAIMED);
+  EXPECT_TRUE(k.capabilities().decode);
+  EXPECT_FALSE(k.capabilities().paged_kv);
+  const auto rep = certify_with(PLUGIN_PAGED_NOT_CLAIMED, {"R21"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, conformance::Verdict::pass) << describe(rep.results[0]);
+  EXPECT_GT(rep.results[0].cases_checked, 0);
+  EXPECT_EQ(judged_using(rep, "paged_kv"), -1);  // not claimed: not listed among the claims exercised
+  EXPECT_TRUE(rep.ok()) << rep.table();
+}
+
+// Page sizes a plugin declines through supports() (here the odd ones, as kernels compile only
+// some sizes) make those R21 cases NOT SUPPORTED, counted and listed with the reason, never a
+// failure; the even page sizes are judged, so the claim is exercised and the run certified.
+TEST(PluginConformanceV2, DeclinedPageSizesAreNotSupportedNotFailed) {
+  const auto rep = certify_with(PLUGIN_PAGED_DECLINES_ODD_PAGES, {"R21"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  const auto& r = rep.results[0];
+  EXPECT_EQ(r.verdict, conformance::Verdict::pass) << describe(r);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_GT(r.cases_not_supported, 0) << describe(r);
+  EXPECT_GT(r.cases_checked, 0) << describe(r);
+  EXPECT_EQ(r.cases_checked + r.cases_not_supported + r.cases_not_exercised, r.cases_run) << describe(r);
+  ASSERT_FALSE(r.declined.empty());
+  EXPECT_NE(r.declined[0].why.find(": only even page sizes are compiled"), std::string::npos) << r.declined[0].why;
+  EXPECT_GT(judged_using(rep, "paged_kv"), 0);
+  const auto paged = std::find_if(rep.declines.begin(), rep.declines.end(),
+                                  [](const conformance::FeatureDeclines& f) { return f.feature == "paged KV cache"; });
+  ASSERT_NE(paged, rep.declines.end()) << rep.table();
+  EXPECT_EQ(paged->declined, r.cases_not_supported);
+  EXPECT_FALSE(paged->uncovered());
+  EXPECT_TRUE(rep.ok()) << rep.table();
+}
+
 }  // namespace
 }  // namespace attnv::plugin
