@@ -430,6 +430,9 @@ std::vector<std::string> check_kernel(const attnv_kernel& raw, const std::string
   if (!(k.caps & ATTNV_CAP_BACKWARD) && k.backward) e.push_back(w + "backward is set but ATTNV_CAP_BACKWARD is not declared");
   if ((k.caps & ATTNV_CAP_DECODE) && !k.decode) e.push_back(w + "declares ATTNV_CAP_DECODE but decode is NULL");
   if (!(k.caps & ATTNV_CAP_DECODE) && k.decode) e.push_back(w + "decode is set but ATTNV_CAP_DECODE is not declared");
+  // Without decode the claim could never be exercised, yet the certificate would list it.
+  if ((k.caps & ATTNV_CAP_PAGED_KV) && !(k.caps & ATTNV_CAP_DECODE))
+    e.push_back(w + "declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a decode call's)");
   if (k.caps & ~kAllCaps) e.push_back(w + "unknown capability bits " + hex(k.caps & ~kAllCaps));
   if (k.dtypes == 0) e.push_back(w + "declares no dtype");
   if (k.dtypes & ~kAllDTypeBits)

@@ -241,6 +241,11 @@ TEST(AbiConvert, DeclarationChecks) {
   b.dtypes = ATTNV_DTYPE_BIT(ATTNV_U8);
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 3u);
   b = k;
+  b.caps = ATTNV_CAP_PAGED_KV;
+  EXPECT_EQ(check_kernel(b, "plugin p"),
+            std::vector<std::string>{"plugin p: declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a "
+                                     "decode call's)"});
+  b = k;
   b.struct_size = 8;
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 1u);
   EXPECT_THROW(require_valid_kernel(nullptr, "plugin p"), InputError);

@@ -42,6 +42,7 @@ TEST(AbiVersion, EveryVersion1FieldStaysWhereVersion1PluginsReadIt) {
 
 int fwd(const attnv_problem*, const attnv_views*) { return 0; }
 int says_yes(const attnv_problem*, int32_t, char*, uint32_t) { return 1; }
+int dec(const attnv_problem*, const attnv_decode_views*) { return 0; }
 
 attnv_kernel good_v2() {
   attnv_kernel k{};
@@ -148,8 +149,7 @@ TEST(AbiVersion, AttnvFillsStructSizeOfWhatItPasses) {
 // page_size and block_table (an attnv built before them) describes contiguous caches; a
 // plugin's struct_size says nothing of them, but its caps do: a plugin built against a header
 // without ATTNV_CAP_PAGED_KV cannot set the bit, so attnv never draws a paged problem for it
-// (Capabilities::unsupported names "paged KV cache"), and one that sets it anyway declares a
-// decode it must have.
+// (Capabilities::unsupported names "paged KV cache"); one that sets it has a decode.
 TEST(AbiVersion, AnOlderStructNeverCarriesAPagedCache) {
   Problem p;
   p.shape = {1, 2, 2, 1, 8, 8, 8};
@@ -170,7 +170,8 @@ TEST(AbiVersion, AnOlderStructNeverCarriesAPagedCache) {
   attnv_kernel k = good_v2();
   const Capabilities unaware = caps_from_abi(k.caps | ATTNV_CAP_DECODE, k.dtypes);
   EXPECT_EQ(unaware.unsupported(p), "paged KV cache");
-  k.caps |= ATTNV_CAP_PAGED_KV;
+  k.caps |= ATTNV_CAP_PAGED_KV | ATTNV_CAP_DECODE;
+  k.decode = dec;
   EXPECT_TRUE(check_kernel(k, "plugin p").empty());
   EXPECT_TRUE(caps_from_abi(k.caps, k.dtypes).paged_kv);
 }
