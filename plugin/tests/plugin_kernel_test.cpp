@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "abi_convert.h"
 #include "plugin_kernel.h"
+#include "shared_region.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
 #include "properties/checks/checks.h"
@@ -227,6 +229,26 @@ TEST(PluginKernel, PagedDecodeThroughTheWorkerGivesTheSameBitsAsInProcess) {
               "plugin naive decode: invalid call: block_table[1][1] = 7 is not a page of the pool (num_pages = 7)");
   }
   EXPECT_EQ(plugin.worker_starts(), 1);
+}
+
+// Where a paged call's tensors go in the shared region: the pools whole (every page, the rest of
+// each last page and the unmapped pages included) and writable, the table read-only and named.
+TEST(PluginKernel, PagedCallLayoutMapsThePoolsWholeAndTheTableReadOnly) {
+  PagedCall c;
+  const attnv_views v = decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p));
+  const CallLayout l = plan_call(v, c.p.shape.B, wire::Op::decode);
+  EXPECT_STREQ(l.names[wire::dout], "block_table");
+  EXPECT_EQ(l.src[wire::dout], c.table.data());
+  EXPECT_EQ(l.t[wire::dout].bytes, 2 * 3 * 8);
+  EXPECT_FALSE(l.t[wire::dout].writable);
+  for (const int s : {wire::dk, wire::dv}) {
+    EXPECT_EQ(l.t[s].bytes, static_cast<std::int64_t>(c.kp.size() * sizeof(float))) << l.names[s];  // 7 pages
+    EXPECT_TRUE(l.t[s].writable) << l.names[s];
+  }
+  EXPECT_STREQ(l.names[wire::dk], "k_cache");
+  // A contiguous call has no table slot.
+  c.p.page_size = 0;
+  EXPECT_LT(plan_call(decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p)), 2, wire::Op::decode).t[wire::dout].offset, 0);
 }
 
 }  // namespace
