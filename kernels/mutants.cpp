@@ -116,11 +116,9 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("dsink_sign_flipped", Plant::dsink_sign_flipped, "backward: the sinks' gradient with the wrong sign (+P_sink D)", "backward_matches_reference"));
     z.push_back(planted("alibi_wrong_corner", Plant::alibi_wrong_corner, "ALiBi distances measured from the other corner's p_i (top_left <-> bottom_right)", "matches_reference"));
     z.push_back(planted("alibi_dropped_in_backward", Plant::alibi_dropped_in_backward, "backward: P recomputed without ALiBi's term (the forward had it)", "backward_matches_reference"));
-    // Paged KV cache mutants: the block table does not cross the plugin ABI yet.
+    // Paged KV cache mutants (the block table crosses the plugin ABI: ATTNV_CAP_PAGED_KV).
     z.push_back(planted("paged_last_page_full", Plant::paged_last_page_full, "paged decode: the last, partly filled page attended whole (sequence length rounded up to whole pages)", "decode_equals_prefill"));
-    z.back().in_process_only = true;
     z.push_back(planted("paged_table_row0", Plant::paged_table_row0, "paged decode: every sequence reads its keys through batch 0's block table row", "decode_equals_prefill"));
-    z.back().in_process_only = true;
     z.push_back(planted("varlen_global_alignment", Plant::varlen_global_alignment, "packed sequences: own keys only (block-diagonal), but causal, window and ALiBi aligned by the packed corner, not per sequence", "matches_reference"));
     z.back().in_process_only = true;
     z.push_back(planted("mask_head0", Plant::mask_head0, "every batch and head reads the mask's and bias's first plane (head 0 of batch 0)", "matches_reference"));

@@ -44,9 +44,6 @@ bool covers(const Struct& s, const Field& field) {
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
-  // attnv_decode_views has no block table: no plugin can claim a paged cache (its claim has no
-  // ABI bit), so reaching here with one is attnv's error, never a silent drop of the feature.
-  if (p.page_size != 0) throw HarnessError("the plugin ABI cannot pass a paged KV cache (" + describe(p) + ")");
   if (p.varlen_sequences > 0) throw HarnessError("the plugin ABI cannot pass packed sequences (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
@@ -73,6 +70,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.bias_batch = p.has_bias && p.bias_dims.batch;
   a.bias_heads = p.has_bias && p.bias_dims.heads;
   a.has_alibi = p.has_alibi ? 1 : 0;
+  a.page_size = p.page_size;
   return a;
 }
 
@@ -99,6 +97,8 @@ Problem problem_from_abi(const attnv_problem& a) {
     p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
   }
   if (covers(a, a.has_alibi)) p.has_alibi = a.has_alibi != 0;
+  // A sender whose struct ends before page_size knows no paged cache: its caches are contiguous.
+  if (covers(a, a.page_size)) p.page_size = a.page_size;
   return p;
 }
 
@@ -166,6 +166,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.lse = tensor_to_abi(v.lse);
   a.sinks = tensor_to_abi(v.sinks);
   a.alibi = tensor_to_abi(v.alibi);
+  a.block_table = v.block_table;
   a.struct_size = sizeof(attnv_decode_views);
   return a;
 }
@@ -182,6 +183,7 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.lse = tensor_from_abi(a.lse, storage);
   if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
+  if (covers(a, a.block_table)) v.block_table = a.block_table;
   return v;
 }
 
@@ -222,7 +224,7 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
               abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
               abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD &&
-              abi_bit("alibi") == ATTNV_CAP_ALIBI,
+              abi_bit("alibi") == ATTNV_CAP_ALIBI && abi_bit("paged_kv") == ATTNV_CAP_PAGED_KV,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;
@@ -342,7 +344,7 @@ PrecisionModel precision_from_abi(const attnv_precision& a, DType storage, const
   return m;
 }
 
-attnv_views decode_in_slots(const attnv_decode_views& d) {
+attnv_views decode_in_slots(const attnv_decode_views& d, const attnv_problem& p) {
   attnv_views v{};
   v.q = d.q;
   v.k = d.k_new;
@@ -354,6 +356,19 @@ attnv_views decode_in_slots(const attnv_decode_views& d) {
   v.lse = d.lse;
   if (covers(d, d.sinks)) v.sinks = d.sinks;
   if (covers(d, d.alibi)) v.alibi = d.alibi;
+  // The block table rides in dout, which no decode call has: a tensor slot gives it a place in
+  // the shared region, a read-only mapping and its name in a fault report, without a new slot
+  // in the protocol. Its int64 entries travel as 8-byte elements (ATTNV_F64), like cache_len.
+  if (p.page_size > 0 && covers(d, d.block_table) && d.block_table) {
+    const std::int64_t blocks = p.Tk / p.page_size;
+    v.dout.data = const_cast<std::int64_t*>(d.block_table);
+    v.dout.dtype = ATTNV_F64;
+    v.dout.rank = 2;
+    v.dout.shape[0] = p.B;
+    v.dout.shape[1] = blocks;
+    v.dout.stride[0] = blocks;
+    v.dout.stride[1] = 1;
+  }
   v.struct_size = sizeof(attnv_views);
   return v;
 }
@@ -370,6 +385,7 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.lse = v.lse;
   if (covers(v, v.sinks)) d.sinks = v.sinks;
   if (covers(v, v.alibi)) d.alibi = v.alibi;
+  d.block_table = static_cast<const std::int64_t*>(v.dout.data);  // null for a contiguous cache
   d.struct_size = sizeof(attnv_decode_views);
   return d;
 }
@@ -418,6 +434,9 @@ std::vector<std::string> check_kernel(const attnv_kernel& raw, const std::string
   if (!(k.caps & ATTNV_CAP_BACKWARD) && k.backward) e.push_back(w + "backward is set but ATTNV_CAP_BACKWARD is not declared");
   if ((k.caps & ATTNV_CAP_DECODE) && !k.decode) e.push_back(w + "declares ATTNV_CAP_DECODE but decode is NULL");
   if (!(k.caps & ATTNV_CAP_DECODE) && k.decode) e.push_back(w + "decode is set but ATTNV_CAP_DECODE is not declared");
+  // Without decode the claim could never be exercised, yet the certificate would list it.
+  if ((k.caps & ATTNV_CAP_PAGED_KV) && !(k.caps & ATTNV_CAP_DECODE))
+    e.push_back(w + "declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a decode call's)");
   if (k.caps & ~kAllCaps) e.push_back(w + "unknown capability bits " + hex(k.caps & ~kAllCaps));
   if (k.dtypes == 0) e.push_back(w + "declares no dtype");
   if (k.dtypes & ~kAllDTypeBits)

@@ -33,9 +33,10 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v);
 DecodeViews decode_views_from_abi(const attnv_decode_views& v, DType storage);
 
 // A decode call travels in the forward's slots (worker/protocol.h): q, k <- k_new, v <- v_new,
-// kv_len <- cache_len, dk <- k_cache, dv <- v_cache, out, lse. Packed by PluginKernel, unpacked
-// by the worker.
-attnv_views decode_in_slots(const attnv_decode_views& d);
+// kv_len <- cache_len, dk <- k_cache, dv <- v_cache, out, lse, and for a paged cache
+// (p.page_size > 0) dout <- block_table as an [B, Tk / page_size] tensor of 8-byte elements.
+// Packed by PluginKernel, unpacked by the worker.
+attnv_views decode_in_slots(const attnv_decode_views& d, const attnv_problem& p);
 attnv_decode_views decode_from_slots(const attnv_views& v);
 
 // Capability bits <-> Capabilities, ATTNV_CAP_DECODE <-> Capabilities::decode included (the

@@ -33,8 +33,11 @@ Declaration read_declaration(const wire::Hello& h, const std::string& who) {
   k.name = d.name.c_str();
   k.version = d.version.c_str();
   k.dtypes = h.dtypes;
-  k.caps = h.caps & ~(ATTNV_CAP_BACKWARD | ATTNV_CAP_DECODE);  // no entry points travel in a Hello
+  // No entry points travel in a Hello: backward is left out, and decode stands in for the one the
+  // worker saw, so that the claims that need decode (ATTNV_CAP_PAGED_KV) are checked again.
+  k.caps = h.caps & ~ATTNV_CAP_BACKWARD;
   k.forward = [](const attnv_problem*, const attnv_views*) { return 0; };
+  if (h.caps & ATTNV_CAP_DECODE) k.decode = [](const attnv_problem*, const attnv_decode_views*) { return 0; };
   if (const std::vector<std::string> e = check_kernel(k, who); !e.empty()) throw InputError(e.front());
   if (h.abi_version != 1 && h.abi_version != 2)
     throw InputError(who + ": the worker sent ABI version " + std::to_string(h.abi_version) + " (1 or 2)");

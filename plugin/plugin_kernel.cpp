@@ -10,6 +10,7 @@
 #include "declaration.h"
 #include "fault_report.h"
 #include "problem/error.h"
+#include "problem/validate.h"
 #include "shared_region.h"
 #include "worker_process.h"
 
@@ -164,7 +165,13 @@ void PluginKernel::backward(const Problem& p, const KernelViews& views) {
 
 void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
   if (!caps_.decode) throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim decode");
-  call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views)));
+  if (p.page_size != 0 && !caps_.paged_kv)
+    throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim the paged KV cache (ATTNV_CAP_PAGED_KV)");
+  // Validated here, before anything is copied: the copies' extents come from these shapes, and a
+  // block table entry outside the pool would otherwise reach the plugin as its own crash.
+  if (const std::vector<std::string> e = check_decode_views(p, views); !e.empty())
+    throw InputError("plugin " + name_ + " decode: invalid call: " + e[0]);
+  call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views), problem_to_abi(p)));
 }
 
 void PluginKernel::fail(const std::string& what, const std::string& why, FaultKind kind) {

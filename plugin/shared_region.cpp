@@ -67,6 +67,7 @@ CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op) {
     l.names[wire::kv_len] = "cache_len";
     l.names[wire::dk] = "k_cache";
     l.names[wire::dv] = "v_cache";
+    l.names[wire::dout] = "block_table";  // a paged cache's (decode_in_slots)
   }
   const attnv_tensor* ts[wire::kSlots] = {&v.q, &v.k, &v.v, &v.mask, &v.bias, nullptr,
                                           &v.dout, &v.out, &v.lse, &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi};

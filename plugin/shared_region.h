@@ -24,12 +24,13 @@ struct CallLayout {
   wire::Tensor t[wire::kSlots];
   const void* src[wire::kSlots] = {};  // the caller's buffer for each slot
   // What each slot holds, for diagnoses: wire::kTensorNames, or the decode names (k_new, v_new,
-  // cache_len, k_cache, v_cache) for a decode call.
+  // cache_len, k_cache, v_cache, block_table) for a decode call.
   const char* names[wire::kSlots] = {};
   std::size_t total = 0;
 };
 // Forward: out and lse are written; backward: dq, dk, dv (out and lse are read); decode: out,
-// lse and the caches in the dk, dv slots (protocol.h).
+// lse and the caches in the dk, dv slots (protocol.h), whole: a paged cache's pools with every
+// page, so a write outside the appended slots comes back to the caller, whose check sees it.
 CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op);
 
 class SharedRegion {

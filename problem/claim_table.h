@@ -79,9 +79,9 @@ inline constexpr ClaimInfo kClaims[] = {
      "", false, true},
     // A problem feature (Problem::page_size), so supports() can decline a page size and
     // unsupported() names it; only decode problems have one.
-    {"paged_kv", "paged KV cache", &Capabilities::paged_kv, 0,
+    {"paged_kv", "paged KV cache", &Capabilities::paged_kv, 1u << 18,
      [](const Problem& p) -> std::string_view { return p.page_size != 0 ? "paged KV cache" : ""; },
-     "the file route and the plugin ABI do not carry a paged KV cache (page pools and a block table) yet", false, true},
+     "a case folder holds calls, not page pools and a block table that persist between them", false, true},
     {"varlen", "packed variable-length sequences", &Capabilities::varlen, 0,
      [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
      "the file route and the plugin ABI do not carry cu_seqlens yet", false, true},

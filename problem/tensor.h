@@ -49,8 +49,8 @@ struct KernelViews {
   TensorRef dsinks;      // backward output [Hq] in the storage dtype, present iff the problem has sinks
 };
 
-// The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views
-// but for block_table, which is in process only). n = Problem.shape.Tq new tokens, capacity =
+// The buffers of one decode call (problem/kernel.h, Kernel::decode; mirrors attnv_decode_views,
+// block_table included). n = Problem.shape.Tq new tokens, capacity =
 // Problem.shape.Tk cache positions per sequence.
 struct DecodeViews {
   TensorRef q;                  // [B, Hq, n, Dk]

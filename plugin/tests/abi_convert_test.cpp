@@ -100,10 +100,56 @@ TEST(AbiConvert, AlibiCrossesTheAbiOnlyWhereStructSizeCoversIt) {
   dv.alibi = v.alibi;
   attnv_decode_views ad = decode_views_to_abi(dv);
   EXPECT_EQ(ad.alibi.data, slopes);
-  EXPECT_EQ(decode_from_slots(decode_in_slots(ad)).alibi.data, slopes);
+  EXPECT_EQ(decode_from_slots(decode_in_slots(ad, problem_to_abi(p))).alibi.data, slopes);
   EXPECT_EQ(decode_views_from_abi(ad, DType::f32).alibi.shape[0], 4);
   ad.struct_size = static_cast<std::uint32_t>(offsetof(attnv_decode_views, alibi));
   EXPECT_FALSE(decode_views_from_abi(ad, DType::f32).alibi.present());
+}
+
+// The paged KV cache: page_size in the problem and the block table in the decode views, each an
+// appended field read only where struct_size covers it. In the worker's slots the table rides
+// in dout as a [B, Tk / page_size] tensor of 8-byte elements, and comes back as the same pointer.
+TEST(AbiConvert, PagedCacheCrossesTheAbiOnlyWhereStructSizeCoversIt) {
+  Problem p;
+  p.shape = {2, 4, 2, 1, 12, 8, 8};
+  p.page_size = 4;
+  attnv_problem a = problem_to_abi(p);
+  EXPECT_EQ(a.page_size, 4);
+  EXPECT_EQ(problem_from_abi(a), p);
+  a.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, page_size));
+  EXPECT_EQ(problem_from_abi(a).page_size, 0);  // a sender without the field: contiguous caches
+  a.struct_size = 0;
+  EXPECT_EQ(problem_from_abi(a).page_size, 0);
+
+  const std::int64_t table[2 * 3] = {5, 0, 3, 1, 4, 2};
+  DecodeViews v;
+  v.block_table = table;
+  attnv_decode_views d = decode_views_to_abi(v);
+  EXPECT_EQ(d.block_table, table);
+  EXPECT_EQ(decode_views_from_abi(d, DType::f32).block_table, table);
+  d.struct_size = static_cast<std::uint32_t>(offsetof(attnv_decode_views, block_table));
+  EXPECT_EQ(decode_views_from_abi(d, DType::f32).block_table, nullptr);
+  d.struct_size = sizeof(attnv_decode_views);
+
+  const attnv_views slots = decode_in_slots(d, problem_to_abi(p));
+  EXPECT_EQ(slots.dout.data, static_cast<const void*>(table));
+  EXPECT_EQ(slots.dout.rank, 2);
+  EXPECT_EQ(element_bytes(slots.dout), 8);
+  EXPECT_EQ(slots.dout.shape[0], 2);
+  EXPECT_EQ(slots.dout.shape[1], 3);
+  EXPECT_EQ(slots.dout.stride[0], 3);
+  EXPECT_EQ(slots.dout.stride[1], 1);
+  EXPECT_EQ(decode_from_slots(slots).block_table, table);
+  // A contiguous cache has no table on either side, whatever pointer the views hold.
+  p.page_size = 0;
+  EXPECT_EQ(decode_in_slots(d, problem_to_abi(p)).dout.data, nullptr);
+  EXPECT_EQ(decode_from_slots(decode_in_slots(d, problem_to_abi(p))).block_table, nullptr);
+
+  EXPECT_EQ(ATTNV_CAP_PAGED_KV, 1u << 18);
+  const Capabilities c = caps_from_abi(ATTNV_CAP_PAGED_KV | ATTNV_CAP_DECODE, ATTNV_DTYPE_BIT(ATTNV_F32));
+  EXPECT_TRUE(c.paged_kv);
+  EXPECT_EQ(caps_to_abi(c), ATTNV_CAP_PAGED_KV | ATTNV_CAP_DECODE);
+  EXPECT_FALSE(caps_from_abi(ATTNV_CAP_DECODE, ATTNV_DTYPE_BIT(ATTNV_F32)).paged_kv);
 }
 
 TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
@@ -204,6 +250,11 @@ TEST(AbiConvert, DeclarationChecks) {
   b.forward = nullptr;
   b.dtypes = ATTNV_DTYPE_BIT(ATTNV_U8);
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 3u);
+  b = k;
+  b.caps = ATTNV_CAP_PAGED_KV;
+  EXPECT_EQ(check_kernel(b, "plugin p"),
+            std::vector<std::string>{"plugin p: declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a "
+                                     "decode call's)"});
   b = k;
   b.struct_size = 8;
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 1u);

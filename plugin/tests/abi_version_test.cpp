@@ -42,6 +42,7 @@ TEST(AbiVersion, EveryVersion1FieldStaysWhereVersion1PluginsReadIt) {
 
 int fwd(const attnv_problem*, const attnv_views*) { return 0; }
 int says_yes(const attnv_problem*, int32_t, char*, uint32_t) { return 1; }
+int dec(const attnv_problem*, const attnv_decode_views*) { return 0; }
 
 attnv_kernel good_v2() {
   attnv_kernel k{};
@@ -141,7 +142,38 @@ TEST(AbiVersion, AttnvFillsStructSizeOfWhatItPasses) {
   EXPECT_EQ(views_to_abi(KernelViews{}).struct_size, sizeof(attnv_views));
   EXPECT_EQ(decode_views_to_abi(DecodeViews{}).struct_size, sizeof(attnv_decode_views));
   EXPECT_EQ(decode_from_slots(attnv_views{}).struct_size, sizeof(attnv_decode_views));
-  EXPECT_EQ(decode_in_slots(attnv_decode_views{}).struct_size, sizeof(attnv_views));
+  EXPECT_EQ(decode_in_slots(attnv_decode_views{}, problem_to_abi(p)).struct_size, sizeof(attnv_views));
+}
+
+// A paged cache reaches only a plugin that can know it. A sender whose structs end before
+// page_size and block_table (an attnv built before them) describes contiguous caches; a
+// plugin's struct_size says nothing of them, but its caps do: a plugin built against a header
+// without ATTNV_CAP_PAGED_KV cannot set the bit, so attnv never draws a paged problem for it
+// (Capabilities::unsupported names "paged KV cache"); one that sets it has a decode.
+TEST(AbiVersion, AnOlderStructNeverCarriesAPagedCache) {
+  Problem p;
+  p.shape = {1, 2, 2, 1, 8, 8, 8};
+  p.page_size = 4;
+  attnv_problem older = problem_to_abi(p);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, page_size) + sizeof(older.page_size) - 1);
+  EXPECT_EQ(problem_from_abi(older).page_size, 0);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, page_size) + sizeof(older.page_size));
+  EXPECT_EQ(problem_from_abi(older).page_size, 4);
+
+  const std::int64_t table[2] = {1, 0};
+  attnv_decode_views d{};
+  d.block_table = table;
+  d.struct_size = static_cast<std::uint32_t>(offsetof(attnv_decode_views, block_table));
+  EXPECT_EQ(decode_views_from_abi(d, DType::f32).block_table, nullptr);
+  EXPECT_EQ(decode_in_slots(d, problem_to_abi(p)).dout.data, nullptr);
+
+  attnv_kernel k = good_v2();
+  const Capabilities unaware = caps_from_abi(k.caps | ATTNV_CAP_DECODE, k.dtypes);
+  EXPECT_EQ(unaware.unsupported(p), "paged KV cache");
+  k.caps |= ATTNV_CAP_PAGED_KV | ATTNV_CAP_DECODE;
+  k.decode = dec;
+  EXPECT_TRUE(check_kernel(k, "plugin p").empty());
+  EXPECT_TRUE(caps_from_abi(k.caps, k.dtypes).paged_kv);
 }
 
 }  // namespace

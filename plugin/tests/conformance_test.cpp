@@ -44,15 +44,54 @@ TEST(PluginConformance, MutantWritingQFailsR14WithTheFaultNamed) {
       << r.findings[0].message;
 }
 
+// The judged cases that used a claim (the certificate's "claims exercised"); -1 when the claim
+// is not listed (not claimed).
+int judged_using(const conformance::ConformanceReport& rep, const std::string& claim) {
+  for (const conformance::FeatureUse& f : rep.exercised)
+    if (f.claim == claim) return f.judged;
+  return -1;
+}
+
 // Decode through the worker (the caches copied in, appended to in the shared region, copied
-// back): the naive plugin passes R21, both decode mutants fail it.
+// back): the naive plugin passes R21, both decode mutants fail it. It claims the paged KV cache,
+// so R21's paged run (run C) goes through the worker too: the block table in the shared region,
+// the pools copied whole, and the run counted as exercising the claim.
 TEST(PluginConformance, DecodeThroughTheWorkerR21) {
   const auto rep = certify(PLUGIN_NAIVE, {"R21"});
   ASSERT_EQ(rep.results.size(), 1u);
   EXPECT_EQ(rep.results[0].verdict, conformance::Verdict::pass) << describe(rep.results[0]);
   EXPECT_GT(rep.results[0].cases_checked, 0);
+  EXPECT_GT(judged_using(rep, "paged_kv"), 0);
   EXPECT_EQ(certify(PLUGIN_MUTANT_DECODE_TOP_LEFT, {"R21"}).results.at(0).verdict, conformance::Verdict::fail);
   EXPECT_EQ(certify(PLUGIN_MUTANT_DECODE_APPEND_SHIFTED, {"R21"}).results.at(0).verdict, conformance::Verdict::fail);
+}
+
+// The first finding's message of a one-requirement run that must fail ("" when it did not).
+std::string finding_of(const conformance::ConformanceReport& rep) {
+  if (rep.results.size() != 1 || rep.results[0].verdict != conformance::Verdict::fail || rep.results[0].findings.empty())
+    return "";
+  return rep.results[0].findings[0].message;
+}
+
+// The paged KV cache as plugins: the core passes R21 with its paged run counted; the two paged
+// mutants fail it in the paged run (their contiguous runs are correct); a plugin writing a slot
+// past the appended ones is named by the pool comparison (the worker copies the whole pool
+// back), and one writing the block table faults on its read-only mapping.
+TEST(PluginConformance, PagedCacheThroughTheWorkerR21) {
+  const auto core = certify(PLUGIN_CORE, {"R21"});
+  ASSERT_EQ(core.results.size(), 1u);
+  EXPECT_EQ(core.results[0].verdict, conformance::Verdict::pass) << describe(core.results[0]);
+  EXPECT_GT(judged_using(core, "paged_kv"), 0);
+  for (const char* mutant : {PLUGIN_MUTANT_PAGED_LAST_PAGE_FULL, PLUGIN_MUTANT_PAGED_TABLE_ROW0}) {
+    const std::string f = finding_of(certify(mutant, {"R21"}));
+    EXPECT_NE(f.find("run C (paged cache"), std::string::npos) << mutant << ": " << f;
+  }
+  const std::string past = finding_of(certify(PLUGIN_PAGED_WRITES_PAST_APPENDED, {"R21"}));
+  EXPECT_NE(past.find("run C (paged cache"), std::string::npos) << past;
+  EXPECT_NE(past.find("the cache k_cache page "), std::string::npos) << past;
+  EXPECT_NE(past.find(": untouched, past cache_len + n)"), std::string::npos) << past;
+  const std::string table = finding_of(certify(PLUGIN_PAGED_WRITES_TABLE, {"R21"}));
+  EXPECT_NE(table.find("wrote into input block_table at element [0,0]"), std::string::npos) << table;
 }
 
 TEST(PluginConformance, NumericMutantsFailTheirRequirement) {
@@ -138,6 +177,43 @@ TEST(PluginConformanceV2, AClaimedFeatureDeclinedInEveryCaseIsNotCertified) {
   EXPECT_FALSE(rep.ok()) << rep.table();
   // Declining only the odd head dimensions covers no feature wholesale.
   EXPECT_TRUE(certify_with(PLUGIN_V2_DECLINES, {"R1", "R3"}).ok());
+}
+
+// A decode plugin that does not claim the paged cache: R21 runs without pages (runs A and B)
+// and passes; the claim is neither exercised nor failed.
+TEST(PluginConformanceV2, DecodeWithoutThePagedClaimRunsR21WithoutPages) {
+  PluginKernel k(PLUGIN_PAGED_NOT_CLAIMED);
+  EXPECT_TRUE(k.capabilities().decode);
+  EXPECT_FALSE(k.capabilities().paged_kv);
+  const auto rep = certify_with(PLUGIN_PAGED_NOT_CLAIMED, {"R21"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, conformance::Verdict::pass) << describe(rep.results[0]);
+  EXPECT_GT(rep.results[0].cases_checked, 0);
+  EXPECT_EQ(judged_using(rep, "paged_kv"), -1);  // not claimed: not listed among the claims exercised
+  EXPECT_TRUE(rep.ok()) << rep.table();
+}
+
+// Page sizes a plugin declines through supports() (here the odd ones, as kernels compile only
+// some sizes) make those R21 cases NOT SUPPORTED, counted and listed with the reason, never a
+// failure; the even page sizes are judged, so the claim is exercised and the run certified.
+TEST(PluginConformanceV2, DeclinedPageSizesAreNotSupportedNotFailed) {
+  const auto rep = certify_with(PLUGIN_PAGED_DECLINES_ODD_PAGES, {"R21"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  const auto& r = rep.results[0];
+  EXPECT_EQ(r.verdict, conformance::Verdict::pass) << describe(r);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_GT(r.cases_not_supported, 0) << describe(r);
+  EXPECT_GT(r.cases_checked, 0) << describe(r);
+  EXPECT_EQ(r.cases_checked + r.cases_not_supported + r.cases_not_exercised, r.cases_run) << describe(r);
+  ASSERT_FALSE(r.declined.empty());
+  EXPECT_NE(r.declined[0].why.find(": only even page sizes are compiled"), std::string::npos) << r.declined[0].why;
+  EXPECT_GT(judged_using(rep, "paged_kv"), 0);
+  const auto paged = std::find_if(rep.declines.begin(), rep.declines.end(),
+                                  [](const conformance::FeatureDeclines& f) { return f.feature == "paged KV cache"; });
+  ASSERT_NE(paged, rep.declines.end()) << rep.table();
+  EXPECT_EQ(paged->declined, r.cases_not_supported);
+  EXPECT_FALSE(paged->uncovered());
+  EXPECT_TRUE(rep.ok()) << rep.table();
 }
 
 }  // namespace

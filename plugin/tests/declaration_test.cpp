@@ -37,6 +37,16 @@ std::string error_of(const wire::Hello& h) {
   return "";
 }
 
+// The paged KV cache needs decode, in the Hello as in the plugin's struct.
+TEST(Declaration, PagedKvNeedsDecode) {
+  wire::Hello h = good_hello();
+  h.caps |= ATTNV_CAP_PAGED_KV;
+  EXPECT_TRUE(read_declaration(h, "plugin /x/k.so").caps.paged_kv);
+  h.caps &= ~ATTNV_CAP_DECODE;
+  EXPECT_EQ(error_of(h), "plugin /x/k.so: declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a "
+                         "decode call's)");
+}
+
 TEST(Declaration, ReadsAWellFormedHello) {
   const Declaration d = read_declaration(good_hello(), "plugin /x/k.so");
   EXPECT_EQ(d.name, "flash_cpu");

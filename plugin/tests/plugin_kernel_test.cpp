@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "abi_convert.h"
 #include "plugin_kernel.h"
+#include "shared_region.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
 #include "properties/checks/checks.h"
@@ -163,6 +165,90 @@ TEST(PluginKernel, NaivePluginGivesTheSameBitsAsInProcessAndItsOverhead) {
   EXPECT_EQ(a.outputs().lse, b.outputs().lse);
   std::printf("forward B=1 H=2 Tq=4 Tk=8 D=8 f32, median of 1000: plugin %.1f us, in process %.1f us, overhead %.1f us\n",
               in_plugin, in_process, in_plugin - in_process);
+}
+
+// A paged decode call (docs/semantics.md, "Paged KV cache"): B = 2 sequences, Hq = Hkv = 1,
+// n = 2 new tokens, pages of 4, capacity 12 (3 blocks), a pool of 7 pages; sequence 0 holds 4
+// tokens (one full page), sequence 1 holds 5; the table's last entry of row 0 is padding (-1),
+// which the call never reads.
+struct PagedCall {
+  Problem p;
+  std::vector<float> q, kn, vn, kp, vp, out, lse;
+  std::vector<std::int64_t> cache_len = {4, 5};
+  std::vector<std::int64_t> table = {3, 0, -1, 5, 1, 2};  // [2, 3]
+  DecodeViews v;
+
+  PagedCall() {
+    p.shape = Shape{2, 1, 1, 2, 12, 8, 8};
+    p.causal = true;
+    p.alignment = Alignment::bottom_right;
+    p.page_size = 4;
+    v.q = dense(q, {2, 1, 2, 8}, 1);
+    v.k_new = dense(kn, {2, 1, 2, 8}, 2);
+    v.v_new = dense(vn, {2, 1, 2, 8}, 3);
+    v.k_cache = dense(kp, {7, 1, 4, 8}, 4);
+    v.v_cache = dense(vp, {7, 1, 4, 8}, 5);
+    v.out = dense(out, {2, 1, 2, 8}, 0);
+    lse.assign(4, 0.f);
+    v.lse = TensorRef{lse.data(), DType::f32, 3, {2, 1, 2, 0}, dense_strides({2, 1, 2, 0}, 3)};
+    v.cache_len = cache_len.data();
+    v.block_table = table.data();
+  }
+  // A dense tensor of small distinct values (`seed` tells the tensors apart).
+  static TensorRef dense(std::vector<float>& buf, std::array<std::int64_t, 4> shape, int seed) {
+    buf.resize(static_cast<std::size_t>(shape[0] * shape[1] * shape[2] * shape[3]));
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(static_cast<int>((i * 7 + seed * 3) % 11) - 5) / 8;
+    return TensorRef{buf.data(), DType::f32, 4, shape, dense_strides(shape, 4)};
+  }
+};
+
+// The block table crosses to the worker and the pools come back whole: the naive kernel as a
+// plugin leaves the same bits in the pools and outputs as in process. A table entry outside the
+// pool is the caller's error, named before anything reaches the plugin (not the plugin's crash).
+TEST(PluginKernel, PagedDecodeThroughTheWorkerGivesTheSameBitsAsInProcess) {
+  PluginKernel plugin(PLUGIN_NAIVE);
+  ASSERT_TRUE(plugin.capabilities().paged_kv);
+  props::NaiveKernel local;
+  PagedCall a, b;
+  plugin.decode(a.p, a.v);
+  local.decode(b.p, b.v);
+  EXPECT_EQ(a.kp, b.kp);
+  EXPECT_EQ(a.vp, b.vp);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.lse, b.lse);
+  EXPECT_EQ(a.table, b.table);
+  EXPECT_NE(a.kp, PagedCall().kp);  // something was appended
+
+  PagedCall bad;
+  bad.table[4] = 7;
+  try {
+    plugin.decode(bad.p, bad.v);
+    ADD_FAILURE() << "a block table entry outside the pool was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "plugin naive decode: invalid call: block_table[1][1] = 7 is not a page of the pool (num_pages = 7)");
+  }
+  EXPECT_EQ(plugin.worker_starts(), 1);
+}
+
+// Where a paged call's tensors go in the shared region: the pools whole (every page, the rest of
+// each last page and the unmapped pages included) and writable, the table read-only and named.
+TEST(PluginKernel, PagedCallLayoutMapsThePoolsWholeAndTheTableReadOnly) {
+  PagedCall c;
+  const attnv_views v = decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p));
+  const CallLayout l = plan_call(v, c.p.shape.B, wire::Op::decode);
+  EXPECT_STREQ(l.names[wire::dout], "block_table");
+  EXPECT_EQ(l.src[wire::dout], c.table.data());
+  EXPECT_EQ(l.t[wire::dout].bytes, 2 * 3 * 8);
+  EXPECT_FALSE(l.t[wire::dout].writable);
+  for (const int s : {wire::dk, wire::dv}) {
+    EXPECT_EQ(l.t[s].bytes, static_cast<std::int64_t>(c.kp.size() * sizeof(float))) << l.names[s];  // 7 pages
+    EXPECT_TRUE(l.t[s].writable) << l.names[s];
+  }
+  EXPECT_STREQ(l.names[wire::dk], "k_cache");
+  // A contiguous call has no table slot.
+  c.p.page_size = 0;
+  EXPECT_LT(plan_call(decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p)), 2, wire::Op::decode).t[wire::dout].offset, 0);
 }
 
 }  // namespace

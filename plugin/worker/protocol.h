@@ -43,8 +43,9 @@ struct Tensor {
   std::int64_t stride[4] = {};
 };
 
-// decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len, and the
-// caches (read and written) in dk and dv.
+// decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len, the
+// caches (read and written; page pools for a paged cache) in dk and dv, and a paged cache's
+// block table (int64, read-only) in dout.
 // supports: only the plugin's supports() for the problem, for the operation in `ask`; no
 // tensors. forward, backward and decode are asked too, by the worker, before the call.
 // precision: only the plugin's precision_for() for the problem; the model comes back in

@@ -216,6 +216,13 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
       copy_text(rep.text, sizeof rep.text, "the plugin has no decode");
       return rep;
     }
+    // attnv gives a paged call only to a plugin that claims it (PluginKernel::decode); checked
+    // again here, where the plugin's own declaration is at hand.
+    if (problem.page_size != 0 && !(k->caps & ATTNV_CAP_PAGED_KV)) {
+      rep.kind = wire::ReplyKind::protocol_error;
+      copy_text(rep.text, sizeof rep.text, "a paged decode call for a plugin that does not claim ATTNV_CAP_PAGED_KV");
+      return rep;
+    }
     const attnv_decode_views d = decode_from_slots(v);
     rc = k->decode(&problem, &d);
   } else {
