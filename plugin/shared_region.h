@@ -29,8 +29,9 @@ struct CallLayout {
   std::size_t total = 0;
 };
 // Forward: out and lse are written; backward: dq, dk, dv (out and lse are read); decode: out,
-// lse and the caches in the dk, dv slots (protocol.h).
-CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op);
+// lse and the caches in the dk, dv slots (protocol.h). `p` gives the lengths of the int64 arrays:
+// kv_len [B], cu_seqlens_q/_k [varlen_sequences + 1].
+CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op);
 
 class SharedRegion {
  public:
