@@ -70,11 +70,13 @@ CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) 
   }
   const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask,  &v.bias,   nullptr,  &v.dout,  &v.out,  &v.lse,
                                           &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi, nullptr,  nullptr};
-  // The int64 arrays: their pointer and element count (the views carry no shape for them).
+  // The int64 arrays (the slots without a tensor): pointer and element count, which the views
+  // do not carry. A decode's cache_len travels in the kv_len slot, [B] too.
   const std::int64_t sequences = p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0;
-  const std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {
-      {}, {}, {}, {}, {}, {v.kv_len, p.B}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-      {v.cu_seqlens_q, sequences}, {v.cu_seqlens_k, sequences}};
+  std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
+  arrays[wire::kv_len] = {v.kv_len, p.B};
+  arrays[wire::cu_seqlens_q] = {v.cu_seqlens_q, sequences};
+  arrays[wire::cu_seqlens_k] = {v.cu_seqlens_k, sequences};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)
