@@ -87,8 +87,7 @@ std::uint64_t call_hash(const Case& c) {
     h.word(0x616c696269ull);  // "alibi"
     reals(c.alibi);
   }
-  // Packed sequences likewise (in process only so far, but a recorded call must not hash the
-  // same with other sequence bounds).
+  // Packed sequences likewise: a recorded call must not hash the same with other sequence bounds.
   if (p.varlen_sequences > 0) {
     h.word(0x7661726c656eull);  // "varlen"
     for (const auto* cu : {&c.cu_seqlens_q, &c.cu_seqlens_k}) {

@@ -78,7 +78,7 @@ void fuzz_status(FuzzedDataProvider& in) {
   const Case c = make_zero_case(p, backward);
   const Layout layout = static_cast<Layout>(in.ConsumeIntegralInRange<int>(0, 2));
   CaseBuffers buffers(c, layout, backward);
-  const plugin::CallLayout l = plugin::plan_call(plugin::views_to_abi(buffers.views()), p.shape.B,
+  const plugin::CallLayout l = plugin::plan_call(plugin::views_to_abi(buffers.views()), plugin::problem_to_abi(p),
                                                  backward ? plugin::wire::Op::backward : plugin::wire::Op::forward);
 
   plugin::wire::Status s;

@@ -44,7 +44,6 @@ bool covers(const Struct& s, const Field& field) {
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
-  if (p.varlen_sequences > 0) throw HarnessError("the plugin ABI cannot pass packed sequences (" + describe(p) + ")");
   attnv_problem a{};
   a.B = p.shape.B;
   a.Hq = p.shape.Hq;
@@ -71,6 +70,7 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.bias_heads = p.has_bias && p.bias_dims.heads;
   a.has_alibi = p.has_alibi ? 1 : 0;
   a.page_size = p.page_size;
+  a.varlen_sequences = p.varlen_sequences;
   return a;
 }
 
@@ -99,6 +99,7 @@ Problem problem_from_abi(const attnv_problem& a) {
   if (covers(a, a.has_alibi)) p.has_alibi = a.has_alibi != 0;
   // A sender whose struct ends before page_size knows no paged cache: its caches are contiguous.
   if (covers(a, a.page_size)) p.page_size = a.page_size;
+  if (covers(a, a.varlen_sequences)) p.varlen_sequences = a.varlen_sequences;
   return p;
 }
 
@@ -150,6 +151,8 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.sinks = tensor_to_abi(v.sinks);
   a.dsinks = tensor_to_abi(v.dsinks);
   a.alibi = tensor_to_abi(v.alibi);
+  a.cu_seqlens_q = v.cu_seqlens_q;
+  a.cu_seqlens_k = v.cu_seqlens_k;
   a.struct_size = sizeof(attnv_views);
   return a;
 }
@@ -204,6 +207,8 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
   if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
+  if (covers(a, a.cu_seqlens_q)) v.cu_seqlens_q = a.cu_seqlens_q;
+  if (covers(a, a.cu_seqlens_k)) v.cu_seqlens_k = a.cu_seqlens_k;
   return v;
 }
 
@@ -224,7 +229,8 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
               abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
               abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD &&
-              abi_bit("alibi") == ATTNV_CAP_ALIBI && abi_bit("paged_kv") == ATTNV_CAP_PAGED_KV,
+              abi_bit("alibi") == ATTNV_CAP_ALIBI && abi_bit("paged_kv") == ATTNV_CAP_PAGED_KV &&
+              abi_bit("varlen") == ATTNV_CAP_VARLEN,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;

@@ -98,7 +98,7 @@ PrecisionModel PluginKernel::precision_for(const Problem& p) const {
   wire::Request r;
   r.op = wire::Op::precision;
   r.region_bytes = region_->size();
-  r.problem = problem_to_abi(p);
+  r.problem = abi_problem(p);
   region_->status() = {};
   const std::optional<wire::Reply> rep = self.worker_->call(r, opt_.timeout_seconds);
   if (!rep) {
@@ -131,7 +131,7 @@ Support PluginKernel::supports(const Problem& p, KernelOp op) {
   r.op = wire::Op::supports;
   r.ask = op == KernelOp::backward ? wire::Op::backward : op == KernelOp::decode ? wire::Op::decode : wire::Op::forward;
   r.region_bytes = region_->size();
-  r.problem = problem_to_abi(p);
+  r.problem = abi_problem(p);
   region_->status() = {};
   const std::optional<wire::Reply> rep = worker_->call(r, opt_.timeout_seconds);
   if (!rep) {
@@ -174,6 +174,16 @@ void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
   call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views), problem_to_abi(p)));
 }
 
+attnv_problem PluginKernel::abi_problem(const Problem& p) const {
+  // A plugin that does not claim packed sequences may be built against a header whose
+  // attnv_problem ends before varlen_sequences: it would compute the packed batch as one
+  // sequence and be blamed for it. The drawing stays within the claims; this says so if not.
+  if (p.varlen_sequences > 0 && !caps_.varlen)
+    throw HarnessError("plugin " + name_ + " does not claim ATTNV_CAP_VARLEN; attnv must not pass it packed sequences (" +
+                       describe(p) + ")");
+  return problem_to_abi(p);
+}
+
 void PluginKernel::fail(const std::string& what, const std::string& why, FaultKind kind) {
   throw KernelFailure(kind, "plugin " + name_ + " " + what + ": " + why);
 }
@@ -182,14 +192,15 @@ void PluginKernel::call(int op_code, const Problem& p, const attnv_views& v) {
   const auto op = static_cast<wire::Op>(op_code);
   const char* what = op == wire::Op::backward ? "backward" : op == wire::Op::decode ? "decode" : "forward";
   if (!worker_) start_worker();  // lazily, after a failure
-  const CallLayout l = plan_call(v, p.shape.B, op);
+  const attnv_problem abi = abi_problem(p);
+  const CallLayout l = plan_call(v, abi, op);
   region_->reserve(l.total);
   region_->copy_in(l);
   region_->status() = {};
   wire::Request r;
   r.op = op;
   r.region_bytes = region_->size();
-  r.problem = problem_to_abi(p);
+  r.problem = abi;
   for (int s = 0; s < wire::kSlots; ++s) r.t[s] = l.t[s];
 
   const std::optional<wire::Reply> rep = worker_->call(r, opt_.timeout_seconds);

@@ -77,6 +77,9 @@ class PluginKernel : public Kernel {
  private:
   void start_worker();
   void call(int op, const Problem& p, const attnv_views& v);  // op: a wire::Op
+  // The problem as the ABI passes it; HarnessError for one using a feature whose fields the
+  // plugin may not have (an unclaimed varlen).
+  attnv_problem abi_problem(const Problem& p) const;
   [[noreturn]] void fail(const std::string& what, const std::string& why, FaultKind kind = FaultKind::crashed);
 
   std::string path_;

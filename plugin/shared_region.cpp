@@ -57,7 +57,7 @@ std::int64_t extent_bytes(const attnv_tensor& t) {
   return (last + 1) * element_bytes(t);
 }
 
-CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op) {
+CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) {
   const bool backward = op == wire::Op::backward, decode = op == wire::Op::decode;
   CallLayout l;
   for (int s = 0; s < wire::kSlots; ++s) l.names[s] = wire::kTensorNames[s];
@@ -69,22 +69,30 @@ CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op) {
     l.names[wire::dv] = "v_cache";
     l.names[wire::dout] = "block_table";  // a paged cache's (decode_in_slots)
   }
-  const attnv_tensor* ts[wire::kSlots] = {&v.q, &v.k, &v.v, &v.mask, &v.bias, nullptr,
-                                          &v.dout, &v.out, &v.lse, &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi};
+  const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask,  &v.bias,   nullptr,  &v.dout,  &v.out,  &v.lse,
+                                          &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi, nullptr,  nullptr};
+  // The int64 arrays (the slots without a tensor): pointer and element count, which the views
+  // do not carry. A decode's cache_len travels in the kv_len slot, [B] too.
+  const std::int64_t sequences = p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0;
+  std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
+  arrays[wire::kv_len] = {v.kv_len, p.B};
+  arrays[wire::cu_seqlens_q] = {v.cu_seqlens_q, sequences};
+  arrays[wire::cu_seqlens_k] = {v.cu_seqlens_k, sequences};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)
                                    : (s == wire::out || s == wire::lse || (decode && (s == wire::dk || s == wire::dv)));
-    if (s == wire::kv_len) {
-      if (!v.kv_len) continue;
+    if (!ts[s]) {
+      const auto [data, count] = arrays[s];
+      if (!data) continue;
       attnv_tensor a{};
-      a.data = const_cast<std::int64_t*>(v.kv_len);
+      a.data = const_cast<std::int64_t*>(data);
       a.dtype = ATTNV_F64;  // 8-byte elements; the worker passes a plain int64 pointer
       a.rank = 1;
-      a.shape[0] = batch;
+      a.shape[0] = count;
       a.stride[0] = 1;
-      l.t[s] = place(a, batch * 8, offset, false);
-      l.src[s] = v.kv_len;
+      l.t[s] = place(a, count * 8, offset, false);
+      l.src[s] = data;
       continue;
     }
     const attnv_tensor& a = *ts[s];

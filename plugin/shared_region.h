@@ -31,7 +31,8 @@ struct CallLayout {
 // Forward: out and lse are written; backward: dq, dk, dv (out and lse are read); decode: out,
 // lse and the caches in the dk, dv slots (protocol.h), whole: a paged cache's pools with every
 // page, so a write outside the appended slots comes back to the caller, whose check sees it.
-CallLayout plan_call(const attnv_views& v, std::int64_t batch, wire::Op op);
+// `p` gives the lengths of the int64 arrays: kv_len [B], cu_seqlens_q/_k [varlen_sequences + 1].
+CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op);
 
 class SharedRegion {
  public:

@@ -82,9 +82,12 @@ inline constexpr ClaimInfo kClaims[] = {
     {"paged_kv", "paged KV cache", &Capabilities::paged_kv, 1u << 18,
      [](const Problem& p) -> std::string_view { return p.page_size != 0 ? "paged KV cache" : ""; },
      "a case folder holds calls, not page pools and a block table that persist between them", false, true},
-    {"varlen", "packed variable-length sequences", &Capabilities::varlen, 0,
+    // Packed sequences (Problem::varlen_sequences; the bounds in Case/KernelViews cu_seqlens_q/k):
+    // through the plugin ABI as attnv_problem.varlen_sequences and attnv_views.cu_seqlens_q/_k,
+    // through files as the manifest's varlen_sequences and cu_seqlens_q.npy, cu_seqlens_k.npy.
+    {"varlen", "packed variable-length sequences", &Capabilities::varlen, 1u << 17,
      [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
-     "the file route and the plugin ABI do not carry cu_seqlens yet", false, true},
+     "", false, true},
 };
 
 }  // namespace attnv

@@ -38,9 +38,9 @@ struct KernelViews {
   TensorRef mask, bias;  // rank 2 [Tq,Tk], or rank 4 [B|1,Hq|1,Tq,Tk] when the problem's dims say so
   const std::int64_t* kv_len = nullptr;
   TensorRef sinks;       // [Hq] in the storage dtype, or absent (attnv_views.sinks in the plugin ABI v2)
-  TensorRef alibi;       // ALiBi slopes [Hq] in the storage dtype, or absent (in process only: no ABI field yet)
+  TensorRef alibi;       // ALiBi slopes [Hq] in the storage dtype, or absent (attnv_views.alibi in the plugin ABI v2)
   // Packed sequences' bounds, int64 [S+1] each (S = Problem::varlen_sequences), or null; like
-  // kv_len, plain arrays (in process only: no ABI field yet).
+  // kv_len, plain arrays (attnv_views.cu_seqlens_q/_k in the plugin ABI v2).
   const std::int64_t* cu_seqlens_q = nullptr;
   const std::int64_t* cu_seqlens_k = nullptr;
   TensorRef dout;        // backward only

@@ -135,6 +135,9 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   }
   EXPECT_THROW(read_claims(write(R"({"strided": true})"), {DType::f32}), InputError);
   EXPECT_THROW(read_claims(write(R"({"decode": true})"), {DType::f32}), InputError);
+  // Packed sequences cross the file route (cu_seqlens_q/k.npy): claimable, false when left out.
+  EXPECT_TRUE(read_claims(write(R"({"varlen": true, "backward": false, "softcap": true, )" + every + "}"), {DType::f32}).caps.varlen);
+  EXPECT_FALSE(read_claims(write(R"({"backward": false, "softcap": true, )" + every + "}"), {DType::f32}).caps.varlen);
   EXPECT_FALSE(read_claims(write(R"({"decode": false, "backward": false, "softcap": true, )" + every + "}"), {DType::f32}).caps.decode);
   EXPECT_THROW(read_claims(write(R"({"precision": {"f32": {"accum": "f8"}}})"), {DType::f32}), InputError);
   fs::remove_all(d);
@@ -409,6 +412,54 @@ TEST(ExportCheck, ChangedInputFileIsAnR14Finding) {
   rep = check(dir);
   EXPECT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::not_exercised);
   EXPECT_NE(result_of(rep, "R14").note.find("export again"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Packed sequences through files: claimed, R1 exports packed cases (the manifest's
+// varlen_sequences, cu_seqlens_q/k.npy); correct answers pass, answers aligned by the packed
+// corner fail R1, and rewritten bounds are an R14 finding naming the file.
+TEST(ExportCheck, PackedSequencesAreExportedAndJudged) {
+  const fs::path dir = scratch("varlen");
+  Suite s;
+  s.dtypes = {DType::f32};
+  s.only = {"R1", "R14"};
+  s.claims = default_claims(s.dtypes);
+  s.claims.caps.varlen = true;
+  export_cases(dir, s);
+  const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(dir);
+  fs::path packed_folder;
+  int packed = 0;
+  for (const io::ExchangeCase& ec : cases)
+    if (ec.c.problem.varlen_sequences > 0) {
+      ++packed;
+      packed_folder = io::case_dir(dir, ec);
+      ASSERT_TRUE(fs::exists(packed_folder / "cu_seqlens_q.npy"));
+    }
+  EXPECT_GT(packed, 10);
+
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  conformance::ConformanceReport rep = check(dir);
+  EXPECT_EQ(result_of(rep, "R1").verdict, conformance::Verdict::pass) << all_findings(rep);
+  EXPECT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::pass) << all_findings(rep);
+
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == "varlen_global_alignment") {
+      const auto bad = m.make();
+      answer(dir, *bad);
+    }
+  rep = check(dir);
+  EXPECT_EQ(result_of(rep, "R1").verdict, conformance::Verdict::fail) << all_findings(rep);
+
+  answer(dir, naive);
+  const io::NpyArray bounds = io::read_npy(packed_folder / "cu_seqlens_k.npy");
+  std::vector<std::int64_t> moved = bounds.ints;
+  moved.back() += 1;  // the program wrote into its input
+  io::write_npy_int64(packed_folder / "cu_seqlens_k.npy", bounds.shape, moved);
+  rep = check(dir);
+  const conformance::RequirementResult& r14 = result_of(rep, "R14");
+  ASSERT_EQ(r14.verdict, conformance::Verdict::fail) << all_findings(rep);
+  EXPECT_NE(r14.findings.at(0).message.find("cu_seqlens_k.npy changed since export"), std::string::npos) << all_findings(rep);
   fs::remove_all(dir);
 }
 

@@ -13,7 +13,9 @@ alignment, per-batch kv_len, sliding window, boolean mask, additive bias (-inf h
 masks and biases per batch and per head ([B|1, Hq|1, Tq, Tk] files),
 softcap, custom scale, attention sinks (sinks.npy [Hq]: a logit per head in every row's
 denominator, a key of value 0; the backward then writes dsinks.npy), ALiBi (alibi.npy [Hq]: every
-logit gets -m_h |j - p_i|, p_i the query's position under the alignment); a row with no visible key
+logit gets -m_h |j - p_i|, p_i the query's position under the alignment), packed variable-length
+sequences (cu_seqlens_q.npy, cu_seqlens_k.npy [S+1]: each query sees only its own sequence's keys,
+positions and alignment local to the sequence); a row with no visible key
 gives O = 0 and LSE = -inf (with a sink: O = 0 and LSE = the sink). Hidden keys are
 removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (0 * inf = NaN).
 
@@ -23,6 +25,8 @@ removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (
     truncate_bf16       outputs truncated to bf16 instead of rounded
     dsink_sign_flipped  the sinks' gradient with the wrong sign (+P_sink D)
     alibi_wrong_corner  ALiBi distances from the other alignment's p_i
+    varlen_global_alignment  packed sequences: own keys only, but p_i aligned by the packed
+                        corner (i, or i + Tk - Tq) instead of per sequence
 """
 import argparse
 import json
@@ -31,7 +35,8 @@ import sys
 
 import numpy as np
 
-BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped", "alibi_wrong_corner")
+BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped", "alibi_wrong_corner",
+        "varlen_global_alignment")
 
 
 def load(folder, name, required=True):
@@ -53,18 +58,39 @@ def planes(x):
     return x[None, None] if x.ndim == 2 else x
 
 
-def position(case, kv_len, alignment=None):
-    """[B, 1, Tq, 1]: the query's position p_i (top-left i, bottom-right i + kv_len[b] - Tq)."""
+def sequence_of(cu, n):
+    """[n]: the packed sequence s holding each of n rows, cu[s] <= row < cu[s+1] (empty ones skipped)."""
+    return np.searchsorted(cu, np.arange(n), side="right") - 1
+
+
+def position(case, kv_len, alignment=None, packed=None, bug=None):
+    """[B, 1, Tq, 1]: the query's position p_i (top-left i, bottom-right i + kv_len[b] - Tq).
+    Packed sequences (packed = (cu_q, cu_k)): query i' = i - cu_q[s] of sequence s sits at
+    p_i' = i' or i' + len_k[s] - len_q[s] among its own keys, i.e. at cu_k[s] + p_i' among the
+    packed keys, so j - p_i is the local distance j' - p_i' for every key of the sequence."""
     i = np.arange(case["Tq"])[None, None, :, None]
     n = kv_len[:, None, None, None]
-    return i if (alignment or case["alignment"]) == "top_left" else i + n - case["Tq"]
+    top_left = (alignment or case["alignment"]) == "top_left"
+    if packed is None or bug == "varlen_global_alignment":
+        return i if top_left else i + n - case["Tq"]
+    cu_q, cu_k = packed
+    s = sequence_of(cu_q, case["Tq"])
+    local = np.arange(case["Tq"]) - cu_q[s]
+    if not top_left:
+        local = local + (cu_k[s + 1] - cu_k[s]) - (cu_q[s + 1] - cu_q[s])
+    return (cu_k[s] + local)[None, None, :, None]
 
 
-def visible(case, kv_len, bias, mask, bug):
+def visible(case, kv_len, bias, mask, bug, packed=None):
     """[B, 1 or Hq, Tq, Tk] boolean: which keys each query row of each batch (and head) sees (SPEC)."""
     j = np.arange(case["Tk"])[None, None, None, :]
-    vis = j < kv_len[:, None, None, None]
-    p = position(case, kv_len)
+    if packed is None:
+        vis = j < kv_len[:, None, None, None]
+    else:  # replacing padding: a query sees only the keys of its own sequence
+        cu_q, cu_k = packed
+        same = sequence_of(cu_q, case["Tq"])[:, None] == sequence_of(cu_k, case["Tk"])[None, :]
+        vis = same[None, None]
+    p = position(case, kv_len, packed=packed, bug=bug)
     if case["causal"]:
         vis = vis & (j <= p + (1 if bug == "causal_off_by_one" else 0))
     wl, wr = case["window"]
@@ -80,13 +106,14 @@ def visible(case, kv_len, bias, mask, bug):
     return vis
 
 
-def alibi_bias(case, kv_len, slopes, bug):
-    """[B, Hq, Tq, Tk]: ALiBi's -m_h |j - p_i|, an additive term like a bias."""
+def alibi_bias(case, kv_len, slopes, bug, packed=None):
+    """[B, Hq, Tq, Tk]: ALiBi's -m_h |j - p_i|, an additive term like a bias (with packed
+    sequences the local distance |j' - p_i'| on the keys a query sees; the others are hidden)."""
     alignment = case["alignment"]
     if bug == "alibi_wrong_corner":
         alignment = "bottom_right" if alignment == "top_left" else "top_left"
     j = np.arange(case["Tk"])[None, None, None, :]
-    return -slopes[None, :, None, None] * np.abs(j - position(case, kv_len, alignment))
+    return -slopes[None, :, None, None] * np.abs(j - position(case, kv_len, alignment, packed, bug))
 
 
 def scores(case, q, k, bias, G):
@@ -187,10 +214,13 @@ def answer(root, case, bug):
     mask = load(folder, "mask") if case["mask"] else None
     bias = load(folder, "bias").astype(np.float64) if case["bias"] else None
     kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
-    vis = visible(case, kv_len, bias, mask, bug)
+    packed = None
+    if case.get("varlen_sequences", 0) > 0:  # B == 1: the sequences share the one batch entry
+        packed = (load(folder, "cu_seqlens_q").astype(np.int64), load(folder, "cu_seqlens_k").astype(np.int64))
+    vis = visible(case, kv_len, bias, mask, bug, packed)
     sinks = load(folder, "sinks").astype(np.float64) if case.get("sinks") else None
     if case.get("alibi"):  # after the visibility: ALiBi moves logits, never hides a key
-        term = alibi_bias(case, kv_len, load(folder, "alibi").astype(np.float64), bug)
+        term = alibi_bias(case, kv_len, load(folder, "alibi").astype(np.float64), bug, packed)
         bias = term if bias is None else planes(bias) + term
     out, lse, p, raw, scale = forward(case, q, k, v, vis, bias, bug, sinks)
     dtype = case["dtype"]

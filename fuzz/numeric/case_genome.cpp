@@ -204,6 +204,12 @@ Case to_case(const Genome& g, const Capabilities& caps) {
     if (p.has_mask) p.mask_dims = {(planes & 1) != 0, (planes & 2) != 0};
     if (p.has_bias) p.bias_dims = {(planes & 4) != 0, (planes & 8) != 0};
   }
+  if ((g.header[kHkv] & kVarlenBit) != 0 && caps.varlen) {
+    p.shape.B = 1;
+    p.has_kv_len = p.has_mask = p.has_bias = false;
+    p.mask_dims = p.bias_dims = {};
+    p.varlen_sequences = 1 + g.header[kKvLen0] % kMaxSequences;
+  }
 
   Case c = make_zero_case(p);
   c.id = "fuzz";
@@ -253,6 +259,18 @@ Case to_case(const Genome& g, const Capabilities& caps) {
     const auto hq = static_cast<double>(p.shape.Hq);
     for (std::size_t h = 0; h < c.alibi.size(); ++h)
       c.alibi[h] = std::exp2(-8.0 * static_cast<double>(h + 1) / hq + (k - 8));
+  }
+  if (p.varlen_sequences > 0) {
+    const std::int64_t totals[] = {p.shape.Tq, p.shape.Tk};
+    std::vector<std::int64_t>* bounds[] = {&c.cu_seqlens_q, &c.cu_seqlens_k};
+    for (std::size_t a = 0; a < 2; ++a) {
+      std::vector<std::int64_t>& cu = *bounds[a];  // [0, total, ..., total] from make_zero_case
+      for (std::size_t s = 1; s + 1 < cu.size(); ++s) {
+        const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 8191 + g.header[kKvLen1] * 64u + a * 8 + s);
+        cu[s] = static_cast<std::int64_t>(r % static_cast<std::uint64_t>(totals[a] + 1));
+      }
+      std::sort(cu.begin() + 1, cu.end() - 1);
+    }
   }
   if (p.has_kv_len)
     for (std::int64_t b = 0; b < p.shape.B; ++b)

@@ -61,6 +61,14 @@ inline constexpr int kPlaneShift = 1;
 // now decodes with those features for a kernel that claims them.
 inline constexpr std::uint8_t kAlibiBit = 2;
 inline constexpr int kAlibiShift = 2;
+// header[kHkv] bit 6: packed variable-length sequences (only when the kernel claims
+// Capabilities::varlen). The case is then one batch entry without kv_len, mask or bias (what
+// packing excludes), and the kv_len bytes, free, give the packing: S = 1 + header[kKvLen0] % 4
+// sequences, the S - 1 inner bounds of cu_seqlens_q and of cu_seqlens_k drawn in [0, Tq] and
+// [0, Tk] from header[kKvLen1] and the seed, sorted (equal neighbours: an empty sequence).
+// Bit 6 was ignored before, so a saved input with it set now decodes packed for such a kernel.
+inline constexpr std::uint8_t kVarlenBit = 64;
+inline constexpr std::int64_t kMaxSequences = 4;
 
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
 // 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query

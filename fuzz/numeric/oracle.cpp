@@ -207,6 +207,14 @@ std::string case_line(const Case& c, Layout layout) {
   range("bias", c.bias);
   if (c.has_dout()) o << " +dout";
   for (std::size_t b = 0; b < c.kv_len.size(); ++b) o << " kv_len[" << b << "]=" << c.kv_len[b];
+  const auto bounds = [&](const char* name, const std::vector<std::int64_t>& cu) {
+    if (cu.empty()) return;
+    o << " " << name << "=[";
+    for (std::size_t s = 0; s < cu.size(); ++s) o << (s ? "," : "") << cu[s];
+    o << "]";
+  };
+  bounds("cu_seqlens_q", c.cu_seqlens_q);
+  bounds("cu_seqlens_k", c.cu_seqlens_k);
   return o.str();
 }
 

@@ -123,6 +123,39 @@ TEST(Genome, AlibiAndPlanesAreDrawnOnlyWhereClaimed) {
   EXPECT_FALSE(c.problem.has_alibi || c.problem.mask_dims.any() || c.problem.bias_dims.any());
 }
 
+// Packed sequences are drawn for a kernel that claims them (bit 6 of the KV-head byte): one
+// batch entry, no kv_len, mask or bias, 1-4 sequences, empty ones among them; never otherwise.
+TEST(Genome, PackedSequencesAreDrawnOnlyWhereClaimed) {
+  Capabilities caps = props::NaiveKernel().capabilities();
+  ASSERT_TRUE(caps.varlen);
+  int packed = 0, several = 0, empty = 0, with_alibi = 0;
+  std::mt19937 rng(17);
+  for (int i = 0; i < 300; ++i) {
+    const Genome g = random_genome(rng);
+    const Case c = to_case(g, caps);
+    ASSERT_TRUE(check_case(c).empty()) << check_case(c).front();
+    const Problem& p = c.problem;
+    EXPECT_EQ(p.varlen_sequences > 0, (g.header[kHkv] & kVarlenBit) != 0);
+    if (p.varlen_sequences == 0) continue;
+    ++packed;
+    EXPECT_EQ(p.shape.B, 1);
+    EXPECT_FALSE(p.has_kv_len || p.has_mask || p.has_bias);
+    EXPECT_LE(p.varlen_sequences, kMaxSequences);
+    several += p.varlen_sequences > 1;
+    with_alibi += p.has_alibi;
+    for (std::size_t s = 0; s + 1 < c.cu_seqlens_k.size(); ++s)
+      empty += c.cu_seqlens_q[s] == c.cu_seqlens_q[s + 1] || c.cu_seqlens_k[s] == c.cu_seqlens_k[s + 1];
+  }
+  EXPECT_GT(packed, 100);
+  EXPECT_GT(several, packed / 2);
+  EXPECT_GT(empty, 0);
+  EXPECT_GT(with_alibi, 20);
+  caps.varlen = false;
+  Genome g;
+  g.header[kHkv] = 0xff;
+  EXPECT_EQ(to_case(g, caps).problem.varlen_sequences, 0);
+}
+
 TEST(Genome, TileEdgeLengthsAreReachable) {
   for (std::int64_t n : {1, 15, 16, 17, 40, 47, 48, 49, 63, 64, 65, 127, 128, 129, 191, 192, 193, 200})
     EXPECT_EQ(length_of(code_for_length(n, kSmallT, kMaxT), kSmallT, kMaxT), n);

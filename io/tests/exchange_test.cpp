@@ -112,6 +112,18 @@ TEST(Exchange, PackedSequenceBoundsRoundTrip) {
   EXPECT_EQ(read_npy(case_dir(dir.path(), packed) / "cu_seqlens_k.npy").type, NpyType::i64);
   EXPECT_FALSE(fs::exists(case_dir(dir.path(), back[1]) / "cu_seqlens_q.npy"));
   EXPECT_EQ(back[1].problem.varlen_sequences, 0);
+  // Bounds a program or a hand edit broke are an input error naming the array and the index
+  // (the validation of in-process cases, problem/validate.cpp), never a case judged on them.
+  const fs::path bounds_q = case_dir(dir.path(), packed) / "cu_seqlens_q.npy";
+  const std::int64_t dims[] = {4};
+  const std::pair<std::vector<std::int64_t>, std::string> bad[] = {
+      {{1, 2, 2, 3}, "cu_seqlens_q[0] = 1, expected 0"},
+      {{0, 2, 1, 3}, "cu_seqlens_q decreases: cu_seqlens_q[2] = 1 < cu_seqlens_q[1] = 2"},
+      {{0, 1, 1, 2}, "cu_seqlens_q[3] = 2, expected Tq = 3 (the packed total)"}};
+  for (const auto& [values, message] : bad) {
+    write_npy_int64(bounds_q, dims, values);
+    EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"invalid case", message})) << message;
+  }
 }
 
 TEST(Exchange, MetaAndChosenDirsArePreserved) {

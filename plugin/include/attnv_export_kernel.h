@@ -23,10 +23,12 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "abi_convert.h"
 #include "attnv_plugin.h"
 #include "problem/kernel.h"
+#include "problem/validate.h"
 
 namespace attnv::plugin::exported {
 namespace {  // one copy per plugin: the header belongs to one source file of one library
@@ -75,17 +77,28 @@ int precision_for(const attnv_problem* p, attnv_precision* model) {
   });
 }
 
+// The views of a C caller, checked as attnv checks its own before every in-process call
+// (problem/buffers.cpp, run_forward): an attnv::Kernel may index through them unchecked (a
+// cu_seqlens bound past Tq is a read past the buffer), so a malformed call is refused, named.
+KernelViews checked_views(const Problem& prob, const attnv_views& v, const char* what) {
+  KernelViews views = views_from_abi(v, prob.dtype);
+  std::vector<std::string> errors = check_problem(prob);
+  if (errors.empty()) errors = check_views(prob, views);
+  if (!errors.empty()) throw std::invalid_argument(std::string(what) + ": invalid call: " + errors[0]);
+  return views;
+}
+
 int forward(const attnv_problem* p, const attnv_views* v) {
   return guarded([&] {
     const Problem prob = problem_from_abi(*p);
-    state().kernel->forward(prob, views_from_abi(*v, prob.dtype));
+    state().kernel->forward(prob, checked_views(prob, *v, "forward"));
   });
 }
 
 int backward(const attnv_problem* p, const attnv_views* v) {
   return guarded([&] {
     const Problem prob = problem_from_abi(*p);
-    state().kernel->backward(prob, views_from_abi(*v, prob.dtype));
+    state().kernel->backward(prob, checked_views(prob, *v, "backward"));
   });
 }
 

@@ -206,7 +206,7 @@ typedef struct attnv_decode_views {
 /* A paged KV cache in decode (attnv_problem.page_size, attnv_decode_views.block_table); needs
  * ATTNV_CAP_DECODE. */
 #define ATTNV_CAP_PAGED_KV (1u << 18)
-/* Bits 1u << 17 and up are reserved for later capabilities. */
+/* Bits 1u << 19 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {

@@ -152,6 +152,34 @@ TEST(AbiConvert, PagedCacheCrossesTheAbiOnlyWhereStructSizeCoversIt) {
   EXPECT_FALSE(caps_from_abi(ATTNV_CAP_DECODE, ATTNV_DTYPE_BIT(ATTNV_F32)).paged_kv);
 }
 
+// Packed sequences: the count in attnv_problem, the bounds as plain int64 pointers in
+// attnv_views, both ways (the export adapter reads them with views_from_abi).
+TEST(AbiConvert, VarlenBoundsRoundTrip) {
+  Problem p;
+  p.shape = {1, 4, 2, 3, 5, 8, 8};
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  p.varlen_sequences = 2;
+  const attnv_problem a = problem_to_abi(p);
+  EXPECT_EQ(a.varlen_sequences, 2);
+  EXPECT_EQ(problem_from_abi(a), p);
+
+  Case c = make_zero_case(p);
+  c.cu_seqlens_q = {0, 2, 3};
+  c.cu_seqlens_k = {0, 1, 5};
+  CaseBuffers buf(c, Layout::bhtd, false);
+  const attnv_views av = views_to_abi(buf.views());
+  EXPECT_EQ(av.cu_seqlens_q, buf.views().cu_seqlens_q);
+  EXPECT_EQ(av.cu_seqlens_k, buf.views().cu_seqlens_k);
+  const KernelViews kv = views_from_abi(av, p.dtype);
+  EXPECT_TRUE(check_views(p, kv).empty());
+  EXPECT_EQ(case_from_views(p, kv).cu_seqlens_q, c.cu_seqlens_q);
+  EXPECT_EQ(case_from_views(p, kv).cu_seqlens_k, c.cu_seqlens_k);
+  EXPECT_EQ(ATTNV_CAP_VARLEN, 1u << 17);
+  EXPECT_TRUE(caps_from_abi(ATTNV_CAP_VARLEN, ATTNV_DTYPE_BIT(ATTNV_F32)).varlen);
+  EXPECT_EQ(caps_to_abi(caps_from_abi(ATTNV_CAP_VARLEN, ATTNV_DTYPE_BIT(ATTNV_F32))), ATTNV_CAP_VARLEN);
+}
+
 TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
   Problem p;
   p.shape = {3, 4, 2, 5, 7, 8, 8};
@@ -197,7 +225,7 @@ TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
 }
 
 TEST(AbiConvert, CapabilitiesRoundTripBitByBit) {
-  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD; bit <<= 1) {
+  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_VARLEN; bit <<= 1) {
     const Capabilities c = caps_from_abi(bit, ATTNV_DTYPE_BIT(ATTNV_F16));
     EXPECT_EQ(caps_to_abi(c), bit);
     EXPECT_EQ(c.dtypes, std::vector<DType>{DType::f16});

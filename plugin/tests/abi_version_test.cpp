@@ -135,6 +135,30 @@ TEST(AbiVersion, PrecisionStagesAreReadOnlyWhenTheStructHasThem) {
   EXPECT_EQ(u.p_dtype, DType::f16);
 }
 
+// A sender built before packed sequences crossed the ABI (its attnv_problem and attnv_views end
+// before varlen_sequences and cu_seqlens_q/_k) never says "packed", whatever lies past its struct.
+TEST(AbiVersion, VarlenIsReadOnlyWhenTheStructHasIt) {
+  Problem p;
+  p.shape = {1, 2, 2, 4, 4, 8, 8};
+  p.varlen_sequences = 2;
+  attnv_problem older = problem_to_abi(p);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, varlen_sequences));
+  EXPECT_EQ(problem_from_abi(older).varlen_sequences, 0);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_problem, varlen_sequences) + sizeof(std::int64_t));
+  EXPECT_EQ(problem_from_abi(older).varlen_sequences, 2);
+
+  const std::int64_t cu[] = {0, 1, 4};
+  KernelViews v;
+  v.cu_seqlens_q = v.cu_seqlens_k = cu;
+  attnv_views av = views_to_abi(v);
+  av.struct_size = static_cast<std::uint32_t>(offsetof(attnv_views, cu_seqlens_q));
+  EXPECT_EQ(views_from_abi(av, DType::f32).cu_seqlens_q, nullptr);
+  EXPECT_EQ(views_from_abi(av, DType::f32).cu_seqlens_k, nullptr);
+  av.struct_size = sizeof(attnv_views);
+  EXPECT_EQ(views_from_abi(av, DType::f32).cu_seqlens_q, cu);
+  EXPECT_EQ(views_from_abi(av, DType::f32).cu_seqlens_k, cu);
+}
+
 TEST(AbiVersion, AttnvFillsStructSizeOfWhatItPasses) {
   Problem p;
   p.shape = {1, 2, 2, 3, 4, 8, 8};

@@ -94,6 +94,20 @@ TEST(PluginConformance, PagedCacheThroughTheWorkerR21) {
   EXPECT_NE(table.find("wrote into input block_table at element [0,0]"), std::string::npos) << table;
 }
 
+// Packed sequences through the worker (cu_seqlens_q/_k in their own int64 slots): the naive
+// plugin passes R1 with judged varlen cases, the mutant aligning by the packed corner fails it.
+TEST(PluginConformance, PackedSequencesThroughTheWorkerR1) {
+  const auto rep = certify(PLUGIN_NAIVE, {"R1"});
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].verdict, conformance::Verdict::pass) << describe(rep.results[0]);
+  int varlen_judged = -1;
+  for (const conformance::FeatureUse& u : rep.exercised)
+    if (u.claim == "varlen") varlen_judged = u.judged;
+  EXPECT_GT(varlen_judged, 0);
+  const auto bad = certify(PLUGIN_MUTANT_VARLEN_GLOBAL_ALIGNMENT, {"R1"});
+  EXPECT_EQ(bad.results.at(0).verdict, conformance::Verdict::fail) << describe(bad.results.at(0));
+}
+
 TEST(PluginConformance, NumericMutantsFailTheirRequirement) {
   EXPECT_EQ(certify(PLUGIN_MUTANT_D_MODEL_SCALE, {"R1"}).results.at(0).verdict, conformance::Verdict::fail);
   EXPECT_EQ(certify(PLUGIN_MUTANT_CAUSAL_OFF_BY_ONE, {"R5"}).results.at(0).verdict, conformance::Verdict::fail);

@@ -1,5 +1,6 @@
 // Each misbehaving C plugin gives its precise KernelFailure through PluginKernel; the worker is
 // restarted after a failure; hangs are cut off at the timeout.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -236,7 +237,7 @@ TEST(PluginKernel, PagedDecodeThroughTheWorkerGivesTheSameBitsAsInProcess) {
 TEST(PluginKernel, PagedCallLayoutMapsThePoolsWholeAndTheTableReadOnly) {
   PagedCall c;
   const attnv_views v = decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p));
-  const CallLayout l = plan_call(v, c.p.shape.B, wire::Op::decode);
+  const CallLayout l = plan_call(v, problem_to_abi(c.p), wire::Op::decode);
   EXPECT_STREQ(l.names[wire::dout], "block_table");
   EXPECT_EQ(l.src[wire::dout], c.table.data());
   EXPECT_EQ(l.t[wire::dout].bytes, 2 * 3 * 8);
@@ -248,7 +249,93 @@ TEST(PluginKernel, PagedCallLayoutMapsThePoolsWholeAndTheTableReadOnly) {
   EXPECT_STREQ(l.names[wire::dk], "k_cache");
   // A contiguous call has no table slot.
   c.p.page_size = 0;
-  EXPECT_LT(plan_call(decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p)), 2, wire::Op::decode).t[wire::dout].offset, 0);
+  EXPECT_LT(plan_call(decode_in_slots(decode_views_to_abi(c.v), problem_to_abi(c.p)), problem_to_abi(c.p), wire::Op::decode).t[wire::dout].offset, 0);
+}
+
+// The worked example of docs/semantics.md ("Packed variable-length sequences"), causal
+// bottom-right, two heads: sequence 0 holds queries 0-1 and key 0, sequence 1 query 2 and keys 1-4.
+Case packed_case(bool with_dout = false) {
+  Problem p = small_case(3, 5, 4).problem;
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  p.varlen_sequences = 2;
+  Case c = make_zero_case(p, with_dout);
+  int n = 0;
+  for (auto* t : {&c.q, &c.k, &c.v, &c.dout})
+    for (double& x : *t) x = std::sin(0.7 * ++n);
+  round_to_storage(c);
+  c.cu_seqlens_q = {0, 2, 3};
+  c.cu_seqlens_k = {0, 1, 5};
+  c.id = "plugin_test/packed";
+  return c;
+}
+
+// cu_seqlens cross the worker in their own slots: the plugin computes the packed case bit for
+// bit as the kernel does in process (and not as one unpacked sequence).
+TEST(PluginKernel, NaivePluginComputesPackedSequencesAsInProcess) {
+  PluginKernel plugin(PLUGIN_NAIVE);
+  ASSERT_TRUE(plugin.capabilities().varlen);
+  props::NaiveKernel local;
+  const Case c = packed_case();
+  for (bool backward : {false, true}) {
+    const Case cb = packed_case(backward);
+    const Outputs a = backward ? run_backward(plugin, cb, Layout::bthd) : run_forward(plugin, cb, Layout::bthd);
+    const Outputs b = backward ? run_backward(local, cb, Layout::bthd) : run_forward(local, cb, Layout::bthd);
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_EQ(a.lse, b.lse);
+    EXPECT_EQ(a.dq, b.dq);
+    EXPECT_EQ(a.dk, b.dk);
+    EXPECT_EQ(a.dv, b.dv);
+  }
+  Case unpacked = c;
+  unpacked.problem.varlen_sequences = 0;
+  unpacked.cu_seqlens_q.clear();
+  unpacked.cu_seqlens_k.clear();
+  EXPECT_NE(run_forward(plugin, c).out, run_forward(local, unpacked).out);
+}
+
+// A plugin that does not claim ATTNV_CAP_VARLEN may have an attnv_problem that ends before
+// varlen_sequences: attnv never passes it packed sequences, even past the claims check.
+TEST(PluginKernel, PackedSequencesNeverReachAPluginNotClaimingThem) {
+  PluginKernel k(PLUGIN_EXAMPLE_MINIMAL);  // built against the version 1 header
+  ASSERT_FALSE(k.capabilities().varlen);
+  Case c = packed_case();
+  c.problem.causal = false;
+  CaseBuffers buf(c, Layout::bhtd, false);
+  try {
+    k.forward(c.problem, buf.views());
+    ADD_FAILURE() << "forward ran";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not claim ATTNV_CAP_VARLEN"), std::string::npos) << e.what();
+  }
+}
+
+// The export adapter checks a C caller's views before the C++ kernel indexes through them:
+// malformed bounds are a refusal naming the array, never a read past the buffers.
+TEST(PluginKernel, ExportedKernelRefusesMalformedBounds) {
+  void* lib = dlopen(PLUGIN_NAIVE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  using Entry = const attnv_kernel* (*)();
+  const attnv_kernel* k = reinterpret_cast<Entry>(dlsym(lib, ATTNV_ENTRY_SYMBOL))();
+  ASSERT_NE(k, nullptr);
+  const Case c = packed_case();
+  CaseBuffers buf(c, Layout::bhtd, false);
+  const attnv_problem p = problem_to_abi(c.problem);
+  attnv_views v = views_to_abi(buf.views());
+  EXPECT_EQ(k->forward(&p, &v), 0) << k->last_error();
+  const std::int64_t not_from_0[] = {1, 2, 3}, decreasing[] = {0, 3, 2}, short_of_tk[] = {0, 1, 4};
+  const std::pair<attnv_views, std::string> bad[] = {
+      {[&] { attnv_views w = v; w.cu_seqlens_q = not_from_0; return w; }(), "cu_seqlens_q[0] = 1, expected 0"},
+      {[&] { attnv_views w = v; w.cu_seqlens_q = decreasing; return w; }(),
+       "cu_seqlens_q decreases: cu_seqlens_q[2] = 2 < cu_seqlens_q[1] = 3"},
+      {[&] { attnv_views w = v; w.cu_seqlens_k = short_of_tk; return w; }(),
+       "cu_seqlens_k[2] = 4, expected Tk = 5 (the packed total)"},
+      {[&] { attnv_views w = v; w.cu_seqlens_k = nullptr; return w; }(), "cu_seqlens_k presence does not match the problem"}};
+  for (const auto& b : bad) {
+    EXPECT_EQ(k->forward(&p, &b.first), 1);
+    EXPECT_EQ(std::string(k->last_error()), "forward: invalid call: " + b.second);
+  }
+  dlclose(lib);
 }
 
 }  // namespace

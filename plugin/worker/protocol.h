@@ -27,9 +27,10 @@ inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
 inline constexpr std::uint8_t kCanary = 0xA5;
 
 // The tensors of a call, in this order everywhere (names for messages: kTensorNames).
-enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, kSlots };
-inline constexpr const char* kTensorNames[kSlots] = {"q", "k", "v", "mask", "bias", "kv_len", "dout", "out",
-                                                     "lse", "dq", "dk", "dv", "sinks", "dsinks", "alibi"};
+// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors.
+enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, cu_seqlens_q, cu_seqlens_k, kSlots };
+inline constexpr const char* kTensorNames[kSlots] = {"q",  "k",  "v",  "mask",  "bias",   "kv_len", "dout",         "out",         "lse",
+                                                     "dq", "dk", "dv", "sinks", "dsinks", "alibi",  "cu_seqlens_q", "cu_seqlens_k"};
 
 struct Tensor {
   std::int64_t offset = -1;  // byte offset of the data in the region; -1: absent

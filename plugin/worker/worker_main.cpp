@@ -196,7 +196,10 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.v = tensor(r.t[wire::v], base);
   v.mask = tensor(r.t[wire::mask], base);
   v.bias = tensor(r.t[wire::bias], base);
-  v.kv_len = r.t[wire::kv_len].offset < 0 ? nullptr : reinterpret_cast<const std::int64_t*>(base + r.t[wire::kv_len].offset);
+  auto int64s = [&](int slot) {
+    return r.t[slot].offset < 0 ? nullptr : reinterpret_cast<const std::int64_t*>(base + r.t[slot].offset);
+  };
+  v.kv_len = int64s(wire::kv_len);
   v.dout = tensor(r.t[wire::dout], base);
   v.out = tensor(r.t[wire::out], base);
   v.lse = tensor(r.t[wire::lse], base);
@@ -206,6 +209,8 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.sinks = tensor(r.t[wire::sinks], base);
   v.dsinks = tensor(r.t[wire::dsinks], base);
   v.alibi = tensor(r.t[wire::alibi], base);
+  v.cu_seqlens_q = int64s(wire::cu_seqlens_q);
+  v.cu_seqlens_k = int64s(wire::cu_seqlens_k);
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
   problem.struct_size = sizeof(attnv_problem);

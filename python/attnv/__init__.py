@@ -11,8 +11,10 @@ receives dense NumPy arrays q [B,Hq,Tq,Dk], k [B,Hkv,Tk,Dk], v [B,Hkv,Tk,Dv] in 
 no bfloat16), mask bool [Tq,Tk] or None, bias [Tq,Tk] or None, kv_len int64 [B] or None, scale
 a float (always the effective one), softcap a float or None, causal a bool, alignment
 "top_left"/"bottom_right", window (left, right) with -1 unbounded, and dtype the storage dtype's
-name; with the claim "sinks" also sinks [Hq] in the storage dtype, and with the claim "alibi"
-alibi [Hq], the ALiBi slopes (each passed only for a case that has them). Accept **kwargs to stay compatible with parameters added later. It returns out
+name; with the claim "sinks" also sinks [Hq] in the storage dtype, with the claim "alibi"
+alibi [Hq], the ALiBi slopes, and with the claim "varlen" cu_seqlens_q and cu_seqlens_k, int64
+[S+1] each, for a case packing S sequences into its one batch entry (each passed only for a case
+that has them). Accept **kwargs to stay compatible with parameters added later. It returns out
 [B,Hq,Tq,Dv] in the storage dtype's NumPy dtype, or (out, lse) with lse [B,Hq,Tq] in float32
 (float64 for f64). The meaning of every parameter: docs/semantics.md.
 

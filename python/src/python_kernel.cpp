@@ -119,11 +119,17 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
     // keyword, and passing sinks=None to them would be a TypeError.
     if (p.has_sinks) kw["sinks"] = to_numpy(c.sinks, {s.Hq}, p.dtype);
     if (p.has_alibi) kw["alibi"] = to_numpy(c.alibi, {s.Hq}, p.dtype);  // likewise
-    kw["kv_len"] = py::none();
-    if (p.has_kv_len) {
-      py::array_t<std::int64_t> n(s.B);
-      std::copy(c.kv_len.begin(), c.kv_len.end(), n.mutable_data());
-      kw["kv_len"] = n;
+    const auto int64s = [](const std::vector<std::int64_t>& x) {
+      py::array_t<std::int64_t> a(static_cast<py::ssize_t>(x.size()));
+      std::copy(x.begin(), x.end(), a.mutable_data());
+      return a;
+    };
+    kw["kv_len"] = p.has_kv_len ? py::object(int64s(c.kv_len)) : py::none();
+    // Packed sequences' bounds, int64 [S+1] each, only for a packed case (a kernel that claims
+    // varlen), like the sinks: functions written before them take no such keyword.
+    if (p.varlen_sequences > 0) {
+      kw["cu_seqlens_q"] = int64s(c.cu_seqlens_q);
+      kw["cu_seqlens_k"] = int64s(c.cu_seqlens_k);
     }
     kw["scale"] = p.effective_scale();
     kw["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
@@ -148,10 +154,15 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
       for (std::size_t i = 0; i < c.mask.size(); ++i)
         if (m.data()[i] != (c.mask[i] != 0)) written("mask");
     }
-    if (p.has_kv_len) {
-      const py::array_t<std::int64_t> n = kw["kv_len"].cast<py::array_t<std::int64_t>>();
-      for (std::size_t i = 0; i < c.kv_len.size(); ++i)
-        if (n.data()[i] != c.kv_len[i]) written("kv_len");
+    const auto int64s_written = [&](const char* key, const std::vector<std::int64_t>& x) {
+      const py::array_t<std::int64_t> n = kw[key].cast<py::array_t<std::int64_t>>();
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (n.data()[i] != x[i]) written(key);
+    };
+    if (p.has_kv_len) int64s_written("kv_len", c.kv_len);
+    if (p.varlen_sequences > 0) {
+      int64s_written("cu_seqlens_q", c.cu_seqlens_q);
+      int64s_written("cu_seqlens_k", c.cu_seqlens_k);
     }
     // `out`, or `(out, lse)`; lse is required when it is claimed and ignored otherwise.
     py::object out = result, lse = py::none();

@@ -27,11 +27,12 @@ def _case(q, k, v, scale, softcap, causal, alignment, window):
 
 
 def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, bug=None,
-                    sinks=None, alibi=None, **_):
+                    sinks=None, alibi=None, cu_seqlens_q=None, cu_seqlens_k=None, **_):
     case = _case(q, k, v, scale, softcap, causal, alignment, window)
     n = kv_len if kv_len is not None else np.full(case["B"], case["Tk"])
     b = bias.astype(np.float64) if bias is not None else None
-    vis = example.visible(case, n, b, mask, bug)
+    packed = (cu_seqlens_q, cu_seqlens_k) if cu_seqlens_q is not None else None
+    vis = example.visible(case, n, b, mask, bug, packed)
     q, k, v = (t.astype(np.float64) for t in (q, k, v))
     if bug == "no_scale":
         case["scale"] = 1.0
@@ -41,7 +42,7 @@ def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alig
         case["Hkv"] = case["Hq"]
     z = sinks.astype(np.float64) if sinks is not None else None
     if alibi is not None:  # the example's ALiBi term, added like a bias (it hides no key)
-        term = example.alibi_bias(case, n, alibi.astype(np.float64), bug)
+        term = example.alibi_bias(case, n, alibi.astype(np.float64), bug, packed)
         b = term if b is None else example.planes(b) + term
     out, lse, *_ = example.forward(case, q, k, v, vis, b, bug, z)
     return example.to_storage(out, dtype, bug), lse.astype(np.float64 if dtype == "f64" else np.float32)

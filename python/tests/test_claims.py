@@ -2,6 +2,7 @@
 import json
 
 import attnv
+import numpy as np
 import kernels
 
 
@@ -62,3 +63,47 @@ def test_alibi_is_passed_when_claimed():
 
     cert = attnv.certify(ignores_alibi, claims=claims, dtypes=["f32"], only=["R1"])
     assert cert.result("R1", "f32")["verdict"] == "FAIL"
+
+
+def test_packed_sequences_are_passed_when_claimed():
+    # With "varlen": true a case may be packed (B = 1): cu_seqlens_q and cu_seqlens_k, int64
+    # [S+1], come with it. The NumPy kernel keeps each query to its own sequence, aligned per
+    # sequence, and passes R1 with packed cases judged; aligned by the packed corner instead, or
+    # ignoring the bounds (one long sequence), it fails R1.
+    claims = dict(kernels.ALL_FORWARD, varlen=True, alibi=True)
+    seen = []
+
+    def recording(q, k, v, *, cu_seqlens_q=None, cu_seqlens_k=None, **kw):
+        if cu_seqlens_q is not None:
+            assert cu_seqlens_q.dtype == np.int64 and cu_seqlens_k.dtype == np.int64
+            assert cu_seqlens_q[0] == 0 and cu_seqlens_q[-1] == q.shape[2] and cu_seqlens_k[-1] == k.shape[2]
+            assert q.shape[0] == 1 and len(cu_seqlens_q) == len(cu_seqlens_k)
+            seen.append(len(cu_seqlens_q) - 1)
+        return kernels.numpy_attention(q, k, v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, **kw)
+
+    cert = attnv.certify(recording, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+    assert len(seen) > 10, seen
+
+    def global_alignment(q, k, v, **kw):
+        return kernels.numpy_attention(q, k, v, bug="varlen_global_alignment", **kw)
+
+    cert = attnv.certify(global_alignment, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "FAIL"
+
+    def ignores_bounds(q, k, v, *, cu_seqlens_q=None, cu_seqlens_k=None, **kw):
+        return kernels.numpy_attention(q, k, v, **kw)
+
+    cert = attnv.certify(ignores_bounds, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "FAIL"
+
+    # The bounds are inputs like kv_len: writing into them is input_written, named.
+    def scribbles_bounds(q, k, v, *, cu_seqlens_q=None, **kw):
+        out = kernels.numpy_attention(q, k, v, cu_seqlens_q=cu_seqlens_q, **kw)
+        if cu_seqlens_q is not None:
+            cu_seqlens_q[-1] += 1
+        return out
+
+    r = attnv.certify(scribbles_bounds, claims=claims, dtypes=["f32"], only=["R1"]).result("R1", "f32")
+    assert r["verdict"] == "FAIL" and r["findings"][0]["kind"] == "input_written", r["text"]
+    assert "wrote into its input cu_seqlens_q" in r["findings"][0]["message"], r["text"]
