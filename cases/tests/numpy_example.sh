@@ -63,47 +63,32 @@ check planes.log
 [ "$rc" -eq 0 ] || { cat "$WORK/planes.log"; fail "correct NumPy answers with planes: exit $rc, expected 0"; }
 echo "mask and bias planes: exit 0"
 
-# ALiBi, forward and backward: claimed, cases carry alibi.npy and the NumPy answers pass R1 and
-# R2; the slopes' distances taken from the other corner fail R1.
-cat > "$WORK/alibi.json" <<'JSON'
-{"gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true, "mask": true,
- "bias": true, "kv_len": true, "softcap": true, "custom_scale": true, "lse": true, "backward": true,
- "alibi": true}
-JSON
-rm -rf "$DIR"
-"$ATTNV" cases export --suite quick --dtype f32 --only R1,R2 --claims "$WORK/alibi.json" --out "$DIR" > "$WORK/export_alibi.log" 2>&1 ||
-  { cat "$WORK/export_alibi.log"; fail "export with ALiBi"; }
-grep -q '"alibi": true' "$DIR/manifest.json" || fail "no case with ALiBi in the export"
-"$PY" "$PROG" "$DIR"
-check alibi.log
-[ "$rc" -eq 0 ] || { cat "$WORK/alibi.log"; fail "correct NumPy answers with ALiBi: exit $rc, expected 0"; }
-"$PY" "$PROG" "$DIR" --bug alibi_wrong_corner
-check alibi_bug.log
-[ "$rc" -eq 1 ] || { cat "$WORK/alibi_bug.log"; fail "planted alibi_wrong_corner: exit $rc, expected 1"; }
-grep -q "R1 matches_reference \[f32\] FAIL" "$WORK/alibi_bug.log" || { cat "$WORK/alibi_bug.log"; fail "R1 did not fail on alibi_wrong_corner"; }
-echo "ALiBi: exit 0; alibi_wrong_corner: exit 1, R1 FAIL"
-
-# Packed variable-length sequences, forward and backward, with ALiBi: claimed, cases carry
-# cu_seqlens_q.npy and cu_seqlens_k.npy and the NumPy answers pass R1 and R2; the causal rule,
-# window and ALiBi aligned by the packed corner instead of per sequence fail R1.
-cat > "$WORK/varlen.json" <<'JSON'
+# ALiBi and packed variable-length sequences, forward and backward, in one export (R1 and R2
+# draw them alone and together): cases carry alibi.npy, cu_seqlens_q.npy and cu_seqlens_k.npy,
+# and the NumPy answers pass R1 and R2. Each planted bug fails R1: ALiBi's distances taken from
+# the other corner, and the causal rule, window and ALiBi aligned by the packed corner instead of
+# per sequence.
+cat > "$WORK/alibi_varlen.json" <<'JSON'
 {"gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true, "mask": true,
  "bias": true, "kv_len": true, "softcap": true, "custom_scale": true, "lse": true, "backward": true,
  "alibi": true, "varlen": true}
 JSON
 rm -rf "$DIR"
-"$ATTNV" cases export --suite quick --dtype f32 --only R1,R2 --claims "$WORK/varlen.json" --out "$DIR" > "$WORK/export_varlen.log" 2>&1 ||
-  { cat "$WORK/export_varlen.log"; fail "export with packed sequences"; }
+"$ATTNV" cases export --suite quick --dtype f32 --only R1,R2 --claims "$WORK/alibi_varlen.json" --out "$DIR" > "$WORK/export_alibi_varlen.log" 2>&1 ||
+  { cat "$WORK/export_alibi_varlen.log"; fail "export with ALiBi and packed sequences"; }
+grep -q '"alibi": true' "$DIR/manifest.json" || fail "no case with ALiBi in the export"
 grep -q '"varlen_sequences": [1-9]' "$DIR/manifest.json" || fail "no packed case in the export"
 packed=$(grep -c '"varlen_sequences": [1-9]' "$DIR/manifest.json" || true)
 "$PY" "$PROG" "$DIR"
-check varlen.log
-[ "$rc" -eq 0 ] || { cat "$WORK/varlen.log"; fail "correct NumPy answers with packed sequences: exit $rc, expected 0"; }
-"$PY" "$PROG" "$DIR" --bug varlen_global_alignment
-check varlen_bug.log
-[ "$rc" -eq 1 ] || { cat "$WORK/varlen_bug.log"; fail "planted varlen_global_alignment: exit $rc, expected 1"; }
-grep -q "R1 matches_reference \[f32\] FAIL" "$WORK/varlen_bug.log" || { cat "$WORK/varlen_bug.log"; fail "R1 did not fail on varlen_global_alignment"; }
-echo "packed sequences ($packed cases): exit 0; varlen_global_alignment: exit 1, R1 FAIL"
+check alibi_varlen.log
+[ "$rc" -eq 0 ] || { cat "$WORK/alibi_varlen.log"; fail "correct NumPy answers with ALiBi and packed sequences: exit $rc, expected 0"; }
+for bug in alibi_wrong_corner varlen_global_alignment; do
+  "$PY" "$PROG" "$DIR" --bug $bug
+  check $bug.log
+  [ "$rc" -eq 1 ] || { cat "$WORK/$bug.log"; fail "planted $bug: exit $rc, expected 1"; }
+  grep -q "R1 matches_reference \[f32\] FAIL" "$WORK/$bug.log" || { cat "$WORK/$bug.log"; fail "R1 did not fail on $bug"; }
+done
+echo "ALiBi and packed sequences ($packed packed cases): exit 0; alibi_wrong_corner and varlen_global_alignment: exit 1, R1 FAIL"
 
 # Not an export folder: a usage/input error (exit 2), not a finding.
 set +e

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "problem/tests/paged_call.h"
 #include "problem/validate.h"
 
 namespace attnv {
@@ -13,38 +14,7 @@ namespace {
 
 using I = std::int64_t;
 
-// B = 2 sequences, Hq = Hkv = 1, n = 2 new tokens, pages of 4, capacity 12 (3 blocks), a pool of
-// 7 pages; sequence 0 holds 4 tokens (one full page), sequence 1 holds 5.
-struct PagedCall {
-  Problem p;
-  std::vector<float> q, kn, vn, kp, vp, out;
-  std::vector<I> cache_len = {4, 5};
-  std::vector<I> table = {3, 0, 6, 5, 1, 2};  // [2, 3]
-  DecodeViews v;
-
-  PagedCall() {
-    p.shape = Shape{2, 1, 1, 2, 12, 8, 8};
-    p.causal = true;
-    p.alignment = Alignment::bottom_right;
-    p.page_size = 4;
-    v.q = dense(q, {2, 1, 2, 8});
-    v.k_new = dense(kn, {2, 1, 2, 8});
-    v.v_new = dense(vn, {2, 1, 2, 8});
-    v.k_cache = dense(kp, {7, 1, 4, 8});
-    v.v_cache = dense(vp, {7, 1, 4, 8});
-    v.out = dense(out, {2, 1, 2, 8});
-    v.cache_len = cache_len.data();
-    v.block_table = table.data();
-  }
-  static TensorRef dense(std::vector<float>& buf, std::array<I, 4> shape) {
-    buf.assign(static_cast<std::size_t>(shape[0] * shape[1] * shape[2] * shape[3]), 0.f);
-    return TensorRef{buf.data(), DType::f32, 4, shape, dense_strides(shape, 4)};
-  }
-  std::string first_error() const {
-    const auto e = check_decode_views(p, v);
-    return e.empty() ? "" : e[0];
-  }
-};
+using testing::PagedCall;
 
 TEST(ValidatePaged, AValidCallPasses) {
   PagedCall c;
