@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 
 namespace attnv::cases {
 namespace {
@@ -77,16 +78,13 @@ std::uint64_t call_hash(const Case& c) {
   h.word(c.kv_len.size());
   for (std::int64_t n : c.kv_len) h.word(static_cast<std::uint64_t>(n));
   reals(c.dout);
-  // Sinks came later: hashed only when present, so the hash of every case without them (and of
-  // every folder exported before them) is unchanged.
-  if (p.has_sinks) {
-    h.word(0x73696e6b73ull);  // "sinks"
-    reals(c.sinks);
-  }
-  if (p.has_alibi) {  // likewise
-    h.word(0x616c696269ull);  // "alibi"
-    reals(c.alibi);
-  }
+  // The per-head inputs came later: each hashed only when present, after its fixed tag, so the
+  // hash of every case without them (and of every folder exported before them) is unchanged.
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) {
+      h.word(in.hash_tag);
+      reals(c.*in.values);
+    }
   // Packed sequences likewise: a recorded call must not hash the same with other sequence bounds.
   if (p.varlen_sequences > 0) {
     h.word(0x7661726c656eull);  // "varlen"

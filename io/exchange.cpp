@@ -12,6 +12,7 @@
 #include "io/tensor_files.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv::io {
@@ -122,8 +123,8 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   std::int64_t n = bytes(s.q) + bytes(s.k) + bytes(s.v);
   if (p.has_mask) n += bytes(s.mask);
   if (p.has_bias) n += bytes(s.bias);
-  if (p.has_sinks) n += bytes(s.sinks);
-  if (p.has_alibi) n += bytes(s.sinks);  // [Hq] too
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) n += bytes(s.sinks);  // [Hq], as the sinks
   if (p.varlen_sequences > 0) n += 16 * (p.varlen_sequences + 1);  // cu_seqlens_q and _k
   if (e.has_dout) n += bytes(s.out);
   return n;
@@ -171,8 +172,11 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   };
   if (optional_file("mask.npy", p.has_mask, "mask")) c.mask = read_mask_tensor(folder / "mask.npy", s.mask);
   if (optional_file("bias.npy", p.has_bias, "bias")) c.bias = read_storage_tensor(folder / "bias.npy", p.dtype, s.bias);
-  if (optional_file("sinks.npy", p.has_sinks, "sinks")) c.sinks = read_storage_tensor(folder / "sinks.npy", p.dtype, s.sinks);
-  if (optional_file("alibi.npy", p.has_alibi, "alibi")) c.alibi = read_storage_tensor(folder / "alibi.npy", p.dtype, s.sinks);
+  for (const HeadInput& in : kHeadInputs) {
+    const std::string file = std::string(in.name) + ".npy";
+    if (optional_file(file.c_str(), p.*in.present, in.name.data()))
+      c.*in.values = read_storage_tensor(folder / file, p.dtype, s.sinks);  // [Hq], as the sinks
+  }
   if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
   // Packed sequences' bounds (evidence folders; no file route claims them yet), [S+1] each.
   const ExpectedShape bounds{"[S+1]", {p.varlen_sequences + 1}};
@@ -205,8 +209,8 @@ void write_case_files(const fs::path& folder, const Case& c) {
   write_npy_storage(folder / "v.npy", s.v.dims, p.dtype, c.v);
   if (p.has_mask) write_npy_bool(folder / "mask.npy", s.mask.dims, c.mask);
   if (p.has_bias) write_npy_storage(folder / "bias.npy", s.bias.dims, p.dtype, c.bias);
-  if (p.has_sinks) write_npy_storage(folder / "sinks.npy", s.sinks.dims, p.dtype, c.sinks);
-  if (p.has_alibi) write_npy_storage(folder / "alibi.npy", s.sinks.dims, p.dtype, c.alibi);
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) write_npy_storage(folder / (std::string(in.name) + ".npy"), s.sinks.dims, p.dtype, c.*in.values);
   if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
   if (p.varlen_sequences > 0) {
     const std::int64_t bounds[] = {p.varlen_sequences + 1};

@@ -11,6 +11,7 @@
 #include "io/npy.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv::io {
@@ -169,8 +170,10 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.has_mask = r.boolean("mask");
   p.has_bias = r.boolean("bias");
   p.has_kv_len = r.boolean("kv_len");
-  p.has_sinks = j.contains("sinks") && r.boolean("sinks");
-  p.has_alibi = j.contains("alibi") && r.boolean("alibi");
+  for (const HeadInput& in : kHeadInputs) {
+    const std::string key(in.name);
+    p.*in.present = j.contains(key) && r.boolean(key.c_str());
+  }
   if (j.contains("varlen_sequences")) p.varlen_sequences = r.integer("varlen_sequences");
   p.mask_dims = {j.contains("mask_batch") && r.boolean("mask_batch"), j.contains("mask_heads") && r.boolean("mask_heads")};
   p.bias_dims = {j.contains("bias_batch") && r.boolean("bias_batch"), j.contains("bias_heads") && r.boolean("bias_heads")};
@@ -306,8 +309,8 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
     c["mask"] = p.has_mask;
     c["bias"] = p.has_bias;
     c["kv_len"] = p.has_kv_len;
-    if (p.has_sinks) c["sinks"] = true;
-    if (p.has_alibi) c["alibi"] = true;
+    for (const HeadInput& in : kHeadInputs)
+      if (p.*in.present) c[std::string(in.name)] = true;
     if (p.varlen_sequences > 0) c["varlen_sequences"] = p.varlen_sequences;
     if (p.mask_dims.batch) c["mask_batch"] = true;
     if (p.mask_dims.heads) c["mask_heads"] = true;

@@ -8,6 +8,7 @@
 #include "problem/buffers.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace attnv::plugin {
@@ -41,6 +42,26 @@ bool covers(const Struct& s, const Field& field) {
   return end <= reinterpret_cast<const unsigned char*>(&s) + s.struct_size;
 }
 
+// The per-head inputs' ABI fields, row for row with kHeadInputs (problem/head_inputs.h): its flag
+// in attnv_problem and its tensor in the forward's and decode's views, each appended to v2.
+struct HeadInputField {
+  std::string_view name;
+  std::int32_t attnv_problem::*flag;
+  attnv_tensor attnv_views::*view;
+  attnv_tensor attnv_decode_views::*decode_view;
+};
+constexpr HeadInputField kHeadInputFields[] = {
+    {"sinks", &attnv_problem::has_sinks, &attnv_views::sinks, &attnv_decode_views::sinks},
+    {"alibi", &attnv_problem::has_alibi, &attnv_views::alibi, &attnv_decode_views::alibi},
+};
+constexpr bool fields_match_inputs() {
+  if (std::size(kHeadInputFields) != std::size(kHeadInputs)) return false;
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
+    if (kHeadInputFields[i].name != kHeadInputs[i].name) return false;
+  return true;
+}
+static_assert(fields_match_inputs(), "every per-head input needs its ABI fields, in kHeadInputs' order");
+
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
@@ -62,13 +83,12 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.window_right = p.window.right;
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
-  a.has_sinks = p.has_sinks ? 1 : 0;
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) a.*kHeadInputFields[i].flag = p.*kHeadInputs[i].present ? 1 : 0;
   a.struct_size = sizeof(attnv_problem);
   a.mask_batch = p.has_mask && p.mask_dims.batch;
   a.mask_heads = p.has_mask && p.mask_dims.heads;
   a.bias_batch = p.has_bias && p.bias_dims.batch;
   a.bias_heads = p.has_bias && p.bias_dims.heads;
-  a.has_alibi = p.has_alibi ? 1 : 0;
   a.page_size = p.page_size;
   a.varlen_sequences = p.varlen_sequences;
   return a;
@@ -91,12 +111,12 @@ Problem problem_from_abi(const attnv_problem& a) {
   // A field appended in version 2 exists only when the sender's struct covers it (a v1 sender's
   // problem has no struct_size: 0 covers nothing; an attnv built before the extents filled a
   // smaller struct, and its masks and biases are [Tq,Tk]).
-  if (covers(a, a.has_sinks)) p.has_sinks = a.has_sinks != 0;
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
+    if (covers(a, a.*kHeadInputFields[i].flag)) p.*kHeadInputs[i].present = a.*kHeadInputFields[i].flag != 0;
   if (covers(a, a.bias_heads)) {
     p.mask_dims = {a.mask_batch != 0, a.mask_heads != 0};
     p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
   }
-  if (covers(a, a.has_alibi)) p.has_alibi = a.has_alibi != 0;
   // A sender whose struct ends before page_size knows no paged cache: its caches are contiguous.
   if (covers(a, a.page_size)) p.page_size = a.page_size;
   if (covers(a, a.varlen_sequences)) p.varlen_sequences = a.varlen_sequences;
@@ -148,9 +168,8 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dq = tensor_to_abi(v.dq);
   a.dk = tensor_to_abi(v.dk);
   a.dv = tensor_to_abi(v.dv);
-  a.sinks = tensor_to_abi(v.sinks);
   a.dsinks = tensor_to_abi(v.dsinks);
-  a.alibi = tensor_to_abi(v.alibi);
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) a.*kHeadInputFields[i].view = tensor_to_abi(v.*kHeadInputs[i].view);
   a.cu_seqlens_q = v.cu_seqlens_q;
   a.cu_seqlens_k = v.cu_seqlens_k;
   a.struct_size = sizeof(attnv_views);
@@ -167,8 +186,8 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.cache_len = v.cache_len;
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
-  a.sinks = tensor_to_abi(v.sinks);
-  a.alibi = tensor_to_abi(v.alibi);
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
+    a.*kHeadInputFields[i].decode_view = tensor_to_abi(v.*kHeadInputs[i].decode_view);
   a.block_table = v.block_table;
   a.struct_size = sizeof(attnv_decode_views);
   return a;
@@ -184,8 +203,9 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.cache_len = a.cache_len;
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
-  if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
-  if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
+    if (const attnv_tensor& t = a.*kHeadInputFields[i].decode_view; covers(a, t))
+      v.*kHeadInputs[i].decode_view = tensor_from_abi(t, storage);
   if (covers(a, a.block_table)) v.block_table = a.block_table;
   return v;
 }
@@ -204,9 +224,9 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   v.dq = tensor_from_abi(a.dq, storage);
   v.dk = tensor_from_abi(a.dk, storage);
   v.dv = tensor_from_abi(a.dv, storage);
-  if (covers(a, a.sinks)) v.sinks = tensor_from_abi(a.sinks, storage);
   if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
-  if (covers(a, a.alibi)) v.alibi = tensor_from_abi(a.alibi, storage);
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
+    if (const attnv_tensor& t = a.*kHeadInputFields[i].view; covers(a, t)) v.*kHeadInputs[i].view = tensor_from_abi(t, storage);
   if (covers(a, a.cu_seqlens_q)) v.cu_seqlens_q = a.cu_seqlens_q;
   if (covers(a, a.cu_seqlens_k)) v.cu_seqlens_k = a.cu_seqlens_k;
   return v;
@@ -360,8 +380,8 @@ attnv_views decode_in_slots(const attnv_decode_views& d, const attnv_problem& p)
   v.dv = d.v_cache;
   v.out = d.out;
   v.lse = d.lse;
-  if (covers(d, d.sinks)) v.sinks = d.sinks;
-  if (covers(d, d.alibi)) v.alibi = d.alibi;
+  for (const HeadInputField& f : kHeadInputFields)
+    if (covers(d, d.*f.decode_view)) v.*f.view = d.*f.decode_view;
   // The block table rides in dout, which no decode call has: a tensor slot gives it a place in
   // the shared region, a read-only mapping and its name in a fault report, without a new slot
   // in the protocol. Its int64 entries travel as 8-byte elements (ATTNV_F64), like cache_len.
@@ -389,8 +409,8 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.cache_len = v.kv_len;
   d.out = v.out;
   d.lse = v.lse;
-  if (covers(v, v.sinks)) d.sinks = v.sinks;
-  if (covers(v, v.alibi)) d.alibi = v.alibi;
+  for (const HeadInputField& f : kHeadInputFields)
+    if (covers(v, v.*f.view)) d.*f.decode_view = v.*f.view;
   d.block_table = static_cast<const std::int64_t*>(v.dout.data);  // null for a contiguous cache
   d.struct_size = sizeof(attnv_decode_views);
   return d;

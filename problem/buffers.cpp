@@ -160,17 +160,13 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.mask = mask_.ref;
     inputs_.push_back(&mask_);
   }
-  if (p.has_sinks) {
-    sinks_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
-    fill(sinks_.ref, c.sinks);
-    views_.sinks = sinks_.ref;
-    inputs_.push_back(&sinks_);
-  }
-  if (p.has_alibi) {
-    alibi_ = make(t, {s.Hq, 0, 0, 0}, 1, layout);
-    fill(alibi_.ref, c.alibi);
-    views_.alibi = alibi_.ref;
-    inputs_.push_back(&alibi_);
+  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) {
+    const HeadInput& in = kHeadInputs[i];
+    if (!(p.*in.present)) continue;
+    heads_[i] = make(t, {s.Hq, 0, 0, 0}, 1, layout);
+    fill(heads_[i].ref, c.*in.values);
+    views_.*in.view = heads_[i].ref;
+    inputs_.push_back(&heads_[i]);
   }
   if (p.has_bias) {
     const auto [shape, rank] = broadcast_shape(p.bias_dims);
@@ -305,8 +301,8 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
       c.mask[static_cast<std::size_t>(flat)] = static_cast<const unsigned char*>(v.mask.data)[offset(v.mask, idx)] ? 1 : 0;
     });
   if (p.has_bias) c.bias = read_dense(v.bias);
-  if (p.has_sinks) c.sinks = read_dense(v.sinks);
-  if (p.has_alibi) c.alibi = read_dense(v.alibi);
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) c.*in.values = read_dense(v.*in.view);
   if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
   if (p.varlen_sequences > 0) {
     c.cu_seqlens_q.assign(v.cu_seqlens_q, v.cu_seqlens_q + p.varlen_sequences + 1);

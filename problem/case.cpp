@@ -1,5 +1,6 @@
 #include "problem/case.h"
 
+#include "problem/head_inputs.h"
 #include "problem/tensor.h"
 
 namespace attnv {
@@ -34,8 +35,8 @@ Case make_zero_case(const Problem& p, bool with_dout) {
   c.v.assign(static_cast<std::size_t>(v_elements(s)), 0.0);
   if (p.has_mask) c.mask.assign(static_cast<std::size_t>(mask_elements(p)), 1);
   if (p.has_bias) c.bias.assign(static_cast<std::size_t>(bias_elements(p)), 0.0);
-  if (p.has_sinks) c.sinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
-  if (p.has_alibi) c.alibi.assign(static_cast<std::size_t>(s.Hq), 0.0);
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) (c.*in.values).assign(static_cast<std::size_t>(s.Hq), 0.0);
   if (p.has_kv_len) c.kv_len.assign(static_cast<std::size_t>(s.B), s.Tk);
   // One sequence holding everything, then S - 1 empty ones: valid bounds to overwrite.
   if (p.varlen_sequences > 0) {
@@ -49,8 +50,10 @@ Case make_zero_case(const Problem& p, bool with_dout) {
 
 void round_to_storage(Case& c) {
   const DType t = c.problem.dtype;
-  for (auto* vec : {&c.q, &c.k, &c.v, &c.bias, &c.sinks, &c.alibi, &c.dout})
+  for (auto* vec : {&c.q, &c.k, &c.v, &c.bias, &c.dout})
     for (double& x : *vec) x = round_to(t, x);
+  for (const HeadInput& in : kHeadInputs)
+    for (double& x : c.*in.values) x = round_to(t, x);
 }
 
 std::array<std::int64_t, 4> dense_strides(const std::array<std::int64_t, 4>& shape, int rank) {

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 #include "problem/validate_paged.h"
 
 namespace attnv {
@@ -136,8 +137,7 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   size_is("mask", c.mask.size(), p.has_mask ? mask_elements(p) : 0);
   size_is("bias", c.bias.size(), p.has_bias ? bias_elements(p) : 0);
   size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
-  size_is("sinks", c.sinks.size(), p.has_sinks ? s.Hq : 0);
-  size_is("alibi", c.alibi.size(), p.has_alibi ? s.Hq : 0);
+  for (const HeadInput& in : kHeadInputs) size_is(in.name.data(), (c.*in.values).size(), p.*in.present ? s.Hq : 0);
   size_is("cu_seqlens_q", c.cu_seqlens_q.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
   size_is("cu_seqlens_k", c.cu_seqlens_k.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
   if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
@@ -174,24 +174,20 @@ std::vector<std::string> check_case(const Case& c) {
   if (!sizes_ok) return errs;
   const Problem& p = c.problem;
   // Values must be what the storage dtype holds; report the first offender of each tensor.
-  const std::pair<const char*, const std::vector<double>*> values[] = {
-      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"sinks", &c.sinks}, {"alibi", &c.alibi},
-      {"dout", &c.dout}};
-  // A slope scales every distance of its head: NaN or inf there reaches every row; a negative one
-  // would favour far keys, which no ALiBi model means.
-  for (std::size_t h = 0; h < c.alibi.size(); ++h)
-    if (!(std::isfinite(c.alibi[h]) && c.alibi[h] >= 0)) {
-      std::ostringstream o;
-      o << "alibi slope " << h << " is " << c.alibi[h] << ", expected finite and >= 0";
-      errs.push_back(o.str());
-      break;
-    }
-  // A sink is a logit every row sees: NaN or inf there has no hidden place to stay harmless in.
-  for (std::size_t h = 0; h < c.sinks.size(); ++h)
-    if (!std::isfinite(c.sinks[h])) {
-      errs.push_back("sinks element " + std::to_string(h) + " is not finite");
-      break;
-    }
+  std::vector<std::pair<const char*, const std::vector<double>*>> values = {
+      {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"dout", &c.dout}};
+  // The per-head inputs' own rules (head_inputs.h says why), then representability like the rest.
+  for (const HeadInput& in : kHeadInputs) {
+    const std::vector<double>& x = c.*in.values;
+    for (std::size_t h = 0; h < x.size(); ++h)
+      if (!in.valid(x[h])) {
+        std::ostringstream o;
+        o << in.name << " element " << h << " is " << x[h] << ", expected " << in.rule();
+        errs.push_back(o.str());
+        break;
+      }
+    values.emplace_back(in.name.data(), &x);
+  }
   for (auto [name, vec] : values)
     for (std::size_t i = 0; i < vec->size(); ++i)
       if (!representable(p.dtype, (*vec)[i])) {
@@ -312,20 +308,20 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (p.has_mask != v.mask.present()) errs.push_back("mask buffer presence does not match the problem");
   if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
   if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
-  if (p.has_sinks != v.sinks.present()) errs.push_back("sinks buffer presence does not match the problem");
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present != (v.*in.view).present())
+      errs.push_back(std::string(in.name) + " buffer presence does not match the problem");
   // A backward of a problem with sinks writes their gradient too; a forward has no dsinks.
   if (v.dsinks.present() != (p.has_sinks && v.dq.present()))
     errs.push_back("dsinks buffer presence does not match the problem (a backward with sinks needs it, nothing else takes it)");
-  if (p.has_alibi != v.alibi.present()) errs.push_back("alibi buffer presence does not match the problem");
   std::vector<Extent> inputs = {
       view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
       view_extent("k", v.k, {s.B, s.Hkv, s.Tk, s.Dk}, 4, errs),
       view_extent("v", v.v, {s.B, s.Hkv, s.Tk, s.Dv}, 4, errs),
       broadcast_view_extent("mask", v.mask, s, p.mask_dims, errs),
       broadcast_view_extent("bias", v.bias, s, p.bias_dims, errs),
-      view_extent("dout", v.dout, {s.B, s.Hq, s.Tq, s.Dv}, 4, errs),
-      view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs),
-      view_extent("alibi", v.alibi, {s.Hq, 0, 0, 0}, 1, errs)};
+      view_extent("dout", v.dout, {s.B, s.Hq, s.Tq, s.Dv}, 4, errs)};
+  for (const HeadInput& in : kHeadInputs) inputs.push_back(view_extent(in.name.data(), v.*in.view, {s.Hq, 0, 0, 0}, 1, errs));
   // The mask is uint8 whatever its dtype field says: recompute its extent in bytes.
   if (v.mask.present() && inputs[3].end != 0) {
     std::int64_t last = 0;
@@ -333,9 +329,10 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
     inputs[3].end = inputs[3].begin + static_cast<std::uintptr_t>(last + 1);
   }
   // Every float tensor is in the problem's storage dtype, LSE in f32 (f64 for f64 storage).
-  const std::pair<const char*, const TensorRef*> typed[] = {
-      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"sinks", &v.sinks}, {"alibi", &v.alibi}, {"dout", &v.dout},
+  std::vector<std::pair<const char*, const TensorRef*>> typed = {
+      {"q", &v.q}, {"k", &v.k}, {"v", &v.v}, {"bias", &v.bias}, {"dout", &v.dout},
       {"out", &v.out}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};
+  for (const HeadInput& in : kHeadInputs) typed.emplace_back(in.name.data(), &(v.*in.view));
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) +
@@ -421,14 +418,15 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
       errs.push_back("decode: the page pools k_cache and v_cache must be rank 4 with the same number of pages >= 1 "
                      "([num_pages, Hkv, page_size, D])");
   }
-  if (p.has_sinks != v.sinks.present()) errs.push_back("decode: sinks buffer presence does not match the problem");
-  if (p.has_alibi != v.alibi.present()) errs.push_back("decode: alibi buffer presence does not match the problem");
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present != (v.*in.decode_view).present())
+      errs.push_back("decode: " + std::string(in.name) + " buffer presence does not match the problem");
   if (!errs.empty()) return errs;
   std::vector<Extent> inputs = {view_extent("q", v.q, {s.B, s.Hq, s.Tq, s.Dk}, 4, errs),
                                 view_extent("k_new", v.k_new, {s.B, s.Hkv, s.Tq, s.Dk}, 4, errs),
-                                view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs),
-                                view_extent("sinks", v.sinks, {s.Hq, 0, 0, 0}, 1, errs),
-                                view_extent("alibi", v.alibi, {s.Hq, 0, 0, 0}, 1, errs)};
+                                view_extent("v_new", v.v_new, {s.B, s.Hkv, s.Tq, s.Dv}, 4, errs)};
+  for (const HeadInput& in : kHeadInputs)
+    inputs.push_back(view_extent(in.name.data(), v.*in.decode_view, {s.Hq, 0, 0, 0}, 1, errs));
   const auto cl = reinterpret_cast<std::uintptr_t>(v.cache_len);
   inputs.push_back({"cache_len", cl, cl + static_cast<std::uintptr_t>(s.B) * 8});
   if (paged) {
@@ -453,10 +451,9 @@ std::vector<std::string> check_decode_views(const Problem& p, const DecodeViews&
     if (self_overlapping(t)) errs.push_back(std::string(e.name) + ": its strides make elements share memory");
     outputs.push_back(e);
   }
-  const std::pair<const char*, const TensorRef*> typed[] = {{"q", &v.q},           {"k_new", &v.k_new},
-                                                            {"v_new", &v.v_new},   {"k_cache", &v.k_cache},
-                                                            {"v_cache", &v.v_cache}, {"out", &v.out},
-                                                            {"sinks", &v.sinks},   {"alibi", &v.alibi}};
+  std::vector<std::pair<const char*, const TensorRef*>> typed = {
+      {"q", &v.q}, {"k_new", &v.k_new}, {"v_new", &v.v_new}, {"k_cache", &v.k_cache}, {"v_cache", &v.v_cache}, {"out", &v.out}};
+  for (const HeadInput& in : kHeadInputs) typed.emplace_back(in.name.data(), &(v.*in.decode_view));
   for (auto [name, t] : typed)
     if (t->present() && t->dtype != p.dtype)
       errs.push_back(std::string(name) + ": dtype " + std::string(dtype_name(t->dtype)) + ", expected the problem's " +

@@ -84,7 +84,7 @@ TEST(Validate, SinksAreOnePerQueryHeadAndFinite) {
   c.sinks[2] = std::numeric_limits<double>::infinity();
   auto e = check_case(c);
   ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0], "sinks element 2 is not finite");
+  EXPECT_EQ(e[0], "sinks element 2 is inf, expected finite");
   c.sinks.pop_back();
   e = check_case(c);
   ASSERT_EQ(e.size(), 1u);

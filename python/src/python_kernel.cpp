@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "problem/buffers.h"
+#include "problem/head_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;
@@ -115,10 +116,11 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
       kw["mask"] = m;
     }
     kw["bias"] = p.has_bias ? py::object(to_numpy(c.bias, extents(p.bias_dims), p.dtype)) : py::none();
-    // Only with sinks (a kernel that claims them): functions written before sinks take no such
-    // keyword, and passing sinks=None to them would be a TypeError.
-    if (p.has_sinks) kw["sinks"] = to_numpy(c.sinks, {s.Hq}, p.dtype);
-    if (p.has_alibi) kw["alibi"] = to_numpy(c.alibi, {s.Hq}, p.dtype);  // likewise
+    // The per-head inputs (sinks, alibi) only when the case has them (a kernel that claims them):
+    // functions written before them take no such keyword, and passing sinks=None to them would
+    // be a TypeError.
+    for (const HeadInput& in : kHeadInputs)
+      if (p.*in.present) kw[in.name.data()] = to_numpy(c.*in.values, {s.Hq}, p.dtype);
     const auto int64s = [](const std::vector<std::int64_t>& x) {
       py::array_t<std::int64_t> a(static_cast<py::ssize_t>(x.size()));
       std::copy(x.begin(), x.end(), a.mutable_data());
@@ -149,6 +151,8 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
     if (!unchanged(k, c.k)) written("k");
     if (!unchanged(v, c.v)) written("v");
     if (p.has_bias && !unchanged(kw["bias"].cast<py::array>(), c.bias)) written("bias");
+    for (const HeadInput& in : kHeadInputs)
+      if (p.*in.present && !unchanged(kw[in.name.data()].cast<py::array>(), c.*in.values)) written(in.name.data());
     if (p.has_mask) {
       const py::array_t<bool> m = kw["mask"].cast<py::array_t<bool>>();
       for (std::size_t i = 0; i < c.mask.size(); ++i)

@@ -64,6 +64,18 @@ def test_alibi_is_passed_when_claimed():
     cert = attnv.certify(ignores_alibi, claims=claims, dtypes=["f32"], only=["R1"])
     assert cert.result("R1", "f32")["verdict"] == "FAIL"
 
+    # The per-head inputs are inputs like q: a kernel scaling the slopes in place (after using
+    # them) is input_written, named, though its outputs are right.
+    def scales_slopes_in_place(q, k, v, *, alibi=None, **kw):
+        out = kernels.numpy_attention(q, k, v, alibi=alibi, **kw)
+        if alibi is not None:
+            alibi *= 2
+        return out
+
+    r = attnv.certify(scales_slopes_in_place, claims=claims, dtypes=["f32"], only=["R1"]).result("R1", "f32")
+    assert r["verdict"] == "FAIL" and r["findings"][0]["kind"] == "input_written", r["text"]
+    assert "wrote into its input alibi" in r["findings"][0]["message"], r["text"]
+
 
 def test_packed_sequences_are_passed_when_claimed():
     # With "varlen": true a case may be packed (B = 1): cu_seqlens_q and cu_seqlens_k, int64

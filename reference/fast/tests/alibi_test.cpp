@@ -86,7 +86,7 @@ TEST(Alibi, SlopesAreOnePerHeadFiniteAndNonNegative) {
   c.alibi = {-0.5};
   auto e = check_case(c);
   ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0], "alibi slope 0 is -0.5, expected finite and >= 0");
+  EXPECT_EQ(e[0], "alibi element 0 is -0.5, expected finite and >= 0");
   c.alibi = {0.5, 0.25};
   e = check_case(c);
   ASSERT_EQ(e.size(), 1u);
