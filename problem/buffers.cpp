@@ -6,6 +6,7 @@
 #include "problem/claim_table.h"
 #include "problem/element_name.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv {
@@ -160,6 +161,7 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.mask = mask_.ref;
     inputs_.push_back(&mask_);
   }
+  heads_.resize(std::size(kHeadInputs));  // once, before inputs_ points into it
   for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) {
     const HeadInput& in = kHeadInputs[i];
     if (!(p.*in.present)) continue;

@@ -1,7 +1,6 @@
 #pragma once
 // A case laid out in memory the way a kernel receives it: every tensor in its storage dtype, in a
 // chosen layout, with output buffers; and the way back from strided buffers to exact doubles.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,7 +8,6 @@
 #include <vector>
 
 #include "problem/case.h"
-#include "problem/head_inputs.h"
 #include "problem/kernel.h"
 #include "problem/tensor.h"
 
@@ -63,7 +61,7 @@ class CaseBuffers {
   const Case& case_;
   std::vector<Buffer*> inputs_;
   Buffer q_, k_, v_, mask_, bias_, dout_, out_, lse_, dq_, dk_, dv_, dsinks_;
-  std::array<Buffer, std::size(kHeadInputs)> heads_;  // kHeadInputs' rows, in its order
+  std::vector<Buffer> heads_;  // one per row of kHeadInputs (problem/head_inputs.h), sized once
   std::vector<std::int64_t> kv_len_, cu_seqlens_q_, cu_seqlens_k_;
   std::vector<std::vector<unsigned char>> input_copies_;
   KernelViews views_;
