@@ -227,7 +227,8 @@ TEST(PluginConformanceV2, DeclinedPageSizesAreNotSupportedNotFailed) {
   ASSERT_NE(paged, rep.declines.end()) << rep.table();
   EXPECT_EQ(paged->declined, r.cases_not_supported);
   EXPECT_FALSE(paged->uncovered());
-  EXPECT_TRUE(rep.ok()) << rep.table();
+  // Not rep.ok(): a feature whose few drawn cases all had odd page sizes (a window, in the ASan
+  // preset's half tier) is rightly uncertified, and which one depends on the tier's case count.
 }
 
 }  // namespace
