@@ -112,9 +112,10 @@ std::int64_t grain(std::int64_t items, int threads) {
   return (items + chunks - 1) / chunks;
 }
 
-// The calling thread's scratch, kept between calls (a decode step is short: allocating and
-// faulting in a few hundred KB per call was measurable). The threads parallel_for starts free
-// theirs when they exit.
+// The thread's scratch, kept between calls (a decode step is short: allocating and faulting in a
+// few hundred KB per call was measurable). parallel_for's workers are kept between calls too
+// (util/parallel.cpp), so theirs is allocated once; the threads it starts for a nested or
+// concurrent call free theirs when they exit.
 template <class T>
 Workspace<T>& thread_workspace(std::int64_t dk, std::int64_t dv) {
   thread_local std::unique_ptr<Workspace<T>> ws;

@@ -1,8 +1,12 @@
 #pragma once
-// A minimal parallel-for on std::thread: split [0, n) into contiguous chunks, one per worker.
-// Deterministic partition (chunk boundaries depend only on n and the thread count), and the
-// exception of the lowest chunk that throws is rethrown on the calling thread (the same one in
-// every run, whatever the timing).
+// A minimal parallel-for on std::thread: split [0, n) into contiguous chunks, pulled in order by
+// the calling thread and up to threads - 1 workers. Deterministic partition (chunk boundaries
+// depend only on n, the thread count and the grain), and the exception of the lowest chunk that
+// throws is rethrown on the calling thread (the same one in every run, whatever the timing).
+// The workers are started on first need and kept, asleep, for later calls (thread_local state
+// such as the decode's workspace survives between calls); a call made while another holds them
+// (a nested call from inside a body, or one from another thread) starts threads of its own, so
+// calls never wait for each other. The workers are joined at exit.
 #include <cstdint>
 #include <functional>
 
