@@ -165,22 +165,24 @@ void PluginKernel::backward(const Problem& p, const KernelViews& views) {
 
 void PluginKernel::decode(const Problem& p, const DecodeViews& views) {
   if (!caps_.decode) throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim decode");
-  if (p.page_size != 0 && !caps_.paged_kv)
-    throw KernelFailure(FaultKind::refused, "plugin " + name_ + " does not claim the paged KV cache (ATTNV_CAP_PAGED_KV)");
   // Validated here, before anything is copied: the copies' extents come from these shapes, and a
   // block table entry outside the pool would otherwise reach the plugin as its own crash.
   if (const std::vector<std::string> e = check_decode_views(p, views); !e.empty())
     throw InputError("plugin " + name_ + " decode: invalid call: " + e[0]);
-  call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views), problem_to_abi(p)));
+  call(static_cast<int>(wire::Op::decode), p, decode_in_slots(decode_views_to_abi(views), abi_problem(p)));
 }
 
 attnv_problem PluginKernel::abi_problem(const Problem& p) const {
-  // A plugin that does not claim packed sequences may be built against a header whose
-  // attnv_problem ends before varlen_sequences: it would compute the packed batch as one
-  // sequence and be blamed for it. The drawing stays within the claims; this says so if not.
-  if (p.varlen_sequences > 0 && !caps_.varlen)
-    throw HarnessError("plugin " + name_ + " does not claim ATTNV_CAP_VARLEN; attnv must not pass it packed sequences (" +
-                       describe(p) + ")");
+  // A plugin that does not claim packed sequences or a paged cache may be built against a header
+  // whose attnv_problem ends before the field: it would compute the packed batch as one sequence,
+  // or read the page pools as contiguous caches, and be blamed for it. The drawing stays within
+  // the claims; this says so if not, as attnv's error, never the plugin's.
+  const auto unclaimed = [&](const char* bit, const char* what) {
+    return HarnessError("plugin " + name_ + " does not claim " + bit + "; attnv must not pass it " + what + " (" +
+                        describe(p) + ")");
+  };
+  if (p.varlen_sequences > 0 && !caps_.varlen) throw unclaimed("ATTNV_CAP_VARLEN", "packed sequences");
+  if (p.page_size != 0 && !caps_.paged_kv) throw unclaimed("ATTNV_CAP_PAGED_KV", "a paged KV cache");
   return problem_to_abi(p);
 }
 

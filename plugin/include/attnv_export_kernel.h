@@ -80,11 +80,13 @@ int precision_for(const attnv_problem* p, attnv_precision* model) {
 // The views of a C caller, checked as attnv checks its own before every in-process call
 // (problem/buffers.cpp, run_forward): an attnv::Kernel may index through them unchecked (a
 // cu_seqlens bound past Tq is a read past the buffer), so a malformed call is refused, named.
+// check_views and check_decode_views check the problem first.
+void refuse_invalid(const std::vector<std::string>& errors, const char* what) {
+  if (!errors.empty()) throw std::invalid_argument(std::string(what) + ": invalid call: " + errors[0]);
+}
 KernelViews checked_views(const Problem& prob, const attnv_views& v, const char* what) {
   KernelViews views = views_from_abi(v, prob.dtype);
-  std::vector<std::string> errors = check_problem(prob);
-  if (errors.empty()) errors = check_views(prob, views);
-  if (!errors.empty()) throw std::invalid_argument(std::string(what) + ": invalid call: " + errors[0]);
+  refuse_invalid(check_views(prob, views), what);
   return views;
 }
 
@@ -105,7 +107,9 @@ int backward(const attnv_problem* p, const attnv_views* v) {
 int decode(const attnv_problem* p, const attnv_decode_views* v) {
   return guarded([&] {
     const Problem prob = problem_from_abi(*p);
-    state().kernel->decode(prob, decode_views_from_abi(*v, prob.dtype));
+    const DecodeViews views = decode_views_from_abi(*v, prob.dtype);
+    refuse_invalid(check_decode_views(prob, views), "decode");
+    state().kernel->decode(prob, views);
   });
 }
 

@@ -282,6 +282,22 @@ TEST(PluginKernel, PackedSequencesNeverReachAPluginNotClaimingThem) {
   }
 }
 
+// Likewise a paged decode for a plugin that claims decode but not ATTNV_CAP_PAGED_KV: attnv's
+// error (it drew outside the claims), never a refusal charged to the plugin.
+TEST(PluginKernel, APagedCacheNeverReachesAPluginNotClaimingIt) {
+  PluginKernel k(PLUGIN_PAGED_NOT_CLAIMED);
+  ASSERT_TRUE(k.capabilities().decode);
+  ASSERT_FALSE(k.capabilities().paged_kv);
+  PagedCall c;
+  try {
+    k.decode(c.p, c.v);
+    ADD_FAILURE() << "decode ran";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not claim ATTNV_CAP_PAGED_KV"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(c.kp, PagedCall().kp);  // nothing reached the pools
+}
+
 // The export adapter checks a C caller's views before the C++ kernel indexes through them:
 // malformed bounds are a refusal naming the array, never a read past the buffers.
 TEST(PluginKernel, ExportedKernelRefusesMalformedBounds) {
