@@ -10,6 +10,7 @@
 
 #include "problem/error.h"
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 
 namespace attnv::cases {
 namespace {
@@ -75,8 +76,13 @@ std::uint64_t call_hash(const Case& c) {
   h.word(c.mask.size());
   for (std::uint8_t m : c.mask) h.word(m);
   reals(c.bias);
-  h.word(c.kv_len.size());
-  for (std::int64_t n : c.kv_len) h.word(static_cast<std::uint64_t>(n));
+  auto int64s = [&h](const std::vector<std::int64_t>& v) {
+    h.word(v.size());
+    for (std::int64_t n : v) h.word(static_cast<std::uint64_t>(n));
+  };
+  // kv_len hashes as it always did: its length (0 when absent) and values, even when absent.
+  for (const IndexInput& in : kIndexInputs)
+    if (in.hash == IndexInput::Hash::with_tensors) int64s(c.*in.values);
   reals(c.dout);
   // The per-head inputs came later: each hashed only when present, after its fixed tag, so the
   // hash of every case without them (and of every folder exported before them) is unchanged.
@@ -85,14 +91,12 @@ std::uint64_t call_hash(const Case& c) {
       h.word(in.hash_tag);
       reals(c.*in.values);
     }
-  // Packed sequences likewise: a recorded call must not hash the same with other sequence bounds.
-  if (p.varlen_sequences > 0) {
-    h.word(0x7661726c656eull);  // "varlen"
-    for (const auto* cu : {&c.cu_seqlens_q, &c.cu_seqlens_k}) {
-      h.word(cu->size());
-      for (std::int64_t n : *cu) h.word(static_cast<std::uint64_t>(n));
+  // The later index arrays likewise (packed sequences' bounds: "varlen", then both).
+  for (const IndexInput& in : kIndexInputs)
+    if (in.hash == IndexInput::Hash::when_present && in.present(p)) {
+      if (in.hash_tag != 0) h.word(in.hash_tag);
+      int64s(c.*in.values);
     }
-  }
   return h.finish();
 }
 

@@ -13,6 +13,7 @@
 #include "io/text.h"
 #include "problem/error.h"
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv::io {
@@ -63,7 +64,7 @@ ExpectedShape broadcast_shape(const Shape& s, Leading d) {
 
 // Shapes of every tensor a case folder holds.
 struct CaseShapes {
-  ExpectedShape q, k, v, out, lse, dq, mask, bias, kv_len, sinks;
+  ExpectedShape q, k, v, out, lse, dq, mask, bias, sinks;
   explicit CaseShapes(const Problem& p) : CaseShapes(p.shape) {
     mask = broadcast_shape(p.shape, p.mask_dims);
     bias = broadcast_shape(p.shape, p.bias_dims);
@@ -77,7 +78,6 @@ struct CaseShapes {
         dq{"[B,Hq,Tq,Dk]", {s.B, s.Hq, s.Tq, s.Dk}},
         mask{"[Tq,Tk]", {s.Tq, s.Tk}},
         bias{"[Tq,Tk]", {s.Tq, s.Tk}},
-        kv_len{"[B]", {s.B}},
         sinks{"[Hq]", {s.Hq}} {}
 };
 
@@ -125,7 +125,7 @@ std::int64_t case_bytes(const ManifestEntry& e) {
   if (p.has_bias) n += bytes(s.bias);
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present) n += bytes(s.sinks);  // [Hq], as the sinks
-  if (p.varlen_sequences > 0) n += 16 * (p.varlen_sequences + 1);  // cu_seqlens_q and _k
+  for (const IndexInput& in : kIndexInputs) n += 8 * in.count(p);
   if (e.has_dout) n += bytes(s.out);
   return n;
 }
@@ -177,13 +177,11 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
     if (optional_file(file.c_str(), p.*in.present, in.name.data()))
       c.*in.values = read_storage_tensor(folder / file, p.dtype, s.sinks);  // [Hq], as the sinks
   }
-  if (optional_file("kv_len.npy", p.has_kv_len, "kv_len")) c.kv_len = read_length_tensor(folder / "kv_len.npy", s.kv_len);
-  // Packed sequences' bounds (evidence folders; no file route claims them yet), [S+1] each.
-  const ExpectedShape bounds{"[S+1]", {p.varlen_sequences + 1}};
-  if (optional_file("cu_seqlens_q.npy", p.varlen_sequences > 0, "varlen_sequences"))
-    c.cu_seqlens_q = read_length_tensor(folder / "cu_seqlens_q.npy", bounds);
-  if (optional_file("cu_seqlens_k.npy", p.varlen_sequences > 0, "varlen_sequences"))
-    c.cu_seqlens_k = read_length_tensor(folder / "cu_seqlens_k.npy", bounds);
+  for (const IndexInput& in : kIndexInputs) {
+    const std::string file = std::string(in.name) + ".npy";
+    if (optional_file(file.c_str(), in.present(p), in.file_key.data()))
+      c.*in.values = read_length_tensor(folder / file, {in.dims.data(), {in.extent(p)}});
+  }
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));
   return x;
@@ -211,12 +209,11 @@ void write_case_files(const fs::path& folder, const Case& c) {
   if (p.has_bias) write_npy_storage(folder / "bias.npy", s.bias.dims, p.dtype, c.bias);
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present) write_npy_storage(folder / (std::string(in.name) + ".npy"), s.sinks.dims, p.dtype, c.*in.values);
-  if (p.has_kv_len) write_npy_int64(folder / "kv_len.npy", s.kv_len.dims, c.kv_len);
-  if (p.varlen_sequences > 0) {
-    const std::int64_t bounds[] = {p.varlen_sequences + 1};
-    write_npy_int64(folder / "cu_seqlens_q.npy", bounds, c.cu_seqlens_q);
-    write_npy_int64(folder / "cu_seqlens_k.npy", bounds, c.cu_seqlens_k);
-  }
+  for (const IndexInput& in : kIndexInputs)
+    if (in.present(p)) {
+      const std::int64_t dims[] = {in.extent(p)};
+      write_npy_int64(folder / (std::string(in.name) + ".npy"), dims, c.*in.values);
+    }
   if (c.has_dout()) write_npy_storage(folder / "dout.npy", s.out.dims, p.dtype, c.dout);
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "index_fields.h"
 #include "problem/buffers.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
@@ -161,7 +162,6 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.v = tensor_to_abi(v.v);
   a.mask = tensor_to_abi(v.mask, true);
   a.bias = tensor_to_abi(v.bias);
-  a.kv_len = v.kv_len;
   a.dout = tensor_to_abi(v.dout);
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
@@ -170,8 +170,7 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dv = tensor_to_abi(v.dv);
   a.dsinks = tensor_to_abi(v.dsinks);
   for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) a.*kHeadInputFields[i].view = tensor_to_abi(v.*kHeadInputs[i].view);
-  a.cu_seqlens_q = v.cu_seqlens_q;
-  a.cu_seqlens_k = v.cu_seqlens_k;
+  for (std::size_t i = 0; i < std::size(kIndexInputs); ++i) a.*kIndexInputFields[i].view = v.*kIndexInputs[i].view;
   a.struct_size = sizeof(attnv_views);
   return a;
 }
@@ -217,7 +216,6 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   v.v = tensor_from_abi(a.v, storage);
   v.mask = tensor_from_abi(a.mask, storage);
   v.bias = tensor_from_abi(a.bias, storage);
-  v.kv_len = a.kv_len;
   v.dout = tensor_from_abi(a.dout, storage);
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
@@ -227,8 +225,8 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
   for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
     if (const attnv_tensor& t = a.*kHeadInputFields[i].view; covers(a, t)) v.*kHeadInputs[i].view = tensor_from_abi(t, storage);
-  if (covers(a, a.cu_seqlens_q)) v.cu_seqlens_q = a.cu_seqlens_q;
-  if (covers(a, a.cu_seqlens_k)) v.cu_seqlens_k = a.cu_seqlens_k;
+  for (std::size_t i = 0; i < std::size(kIndexInputs); ++i)
+    if (const auto& f = a.*kIndexInputFields[i].view; holds(a, f)) v.*kIndexInputs[i].view = f;
   return v;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "abi_convert.h"
+#include "index_fields.h"
 #include "problem/error.h"
 
 namespace attnv::plugin {
@@ -73,11 +74,8 @@ CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) 
                                           &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi, nullptr,  nullptr};
   // The int64 arrays (the slots without a tensor): pointer and element count, which the views
   // do not carry. A decode's cache_len travels in the kv_len slot, [B] too.
-  const std::int64_t sequences = p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0;
   std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
-  arrays[wire::kv_len] = {v.kv_len, p.B};
-  arrays[wire::cu_seqlens_q] = {v.cu_seqlens_q, sequences};
-  arrays[wire::cu_seqlens_k] = {v.cu_seqlens_k, sequences};
+  for (const IndexInputField& f : kIndexInputFields) arrays[f.slot] = {v.*f.view, f.count(p)};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)

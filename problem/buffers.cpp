@@ -7,6 +7,7 @@
 #include "problem/element_name.h"
 #include "problem/error.h"
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv {
@@ -177,15 +178,12 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     views_.bias = bias_.ref;
     inputs_.push_back(&bias_);
   }
-  if (p.has_kv_len) {
-    kv_len_ = c.kv_len;
-    views_.kv_len = kv_len_.data();
-  }
-  if (p.varlen_sequences > 0) {
-    cu_seqlens_q_ = c.cu_seqlens_q;
-    cu_seqlens_k_ = c.cu_seqlens_k;
-    views_.cu_seqlens_q = cu_seqlens_q_.data();
-    views_.cu_seqlens_k = cu_seqlens_k_.data();
+  indices_.resize(std::size(kIndexInputs));
+  for (std::size_t i = 0; i < std::size(kIndexInputs); ++i) {
+    const IndexInput& in = kIndexInputs[i];
+    if (!in.present(p)) continue;
+    indices_[i] = c.*in.values;
+    views_.*in.view = indices_[i].data();
   }
   out_ = make(t, {s.B, s.Hq, s.Tq, s.Dv}, 4, layout);
   lse_ = make(lse_dtype(t), {s.B, s.Hq, s.Tq, 0}, 3, Layout::bhtd);
@@ -289,8 +287,9 @@ Outputs CaseBuffers::outputs() const {
 bool CaseBuffers::inputs_unchanged() const {
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     if (inputs_[i]->bytes != input_copies_[i]) return false;
-  return (kv_len_.empty() || kv_len_ == case_.kv_len) && cu_seqlens_q_ == case_.cu_seqlens_q &&
-         cu_seqlens_k_ == case_.cu_seqlens_k;
+  for (std::size_t i = 0; i < indices_.size(); ++i)
+    if (!indices_[i].empty() && indices_[i] != case_.*kIndexInputs[i].values) return false;
+  return true;
 }
 
 Case case_from_views(const Problem& p, const KernelViews& v) {
@@ -305,11 +304,8 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
   if (p.has_bias) c.bias = read_dense(v.bias);
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present) c.*in.values = read_dense(v.*in.view);
-  if (p.has_kv_len) c.kv_len.assign(v.kv_len, v.kv_len + p.shape.B);
-  if (p.varlen_sequences > 0) {
-    c.cu_seqlens_q.assign(v.cu_seqlens_q, v.cu_seqlens_q + p.varlen_sequences + 1);
-    c.cu_seqlens_k.assign(v.cu_seqlens_k, v.cu_seqlens_k + p.varlen_sequences + 1);
-  }
+  for (const IndexInput& in : kIndexInputs)
+    if (in.present(p)) (c.*in.values).assign(v.*in.view, v.*in.view + in.extent(p));
   if (v.dout.present()) c.dout = read_dense(v.dout);
   return c;
 }

@@ -1,6 +1,7 @@
 #include "problem/case.h"
 
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/tensor.h"
 
 namespace attnv {
@@ -37,13 +38,7 @@ Case make_zero_case(const Problem& p, bool with_dout) {
   if (p.has_bias) c.bias.assign(static_cast<std::size_t>(bias_elements(p)), 0.0);
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present) (c.*in.values).assign(static_cast<std::size_t>(s.Hq), 0.0);
-  if (p.has_kv_len) c.kv_len.assign(static_cast<std::size_t>(s.B), s.Tk);
-  // One sequence holding everything, then S - 1 empty ones: valid bounds to overwrite.
-  if (p.varlen_sequences > 0) {
-    c.cu_seqlens_q.assign(static_cast<std::size_t>(p.varlen_sequences + 1), s.Tq);
-    c.cu_seqlens_k.assign(static_cast<std::size_t>(p.varlen_sequences + 1), s.Tk);
-    c.cu_seqlens_q[0] = c.cu_seqlens_k[0] = 0;
-  }
+  for (const IndexInput& in : kIndexInputs) in.fill_zero(p, c.*in.values);
   if (with_dout) c.dout.assign(static_cast<std::size_t>(out_elements(s)), 0.0);
   return c;
 }

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <sstream>
-#include <tuple>
 
 #include "problem/error.h"
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/validate_paged.h"
 
 namespace attnv {
@@ -40,6 +40,26 @@ std::string cu_seqlens_error(const char* name, const std::int64_t* cu, std::int6
            std::to_string(total) + " (the packed total)";
   return "";
 }
+
+}  // namespace
+
+std::vector<std::string> index_errors(const IndexInput& row, const Problem& p, const std::int64_t* x, bool every) {
+  const std::int64_t n = row.extent(p), total = p.shape.*row.total;
+  const std::string name(row.name), total_name(row.total_name);
+  if (row.rule == IndexInput::Rule::bounds) {
+    std::string e = cu_seqlens_error(name.c_str(), x, n - 1, total, total_name.c_str());
+    if (e.empty()) return {};
+    return {e};
+  }
+  std::vector<std::string> errs;
+  for (std::int64_t b = 0; b < n && (every || errs.empty()); ++b)
+    if (x[b] < 0 || x[b] > total)
+      errs.push_back(name + "[" + std::to_string(b) + "] = " + std::to_string(x[b]) + " is outside [0, " + total_name +
+                     "=" + std::to_string(total) + "]");
+  return errs;
+}
+
+namespace {
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -136,22 +156,15 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   size_is("v", c.v.size(), v_elements(s));
   size_is("mask", c.mask.size(), p.has_mask ? mask_elements(p) : 0);
   size_is("bias", c.bias.size(), p.has_bias ? bias_elements(p) : 0);
-  size_is("kv_len", c.kv_len.size(), p.has_kv_len ? s.B : 0);
+  for (const IndexInput& in : kIndexInputs) size_is(in.name.data(), (c.*in.values).size(), in.count(p));
   for (const HeadInput& in : kHeadInputs) size_is(in.name.data(), (c.*in.values).size(), p.*in.present ? s.Hq : 0);
-  size_is("cu_seqlens_q", c.cu_seqlens_q.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
-  size_is("cu_seqlens_k", c.cu_seqlens_k.size(), p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0);
   if (need_dout && c.dout.empty()) errs.push_back("dout is needed (backward) but the case has none");
   else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
   sizes_ok = true;
-  for (std::size_t b = 0; b < c.kv_len.size(); ++b)
-    if (c.kv_len[b] < 0 || c.kv_len[b] > s.Tk)
-      errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(c.kv_len[b]) +
-                     " is outside [0, Tk=" + std::to_string(s.Tk) + "]");
-  if (p.varlen_sequences > 0)
-    for (const std::string& e : {cu_seqlens_error("cu_seqlens_q", c.cu_seqlens_q.data(), p.varlen_sequences, s.Tq, "Tq"),
-                                 cu_seqlens_error("cu_seqlens_k", c.cu_seqlens_k.data(), p.varlen_sequences, s.Tk, "Tk")})
-      if (!e.empty()) errs.push_back(e);
+  for (const IndexInput& in : kIndexInputs)
+    if (in.present(p))
+      for (std::string& e : index_errors(in, p, (c.*in.values).data(), true)) errs.push_back(std::move(e));
   for (std::size_t i = 0; i < c.mask.size(); ++i)
     if (c.mask[i] > 1) {
       errs.push_back("mask element " + std::to_string(i) + " is " + std::to_string(c.mask[i]) +
@@ -307,7 +320,8 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (!v.out.present() && !v.dq.present()) errs.push_back("no output buffer given");
   if (p.has_mask != v.mask.present()) errs.push_back("mask buffer presence does not match the problem");
   if (p.has_bias != v.bias.present()) errs.push_back("bias buffer presence does not match the problem");
-  if (p.has_kv_len != (v.kv_len != nullptr)) errs.push_back("kv_len presence does not match the problem");
+  for (const IndexInput& in : kIndexInputs)
+    if (in.present(p) != (v.*in.view != nullptr)) errs.push_back(std::string(in.name) + " presence does not match the problem");
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present != (v.*in.view).present())
       errs.push_back(std::string(in.name) + " buffer presence does not match the problem");
@@ -341,28 +355,14 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
   if (v.lse.present() && v.lse.dtype != lse_want)
     errs.push_back("lse: dtype " + std::string(dtype_name(v.lse.dtype)) + ", expected " +
                    std::string(dtype_name(lse_want)));
-  if (v.kv_len) {
-    for (std::int64_t b = 0; b < s.B; ++b)
-      if (v.kv_len[b] < 0 || v.kv_len[b] > s.Tk) {
-        errs.push_back("kv_len[" + std::to_string(b) + "] = " + std::to_string(v.kv_len[b]) +
-                       " is outside [0, Tk=" + std::to_string(s.Tk) + "]");
-        break;
-      }
-    const auto b = reinterpret_cast<std::uintptr_t>(v.kv_len);
-    inputs.push_back({"kv_len", b, b + static_cast<std::uintptr_t>(s.B) * 8});
-  }
-  const std::int64_t S = p.varlen_sequences;
-  const std::tuple<const char*, const std::int64_t*, std::int64_t, const char*> bounds[] = {
-      {"cu_seqlens_q", v.cu_seqlens_q, s.Tq, "Tq"}, {"cu_seqlens_k", v.cu_seqlens_k, s.Tk, "Tk"}};
-  for (const auto& [name, cu, total, total_name] : bounds) {
-    if ((S > 0) != (cu != nullptr)) {
-      errs.push_back(std::string(name) + " presence does not match the problem");
-      continue;
-    }
-    if (!cu) continue;
-    if (std::string e = cu_seqlens_error(name, cu, S, total, total_name); !e.empty()) errs.push_back(e);
-    const auto b = reinterpret_cast<std::uintptr_t>(cu);
-    inputs.push_back({name, b, b + static_cast<std::uintptr_t>(S + 1) * 8});
+  // An index array's values are read only where the problem says it is there (check_problem
+  // has kept its extent's byte count from overflowing); one message each is enough.
+  for (const IndexInput& in : kIndexInputs) {
+    const std::int64_t* x = v.*in.view;
+    if (!x || !in.present(p)) continue;
+    for (std::string& e : index_errors(in, p, x, false)) errs.push_back(std::move(e));
+    const auto b = reinterpret_cast<std::uintptr_t>(x);
+    inputs.push_back({in.name.data(), b, b + static_cast<std::uintptr_t>(in.extent(p)) * 8});
   }
   const std::pair<const char*, const TensorRef*> out_views[] = {
       {"out", &v.out}, {"lse", &v.lse}, {"dq", &v.dq}, {"dk", &v.dk}, {"dv", &v.dv}, {"dsinks", &v.dsinks}};

@@ -74,6 +74,31 @@ TEST(CallHash, SinksAreHashedWhenPresent) {
   EXPECT_EQ(call_hash(s), call_hash(same));
 }
 
+// Exported folders carry their call hash: the bytes hashed may never change. Pinned on one case of
+// each kind of input (plain, kv_len, sinks and alibi, packed sequences, a backward's dout).
+TEST(CallHash, KnownHashesArePinned) {
+  const Case plain = small_case();
+  Case kv = plain;
+  kv.problem.has_kv_len = true;
+  kv.kv_len = {3};
+  Case heads = plain;
+  heads.problem.has_sinks = heads.problem.has_alibi = true;
+  heads.sinks = {0.5, -1.0};
+  heads.alibi = {0.25, 0.125};
+  Case packed = plain;
+  packed.problem.varlen_sequences = 2;
+  packed.cu_seqlens_q = {0, 1, 3};
+  packed.cu_seqlens_k = {0, 2, 4};
+  Case bwd = make_zero_case(plain.problem, true);
+  bwd.q = plain.q, bwd.k = plain.k, bwd.v = plain.v;
+  bwd.dout[1] = 1.5;
+  EXPECT_EQ(hash_hex(call_hash(plain)), "f37cf0aa87dea6c3");
+  EXPECT_EQ(hash_hex(call_hash(kv)), "5d04d5ce5e602665");
+  EXPECT_EQ(hash_hex(call_hash(heads)), "cda2919207890238");
+  EXPECT_EQ(hash_hex(call_hash(packed)), "ed97d3435131e09e");
+  EXPECT_EQ(hash_hex(call_hash(bwd)), "cbcb137ee54fc5f5");
+}
+
 fs::path scratch(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("attnv_cases_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);

@@ -27,7 +27,8 @@ inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
 inline constexpr std::uint8_t kCanary = 0xA5;
 
 // The tensors of a call, in this order everywhere (names for messages: kTensorNames).
-// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors.
+// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors;
+// plugin/index_fields.h names their slots (its static_assert holds these names to kIndexInputs).
 enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, cu_seqlens_q, cu_seqlens_k, kSlots };
 inline constexpr const char* kTensorNames[kSlots] = {"q",  "k",  "v",  "mask",  "bias",   "kv_len", "dout",         "out",         "lse",
                                                      "dq", "dk", "dv", "sinks", "dsinks", "alibi",  "cu_seqlens_q", "cu_seqlens_k"};

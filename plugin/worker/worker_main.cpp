@@ -14,6 +14,7 @@
 #include <string>
 
 #include "abi_convert.h"
+#include "index_fields.h"
 #include "loader.h"
 #include "problem/error.h"
 #include "protocol.h"
@@ -199,7 +200,6 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   auto int64s = [&](int slot) {
     return r.t[slot].offset < 0 ? nullptr : reinterpret_cast<const std::int64_t*>(base + r.t[slot].offset);
   };
-  v.kv_len = int64s(wire::kv_len);
   v.dout = tensor(r.t[wire::dout], base);
   v.out = tensor(r.t[wire::out], base);
   v.lse = tensor(r.t[wire::lse], base);
@@ -209,8 +209,7 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.sinks = tensor(r.t[wire::sinks], base);
   v.dsinks = tensor(r.t[wire::dsinks], base);
   v.alibi = tensor(r.t[wire::alibi], base);
-  v.cu_seqlens_q = int64s(wire::cu_seqlens_q);
-  v.cu_seqlens_k = int64s(wire::cu_seqlens_k);
+  for (const IndexInputField& f : kIndexInputFields) v.*f.view = int64s(f.slot);
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
   problem.struct_size = sizeof(attnv_problem);

@@ -9,6 +9,7 @@
 
 #include "problem/buffers.h"
 #include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;
@@ -126,13 +127,11 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
       std::copy(x.begin(), x.end(), a.mutable_data());
       return a;
     };
-    kw["kv_len"] = p.has_kv_len ? py::object(int64s(c.kv_len)) : py::none();
-    // Packed sequences' bounds, int64 [S+1] each, only for a packed case (a kernel that claims
-    // varlen), like the sinks: functions written before them take no such keyword.
-    if (p.varlen_sequences > 0) {
-      kw["cu_seqlens_q"] = int64s(c.cu_seqlens_q);
-      kw["cu_seqlens_k"] = int64s(c.cu_seqlens_k);
-    }
+    // The index arrays, int64: kv_len is None when absent; a later one (packed sequences'
+    // bounds) is passed only when present, like the sinks (index_inputs.h says why).
+    for (const IndexInput& in : kIndexInputs)
+      if (in.present(p)) kw[in.name.data()] = int64s(c.*in.values);
+      else if (in.python_none_when_absent) kw[in.name.data()] = py::none();
     kw["scale"] = p.effective_scale();
     kw["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
     kw["causal"] = p.causal;
@@ -163,11 +162,8 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
       for (std::size_t i = 0; i < x.size(); ++i)
         if (n.data()[i] != x[i]) written(key);
     };
-    if (p.has_kv_len) int64s_written("kv_len", c.kv_len);
-    if (p.varlen_sequences > 0) {
-      int64s_written("cu_seqlens_q", c.cu_seqlens_q);
-      int64s_written("cu_seqlens_k", c.cu_seqlens_k);
-    }
+    for (const IndexInput& in : kIndexInputs)
+      if (in.present(p)) int64s_written(in.name.data(), c.*in.values);
     // `out`, or `(out, lse)`; lse is required when it is claimed and ignored otherwise.
     py::object out = result, lse = py::none();
     if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
