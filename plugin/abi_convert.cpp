@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "head_fields.h"
 #include "index_fields.h"
 #include "problem/buffers.h"
 #include "problem/claim_table.h"
@@ -42,26 +43,6 @@ bool covers(const Struct& s, const Field& field) {
   const auto end = reinterpret_cast<const unsigned char*>(&field) + sizeof(Field);
   return end <= reinterpret_cast<const unsigned char*>(&s) + s.struct_size;
 }
-
-// The per-head inputs' ABI fields, row for row with kHeadInputs (problem/head_inputs.h): its flag
-// in attnv_problem and its tensor in the forward's and decode's views, each appended to v2.
-struct HeadInputField {
-  std::string_view name;
-  std::int32_t attnv_problem::*flag;
-  attnv_tensor attnv_views::*view;
-  attnv_tensor attnv_decode_views::*decode_view;
-};
-constexpr HeadInputField kHeadInputFields[] = {
-    {"sinks", &attnv_problem::has_sinks, &attnv_views::sinks, &attnv_decode_views::sinks},
-    {"alibi", &attnv_problem::has_alibi, &attnv_views::alibi, &attnv_decode_views::alibi},
-};
-constexpr bool fields_match_inputs() {
-  if (std::size(kHeadInputFields) != std::size(kHeadInputs)) return false;
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
-    if (kHeadInputFields[i].name != kHeadInputs[i].name) return false;
-  return true;
-}
-static_assert(fields_match_inputs(), "every per-head input needs its ABI fields, in kHeadInputs' order");
 
 }  // namespace
 

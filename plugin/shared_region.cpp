@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "abi_convert.h"
+#include "head_fields.h"
 #include "index_fields.h"
 #include "problem/error.h"
 
@@ -70,8 +71,9 @@ CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) 
     l.names[wire::dv] = "v_cache";
     l.names[wire::dout] = "block_table";  // a paged cache's (decode_in_slots)
   }
-  const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask,  &v.bias,   nullptr,  &v.dout,  &v.out,  &v.lse,
-                                          &v.dq, &v.dk, &v.dv, &v.sinks, &v.dsinks, &v.alibi, nullptr,  nullptr};
+  const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask, &v.bias,   nullptr, &v.dout,  &v.out,  &v.lse,
+                                          &v.dq, &v.dk, &v.dv, nullptr, &v.dsinks, nullptr, nullptr, nullptr};
+  for (const HeadInputField& f : kHeadInputFields) ts[f.slot] = &(v.*f.view);
   // The int64 arrays (the slots without a tensor): pointer and element count, which the views
   // do not carry. A decode's cache_len travels in the kv_len slot, [B] too.
   std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};

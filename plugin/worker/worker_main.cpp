@@ -14,6 +14,7 @@
 #include <string>
 
 #include "abi_convert.h"
+#include "head_fields.h"
 #include "index_fields.h"
 #include "loader.h"
 #include "problem/error.h"
@@ -206,9 +207,8 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dq = tensor(r.t[wire::dq], base);
   v.dk = tensor(r.t[wire::dk], base);
   v.dv = tensor(r.t[wire::dv], base);
-  v.sinks = tensor(r.t[wire::sinks], base);
   v.dsinks = tensor(r.t[wire::dsinks], base);
-  v.alibi = tensor(r.t[wire::alibi], base);
+  for (const HeadInputField& f : kHeadInputFields) v.*f.view = tensor(r.t[f.slot], base);
   for (const IndexInputField& f : kIndexInputFields) v.*f.view = int64s(f.slot);
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
