@@ -93,8 +93,9 @@ std::string answer_difference(const fs::path& dir, const fs::path& second, const
 }
 
 // "" when the case folder holds the input files recorded at export, unchanged; else what changed.
-std::string input_change(const fs::path& folder, const std::map<std::string, std::string>& recorded) {
-  for (const char* name : kInputFiles) {
+std::string input_change(const fs::path& folder, const std::vector<std::string>& names,
+                         const std::map<std::string, std::string>& recorded) {
+  for (const std::string& name : names) {
     const fs::path f = folder / name;
     const auto it = recorded.find(name);
     const bool exists = fs::exists(f);
@@ -165,17 +166,17 @@ void judge_second_run(RequirementResult& r, const fs::path& dir, const fs::path&
 // R14 through files: judged on the input files, not on replayed calls (whose inputs are attnv's
 // own buffers and cannot be written by a program that never sees them). A case counts when export
 // hashed its inputs; it fails when any input file changed in DIR or in the second folder.
-void judge_input_files(RequirementResult& r, const std::vector<fs::path>& roots, const InputHashes& hashes,
+void judge_input_files(RequirementResult& r, const std::vector<fs::path>& roots, const InputRecord& inputs,
                        const std::vector<ReplayKernel::Entry>& entries, std::size_t max_findings) {
   std::vector<Finding> found;
   int judged = 0, changed = 0;
   for (const ReplayKernel::Entry& e : entries) {
     if (e.problem.dtype != r.dtype) continue;
-    const auto it = hashes.find(e.dir);
-    if (it == hashes.end()) continue;
+    const auto it = inputs.hashes.find(e.dir);
+    if (it == inputs.hashes.end()) continue;
     ++judged;
     for (const fs::path& root : roots) {
-      std::string what = input_change(root / e.dir, it->second);
+      std::string what = input_change(root / e.dir, inputs.files, it->second);
       if (what.empty()) continue;
       ++changed;
       if (found.size() < max_findings) found.push_back(folder_finding(r, e, root / e.dir, std::move(what)));
@@ -248,7 +249,7 @@ Suite checked_suite(const fs::path& dir, const CheckOptions& opt) {
 
 conformance::ConformanceReport check(const fs::path& dir, const Progress& progress, const CheckOptions& opt) {
   const Suite suite = checked_suite(dir, opt);
-  std::optional<InputHashes> hashes;
+  std::optional<InputRecord> hashes;
   (void)read_suite(dir / kExportFile, &hashes);
   std::optional<fs::path> second;
   std::vector<fs::path> roots{dir};

@@ -36,13 +36,13 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
   io::write_exchange(dir, cases);
   // Hashed from the files as written (not from the values): any write to an input file, even
   // one that keeps the values, is something the program did to its inputs (R14 through files).
-  InputHashes inputs;
+  InputRecord inputs{{}, input_files()};
   for (const io::ManifestEntry& e : io::read_manifest(dir)) {
     const fs::path folder = dir / e.dir;
     for (const auto& f : fs::directory_iterator(folder))
       if (f.is_regular_file()) sum.bytes += f.file_size();
-    for (const char* name : kInputFiles)
-      if (fs::exists(folder / name)) inputs[e.dir][name] = hash_hex(file_hash(folder / name));
+    for (const std::string& name : inputs.files)
+      if (fs::exists(folder / name)) inputs.hashes[e.dir][name] = hash_hex(file_hash(folder / name));
   }
   write_suite(dir / kExportFile, suite, sum.cases, sum.bytes, inputs);
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

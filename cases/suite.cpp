@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "problem/error.h"
+#include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 
 namespace attnv::cases {
 namespace {
@@ -13,6 +15,13 @@ using nlohmann::json;
 }
 
 std::string attnv_version() { return ATTNV_VERSION; }
+
+std::vector<std::string> input_files() {
+  std::vector<std::string> names{"q.npy", "k.npy", "v.npy", "mask.npy", "bias.npy", "dout.npy"};
+  for (const IndexInput& in : kIndexInputs) names.push_back(std::string(in.name) + ".npy");
+  for (const HeadInput& in : kHeadInputs) names.push_back(std::string(in.name) + ".npy");
+  return names;
+}
 
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
                                          const JobDone& on_done) {
@@ -39,7 +48,7 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
 }
 
 void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes,
-                 const InputHashes& inputs) {
+                 const InputRecord& inputs) {
   json j = {{"format", "attnv-cases-export"},
             {"version", 1},
             {"attnv", attnv_version()},
@@ -50,7 +59,8 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
             {"claims", json::parse(claims_to_json(s.claims))},
             {"cases", cases},
             {"bytes", bytes},
-            {"inputs", inputs}};
+            {"inputs", inputs.hashes},
+            {"input_files", inputs.files}};
   for (DType d : s.dtypes) j["dtypes"].push_back(dtype_name(d));
   std::string tmp_name = ".";  // appended, not "." + name: GCC 12 warns (-Wrestrict, a false positive) on that form
   tmp_name += file.filename().string();
@@ -64,7 +74,7 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
   std::filesystem::rename(tmp, file);
 }
 
-Suite read_suite(const std::filesystem::path& file, std::optional<InputHashes>* inputs) {
+Suite read_suite(const std::filesystem::path& file, std::optional<InputRecord>* inputs) {
   const std::string where = file.string();
   std::ifstream f(file, std::ios::binary);
   if (!f) throw InputError(where + ": cannot open (is this a folder written by `attnv cases export`?)");
@@ -101,12 +111,17 @@ Suite read_suite(const std::filesystem::path& file, std::optional<InputHashes>* 
       // Absent in an export written before inputs were hashed: R14 then stays NOT EXERCISED.
       inputs->reset();
       if (j.contains("inputs")) {
-        InputHashes h = j["inputs"].get<InputHashes>();
-        for (const auto& [dir, files] : h)
+        InputRecord rec;
+        rec.hashes = j["inputs"].get<InputHashes>();
+        for (const auto& [dir, files] : rec.hashes)
           for (const auto& [name, hex] : files)
             if (hex.size() != 16 || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
               throw InputError(where + ": \"inputs\": \"" + dir + "\": \"" + name + "\": not a 16-digit hash");
-        *inputs = std::move(h);
+        if (j.contains("input_files"))
+          rec.files = j["input_files"].get<std::vector<std::string>>();
+        else
+          rec.files.assign(std::begin(kLegacyInputFiles), std::end(kLegacyInputFiles));
+        *inputs = std::move(rec);
       }
     }
     return s;

@@ -27,11 +27,20 @@ struct Suite {
 // Per case folder (the manifest's "dir"), per input file present ("q.npy", "mask.npy", ...), the
 // file_hash export computed after writing it: check recomputes them to judge R14 on the files.
 using InputHashes = std::map<std::string, std::map<std::string, std::string>>;
-// The input files a case folder may hold (docs/exchange-format.md, "Input files").
-// The sequence bounds are inputs a program could write like kv_len (R14 through files); no export
-// before packed sequences crossed the file route holds them, so older exports judge as before.
-inline constexpr const char* kInputFiles[] = {"q.npy",      "k.npy",    "v.npy",           "mask.npy",       "bias.npy",
-                                              "kv_len.npy", "dout.npy", "cu_seqlens_q.npy", "cu_seqlens_k.npy"};
+// The input files a case folder may hold (docs/exchange-format.md, "Input files"): q, k, v, mask,
+// bias, dout, and one <name>.npy per index array and per-head input (problem/index_inputs.h,
+// problem/head_inputs.h), so a new input is judged by R14 through files without a line here. An
+// export records the list it hashed ("input_files"): a file of that list missing from a folder's
+// hashes did not exist at export, so its presence now is a write. An export written before the
+// list was recorded hashed kLegacyInputFiles and is judged on those alone (its sinks.npy or
+// alibi.npy were never hashed: absent from its record, they are not judged, not "appeared").
+std::vector<std::string> input_files();
+inline constexpr const char* kLegacyInputFiles[] = {"q.npy",      "k.npy",    "v.npy",           "mask.npy",       "bias.npy",
+                                                    "kv_len.npy", "dout.npy", "cu_seqlens_q.npy", "cu_seqlens_k.npy"};
+struct InputRecord {
+  InputHashes hashes;
+  std::vector<std::string> files;  // the names export looked for in every folder
+};
 
 // Called before each requirement x dtype runs (the recording kernel names its cases with it).
 using JobStart = std::function<void(const std::string& requirement_id, DType dtype)>;
@@ -49,8 +58,8 @@ conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_find
 // attnv-export.json: write (atomically) and read (strictly; InputError naming the file).
 // `inputs`, when given, receives the input hashes; nullopt for an export that recorded none.
 void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t cases, std::uint64_t bytes,
-                 const InputHashes& inputs);
-Suite read_suite(const std::filesystem::path& file, std::optional<InputHashes>* inputs = nullptr);
+                 const InputRecord& inputs);
+Suite read_suite(const std::filesystem::path& file, std::optional<InputRecord>* inputs = nullptr);
 
 // The attnv version that wrote an export; `check` refuses another (its cases could differ).
 std::string attnv_version();

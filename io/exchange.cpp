@@ -193,8 +193,6 @@ void check_prefix(std::string_view prefix) {
       throw InputError("result prefix '" + std::string(prefix) + "' may only contain [A-Za-z0-9_.-]");
 }
 
-const char* const kInputFiles[] = {"q.npy", "k.npy", "v.npy", "mask.npy", "bias.npy", "kv_len.npy", "dout.npy"};
-
 void write_case_files(const fs::path& folder, const Case& c) {
   const Problem& p = c.problem;
   const CaseShapes s(p);

@@ -488,6 +488,48 @@ TEST(ExportCheck, PackedSequencesAreExportedAndJudged) {
   fs::remove_all(dir);
 }
 
+// The per-head inputs are input files too (the list comes from the input tables): a rewritten
+// sinks.npy or alibi.npy is an R14 finding. An export that predates the recorded list
+// ("input_files") hashed neither: judged on its own list, the same rewrite is not charged.
+TEST(ExportCheck, RewrittenPerHeadInputsAreAnR14Finding) {
+  const fs::path dir = scratch("head_inputs");
+  Suite s;
+  s.dtypes = {DType::f32};
+  s.only = {"R14"};
+  s.claims = default_claims(s.dtypes);
+  s.claims.caps.sinks = s.claims.caps.alibi = true;
+  export_cases(dir, s);
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  ASSERT_EQ(result_of(check(dir), "R14").verdict, conformance::Verdict::pass);
+  for (const char* name : {"sinks", "alibi"}) {
+    fs::path folder;
+    for (const io::ExchangeCase& ec : io::read_exchange_cases(dir))
+      if (fs::exists(io::case_dir(dir, ec) / (std::string(name) + ".npy"))) folder = io::case_dir(dir, ec);
+    ASSERT_FALSE(folder.empty()) << "no R14 case drew " << name;
+    const fs::path file = folder / (std::string(name) + ".npy");
+    fs::copy_file(file, dir / "exported.npy", fs::copy_options::overwrite_existing);
+    nudge(file, DType::f32);
+    conformance::ConformanceReport rep = check(dir);
+    const conformance::RequirementResult& r = result_of(rep, "R14");
+    ASSERT_EQ(r.verdict, conformance::Verdict::fail) << name << ": " << all_findings(rep);
+    EXPECT_NE(r.findings.at(0).message.find("input written: " + file.string() + " changed since export"), std::string::npos)
+        << all_findings(rep);
+
+    std::ifstream in(dir / kExportFile);
+    nlohmann::json j = nlohmann::json::parse(in);
+    in.close();
+    const nlohmann::json recorded = j;
+    j.erase("input_files");
+    for (auto& folder_hashes : j["inputs"].items()) folder_hashes.value().erase(std::string(name) + ".npy");
+    std::ofstream(dir / kExportFile, std::ios::trunc) << j.dump();
+    EXPECT_EQ(result_of(check(dir), "R14").verdict, conformance::Verdict::pass) << name << ", an export before the list";
+    std::ofstream(dir / kExportFile, std::ios::trunc) << recorded.dump();
+    fs::copy_file(dir / "exported.npy", file, fs::copy_options::overwrite_existing);
+  }
+  fs::remove_all(dir);
+}
+
 // --claims at check time: the precision model is replaced (a model too strict for the naive
 // kernel's f32 accumulation makes its correct answers fail R1), capabilities never are.
 TEST(ExportCheck, ClaimsAtCheckReplacePrecisionOnly) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv {
@@ -85,6 +87,35 @@ TEST(Buffers, WritesIntoInputsAreDetected) {
   CaseBuffers buf(c, Layout::bhtd, false);
   static_cast<unsigned char*>(buf.views().k.data)[3] ^= 1;
   EXPECT_FALSE(buf.inputs_unchanged());
+}
+
+// Every per-head input and index array is watched too (R14 rests on this): a write into any one
+// of them, the others untouched, is seen.
+TEST(Buffers, WritesIntoEveryTableInputAreDetected) {
+  Case c = sample_case(DType::f32);
+  c.problem.shape.B = 1;  // packed sequences need one batch row
+  c.problem.has_kv_len = c.problem.has_mask = c.problem.has_bias = false;  // none of them packs
+  c.problem.varlen_sequences = 2;
+  for (const HeadInput& in : kHeadInputs) c.problem.*in.present = true;
+  c = make_zero_case(c.problem, false);
+  int watched = 0;
+  for (const HeadInput& in : kHeadInputs) {
+    CaseBuffers buf(c, Layout::bhtd, false);
+    ASSERT_TRUE(buf.inputs_unchanged());
+    static_cast<unsigned char*>((buf.views().*in.view).data)[1] ^= 1;
+    EXPECT_FALSE(buf.inputs_unchanged()) << in.name;
+    ++watched;
+  }
+  for (Case d : {c, sample_case(DType::f32)})
+    for (const IndexInput& in : kIndexInputs) {
+      if (!in.present(d.problem)) continue;
+      CaseBuffers buf(d, Layout::bhtd, false);
+      ASSERT_TRUE(buf.inputs_unchanged());
+      const_cast<std::int64_t*>(buf.views().*in.view)[0] += 1;
+      EXPECT_FALSE(buf.inputs_unchanged()) << in.name;
+      ++watched;
+    }
+  EXPECT_EQ(watched, static_cast<int>(std::size(kHeadInputs) + std::size(kIndexInputs)));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Q, K, V, mask, bias and dO are never written (the harness compares them after the call).
+// Q, K, V, mask, bias, dO and every per-head and index input the kernel claims (sinks, ALiBi
+// slopes, kv_len, packed bounds) are never written (the harness compares them after the call).
 #include "properties/checks/checks.h"
 #include "properties/conformance/requirement.h"
 
@@ -11,7 +12,7 @@ Requirement r14_inputs_unchanged() {
       .statement = "inputs are never written",
       .mutants = {"writes_q"},
       .needs = "a forward (and the backward when claimed)",
-      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.max_work = 60000; }),
+      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.alibi = true; o.varlen = true; o.max_work = 60000; }),
       .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_inputs_unchanged(k, pc.c, pc.layout); },
       .cases = {100, 750, 7500},
       .through_files = Requirement::ThroughFiles::input_files,
