@@ -1,5 +1,6 @@
 #include "core/forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,12 +15,18 @@ namespace {
 
 template <class T>
 void run(const ForwardParams& p, const MicroKernels<T>& mk, int threads) {
-  const std::int64_t n_blocks = (p.shape.Tq + kQueryBlock - 1) / kQueryBlock;
+  // An item is up to kForwardBlocks query blocks sharing their key tiles (workspace.h), fewer
+  // where that would leave under four items per thread to balance. The blocks are the same
+  // whatever the grouping, and so are the bits (tile_loop.h).
+  const std::int64_t blocks = p.shape.B * p.shape.Hq * ((p.shape.Tq + kQueryBlock - 1) / kQueryBlock);
+  const std::int64_t per_thread = blocks / (4 * static_cast<std::int64_t>(threads > 0 ? threads : default_threads()));
+  const std::int64_t item_rows = std::clamp<std::int64_t>(per_thread, 1, kForwardBlocks) * kQueryBlock;
+  const std::int64_t n_blocks = (p.shape.Tq + item_rows - 1) / item_rows;
   const std::int64_t items = p.shape.B * p.shape.Hq * n_blocks;
   parallel_for(
       items,
       [&](std::int64_t begin, std::int64_t end) {
-        Workspace<T> ws(p.shape.Dk, p.shape.Dv);
+        Workspace<T> ws(p.shape.Dk, p.shape.Dv, std::min(item_rows, std::max<std::int64_t>(p.shape.Tq, 1)));
         for (std::int64_t it = begin; it < end; ++it) {
           const std::int64_t bh = it / n_blocks, k = it % n_blocks;
           // Zigzag over query blocks (0, n-1, 1, n-2, ...): with a causal mask neighbouring
@@ -28,8 +35,8 @@ void run(const ForwardParams& p, const MicroKernels<T>& mk, int threads) {
           QueryBlock qb;
           qb.b = bh / p.shape.Hq;
           qb.h = bh % p.shape.Hq;
-          qb.i0 = blk * kQueryBlock;
-          qb.i1 = std::min(qb.i0 + kQueryBlock, p.shape.Tq);
+          qb.i0 = blk * item_rows;
+          qb.i1 = std::min(qb.i0 + item_rows, p.shape.Tq);
           forward_query_block(p, mk, ws, qb);
         }
       },

@@ -26,39 +26,119 @@ void write_rows(const ForwardParams& p, const MicroKernels<T>& mk, const QueryBl
   }
 }
 
+// Rows [r0, r0 + rows) of the workspace (query i0 + r for row r0 + r) against key tile
+// [j0, j0 + n) already in ws.k() and ws.v(), which may hold more keys than n (the forward's
+// blocks share a tile: past n, columns of the scores tile are computed and never read).
+template <class T>
+void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, const SoftmaxRows<T>& st,
+                 int r0, int rows, std::int64_t i0, std::int64_t b, std::int64_t h, std::int64_t j0, int n,
+                 TileKind kind) {
+  const KeyRange* ranges = ws.ranges() + r0;
+  T* o = ws.o() + r0 * ws.dv_pad;
+  const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
+  const bool dropping = p.dropout.active();
+  mk.scores(ws.q() + r0 * ws.dk_pad, ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, static_cast<T>(p.scale),
+            ws.s(), ws.lds);
+  if (kind == TileKind::partial || elementwise_always)
+    apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, ws.s(), ws.lds);
+  softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
+  // Dropout after the row sums: l keeps every weight, only the P.V numerator loses the
+  // dropped ones (O = sum_j P_j m_j v_j / (1 - p), docs/dropout.md). A dropped weight is 0,
+  // so its key may hold a non-finite V only through the NaN-safe pv, as a hidden one.
+  if (dropping) {
+    const std::uint64_t threshold = dropout_threshold(p.dropout.p);
+    for (int r = 0; r < rows; ++r) dropout_row(p.dropout, threshold, b, h, i0 + r, j0, n, ws.s() + r * ws.lds);
+  }
+  if ((kind == TileKind::partial || dropping) && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
+    pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, o, ws.dv_pad, mk.pv_fused);
+  else
+    mk.pv(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, o, ws.dv_pad);
+}
+
+template <class T>
+void load_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, std::int64_t b,
+               std::int64_t hkv, std::int64_t j0, int n) {
+  load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
+  load_panels(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
+}
+
+// attend_key_tiles on workspace rows [r0, r0 + rows) (st already offset to them).
+template <class T>
+void attend_key_tiles_at(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
+                         const SoftmaxRows<T>& st, int r0, int rows, std::int64_t i0, std::int64_t b,
+                         std::int64_t hkv, KeyRange keys, std::int64_t h) {
+  const KeyRange* ranges = ws.ranges() + r0;
+  for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
+    const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
+    const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
+    if (kind == TileKind::skip) continue;  // fully masked tile: not even loaded
+    load_tile(p, mk, ws, b, hkv, j0, n);
+    attend_tile(p, mk, ws, st, r0, rows, i0, b, h, j0, n, kind);
+  }
+}
+
+template <class T>
+SoftmaxRows<T> offset_rows(const SoftmaxRows<T>& st, int r0) {
+  return {st.m + r0, st.l + r0, st.alpha + r0, st.tile_sum + r0};
+}
+
+// The query blocks of one forward item: workspace rows [r0, r0 + rows), queries from i0.
+struct BlockPart {
+  int r0 = 0, rows = 0;
+  std::int64_t i0 = 0;
+  KeyRange keys;
+};
+
+// Every block against the key tiles it sees, each tile loaded once for all the blocks that see
+// it. A block visits exactly the tiles it would alone (its own hull, cut into tiles from its
+// own lo; skipped tiles skipped), in the same order, so the bits are those of one block at a
+// time. Sharing needs the blocks' tile grids to coincide (their lo congruent modulo the tile:
+// always without a window, whose intervals all start at 0); otherwise each block sweeps alone.
+template <class T>
+void attend_blocks(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, const SoftmaxRows<T>& st,
+                   const BlockPart* parts, int n_parts, std::int64_t b, std::int64_t h) {
+  const std::int64_t hkv = h / p.group;
+  KeyRange all{0, 0};
+  bool shared = true, any = false;
+  for (int k = 0; k < n_parts; ++k) {
+    const KeyRange kr = parts[k].keys;
+    if (kr.empty()) continue;
+    if (!any) all = kr;
+    shared = shared && (kr.lo - all.lo) % kKeyBlock == 0;
+    all = {std::min(all.lo, kr.lo), std::max(all.hi, kr.hi)};
+    any = true;
+  }
+  if (!any) return;
+  if (!shared) {
+    for (int k = 0; k < n_parts; ++k) {
+      const BlockPart& bp = parts[k];
+      if (!bp.keys.empty())
+        attend_key_tiles_at(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, hkv, bp.keys, h);
+    }
+    return;
+  }
+  for (std::int64_t j0 = all.lo; j0 < all.hi; j0 += kKeyBlock) {
+    bool loaded = false;
+    for (int k = 0; k < n_parts; ++k) {
+      const BlockPart& bp = parts[k];
+      if (bp.keys.empty() || j0 < bp.keys.lo || j0 >= bp.keys.hi) continue;
+      const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, bp.keys.hi - j0));
+      const TileKind kind = classify_tile(ws.ranges() + bp.r0, bp.rows, j0, j0 + n, p.has_mask || p.has_bias);
+      if (kind == TileKind::skip) continue;
+      if (!loaded) load_tile(p, mk, ws, b, hkv, j0, static_cast<int>(std::min<std::int64_t>(kKeyBlock, all.hi - j0)));
+      loaded = true;
+      attend_tile(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, h, j0, n, kind);
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
 void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                       const SoftmaxRows<T>& st, int rows, std::int64_t i0, std::int64_t b,
                       std::int64_t hkv, KeyRange keys, std::int64_t h) {
-  const KeyRange* ranges = ws.ranges();
-  const T scale = static_cast<T>(p.scale);
-  const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
-  const bool dropping = p.dropout.active();
-  const std::uint64_t threshold = dropping ? dropout_threshold(p.dropout.p) : 0;
-  for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
-    const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
-    const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
-    if (kind == TileKind::skip) continue;  // fully masked tile: not even loaded
-    load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
-    load_panels(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
-    mk.scores(ws.q(), ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, scale, ws.s(), ws.lds);
-    if (kind == TileKind::partial || elementwise_always)
-      apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, ws.s(), ws.lds);
-    softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
-    // Dropout after the row sums: l keeps every weight, only the P.V numerator loses the
-    // dropped ones (O = sum_j P_j m_j v_j / (1 - p), docs/dropout.md). A dropped weight is 0,
-    // so its key may hold a non-finite V only through the NaN-safe pv, as a hidden one.
-    if (dropping)
-      for (int r = 0; r < rows; ++r)
-        dropout_row(p.dropout, threshold, b, h, i0 + r, j0, n, ws.s() + r * ws.lds);
-    if ((kind == TileKind::partial || dropping) && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
-      pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad,
-                         mk.pv_fused);
-    else
-      mk.pv(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, ws.o(), ws.dv_pad);
-  }
+  attend_key_tiles_at(p, mk, ws, st, 0, rows, i0, b, hkv, keys, h);
 }
 
 template <class T>
@@ -68,7 +148,6 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
   const std::int64_t kv_len = p.kv_len(qb.b);
   KeyRange* ranges = ws.ranges();
   for (int r = 0; r < rows; ++r) ranges[r] = row_key_range(p, kv_len, qb.i0 + r);
-  const KeyRange hull = block_key_hull(ranges, rows);
 
   const SoftmaxRows<T> st = ws.softmax();
   if (p.has_sinks)
@@ -76,13 +155,22 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
   else
     softmax_rows_init(st, rows);
   std::fill(ws.o(), ws.o() + rows * ws.dv_pad, T(0));
-  if (!hull.empty())
-    load_rows(mk, p.views.q, qb.b, qb.h, qb.i0, rows, p.shape.Dk, ws.dk_pad, ws.q());
 
-  const bool dropping = p.dropout.active();
-  attend_key_tiles(p, mk, ws, st, rows, qb.i0, qb.b, qb.h / p.group, hull, qb.h);
+  BlockPart parts[kForwardBlocks];
+  int n_parts = 0;
+  for (int r0 = 0; r0 < rows; r0 += kQueryBlock) {
+    BlockPart& bp = parts[n_parts++];
+    bp.r0 = r0;
+    bp.rows = std::min(kQueryBlock, rows - r0);
+    bp.i0 = qb.i0 + r0;
+    bp.keys = block_key_hull(ranges + r0, bp.rows);
+    if (!bp.keys.empty())
+      load_rows(mk, p.views.q, qb.b, qb.h, bp.i0, bp.rows, p.shape.Dk, ws.dk_pad, ws.q() + r0 * ws.dk_pad);
+  }
+  attend_blocks(p, mk, ws, st, parts, n_parts, qb.b, qb.h);
+
   softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, p.shape.Dv, ws.lse());
-  if (dropping) {
+  if (p.dropout.active()) {
     // O = fl(fl(acc / l) * r), r = 1/(1 - p) rounded to T: the two roundings the dropout
     // reference's bound counts (docs/dropout.md, properties/layer/dropout_check.cpp).
     const T r = static_cast<T>(1.0 / (1.0 - p.dropout.p));

@@ -10,10 +10,12 @@ namespace attnv::core {
 
 struct QueryBlock {
   std::int64_t b = 0, h = 0;  // batch and query head
-  std::int64_t i0 = 0, i1 = 0;  // query rows [i0, i1), at most kQueryBlock
+  std::int64_t i0 = 0, i1 = 0;  // query rows [i0, i1), at most kForwardBlocks kQueryBlock
 };
 
-// Computes O and LSE of the block's rows and writes them to p.views.out / p.views.lse.
+// Computes O and LSE of the rows and writes them to p.views.out / p.views.lse. The rows are cut
+// into query blocks of kQueryBlock from i0, each computed as if alone (the same bits), and each
+// key tile is loaded once for all of them (ws.capacity >= i1 - i0).
 template <class T>
 void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                          const QueryBlock& qb);

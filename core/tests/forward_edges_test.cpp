@@ -142,6 +142,22 @@ TEST(CoreEdges, BitwiseDeterministic) {
   EXPECT_TRUE(bitwise_equal(b, b2));
 }
 
+// The forward runs up to kForwardBlocks query blocks against each key tile it loads, fewer when
+// the threads need more items: one thread groups the five blocks of these heads four and one,
+// eight threads not at all. Every visibility rule (windows whose blocks start their tiles at
+// different keys among them), every path: the same bits either way.
+TEST(CoreEdges, SharedKeyTilesGiveTheBitsOfOneBlockAtATime) {
+  std::uint64_t seed = 2600;
+  for (Isa isa : runnable_isas())
+    for (int variant = 0; variant < kFeatureVariants; ++variant) {
+      const Problem p = feature_variant(variant, 5 * kQueryBlock - 7, 300, 40, DType::f32);
+      const Case c = random_case(p, ++seed);
+      CoreKernel grouped({.threads = 1, .isa = isa}), single({.threads = 8, .isa = isa});
+      EXPECT_TRUE(bitwise_equal(run_forward(grouped, c, Layout::bhtd), run_forward(single, c, Layout::bhtd)))
+          << "variant " << variant << ", " << isa_name(isa);
+    }
+}
+
 TEST(CoreInterface, NameCapabilitiesAndPrecision) {
   CoreKernel core;
   EXPECT_EQ(core.name(), "core");
