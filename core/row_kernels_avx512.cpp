@@ -8,16 +8,20 @@
 //   dots, 4-row blocks: the AVX2 set keeps two 8-lane chains per row (pieces d = 0, 16, 32, ...
 //     and d = 8, 24, ...); one 16-lane chain here holds both in its halves, so its low + high
 //     halves is the AVX2 sum a + b, and the same hadd tree follows. Rows are taken 8 at a time
-//     when there are 8 (each row's chain is its own, so blocking does not change its bits).
+//     when there are 8 (each row's chain is its own, so blocking does not change its bits). An
+//     f16 or bf16 cache's keys are taken 4 at a time (dots_rxn): each piece of q loaded once for
+//     the four, and two keys' hadd trees in the halves of one 512-bit register (the same adds on
+//     the same operands): the conversions make those dots compute-bound, and the reduction was a
+//     third of their work. An f32 cache stays key by key (side by side it lost up to 7%).
 //   dots, single rows: the AVX2 set's four chains (d mod 32 in [0, 8), [8, 16), ...) are two
 //     16-lane chains here, the 8-value tail pieces go into the first one's low half.
 //   pv_rows: keys added onto each output element in the AVX2 order (lanes of n / 4 keys, then
 //     the rest), whatever the loop nest; here the 4 x R weights of a group of keys are broadcast
 //     once per group instead of once per 16 columns.
-// The memory walk is the AVX2 set's: every K row read whole, front to back, before the next, and
-// V's keys in four lanes n / 4 rows apart (row_kernels_avx2.cpp says why: the prefetchers; on the
-// AVX-512 machine, V in key order, in 2 or 8 lanes, K in lanes and software prefetch were no
-// better: bench/README.md, decode). No exp here: the sweep's softmax is the path's micro-kernels'
+// The memory walk is the AVX2 set's (but for an f16 or bf16 cache's four keys side by side):
+// every K row read whole, front to back, before the next, and V's keys in four lanes n / 4 rows
+// apart (row_kernels_avx2.cpp says why: the prefetchers; on the AVX-512 machine, V in key order,
+// in 2 or 8 lanes, K in lanes and software prefetch were no better: bench/README.md, decode). No exp here: the sweep's softmax is the path's micro-kernels'
 // (microkernels_avx512.cpp, on exp_constants.h).
 #include "core/microkernels.h"
 #include "core/row_kernels.h"
@@ -36,6 +40,7 @@
 #endif
 
 #include "core/avx2_hsum.h"
+#include <type_traits>
 
 namespace attnv::core {
 namespace {
@@ -117,12 +122,96 @@ float dot_1x1(const float* q, const typename L::E* k, std::int64_t dk_pad) {
   return hsum(_mm256_add_ps(halves(a), halves(b)));
 }
 
-// Key by key (row_kernels_avx2.cpp says why), 8 or 4 rows at a time, then single rows.
+// hsum4 for two keys at once, x's chains in the low 256 bits of each argument and y's in the high:
+// the AVX2 set's halves, its three hadds and its final low + high 128 bits, each the same add on
+// the same operands (vhaddps adds SRC1[63:32] + SRC1[31:0], hence odd + even), so the sums are
+// hsum4's bit for bit: key x's four in lanes 0-3, key y's in lanes 8-11.
+__m512 halves2(__m512 x, __m512 y) {
+  return _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+__m512 hadd2(__m512 a, __m512 b) {
+  return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)), _mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+}
+__m512 hsum4x2(__m512 h0, __m512 h1, __m512 h2, __m512 h3) {
+  const __m512 h = hadd2(hadd2(h0, h1), hadd2(h2, h3));
+  return _mm512_add_ps(h, _mm512_shuffle_f32x4(h, h, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+
+// R (4 or 8) rows against NK (even) consecutive keys: each 16-value piece of q loaded once for
+// the NK keys, each key's piece once for the R rows; every (row, key) chain is dots_rx1's.
+template <class L, int R, int NK>
+void dots_rxn(const float* q, std::int64_t ldq, const typename L::E* k, std::int64_t ldk, std::int64_t dk_pad,
+              __m512 scale, float* s, std::int64_t lds) {
+  __m512 acc[NK][R];
+#pragma GCC unroll 4
+  for (int c = 0; c < NK; ++c)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[c][r] = _mm512_setzero_ps();
+  std::int64_t d = 0;
+  for (; d + 16 <= dk_pad; d += 16) {
+    __m512 x[NK];
+#pragma GCC unroll 4
+    for (int c = 0; c < NK; ++c) x[c] = L::load(k + c * ldk + d);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 qr = _mm512_loadu_ps(q + r * ldq + d);
+#pragma GCC unroll 4
+      for (int c = 0; c < NK; ++c) acc[c][r] = _mm512_fmadd_ps(qr, x[c], acc[c][r]);
+    }
+  }
+  if (d < dk_pad) {  // 8 values left, into the low halves as in dots_rx1
+    __m512 x[NK];
+#pragma GCC unroll 4
+    for (int c = 0; c < NK; ++c) x[c] = L::load8(k + c * ldk + d);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 qr = _mm512_maskz_loadu_ps(kLow8, q + r * ldq + d);
+#pragma GCC unroll 4
+      for (int c = 0; c < NK; ++c) acc[c][r] = _mm512_mask3_fmadd_ps(qr, x[c], acc[c][r], kLow8);
+    }
+  }
+#pragma GCC unroll 2
+  for (int c = 0; c < NK; c += 2)
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r += 4) {
+      const __m512 sums = _mm512_mul_ps(
+          hsum4x2(halves2(acc[c][r], acc[c + 1][r]), halves2(acc[c][r + 1], acc[c + 1][r + 1]),
+                  halves2(acc[c][r + 2], acc[c + 1][r + 2]), halves2(acc[c][r + 3], acc[c + 1][r + 3])),
+          scale);
+      float out[16];
+      _mm512_storeu_ps(out, sums);
+      for (int i = 0; i < 4; ++i) {
+        s[(r + i) * lds + c] = out[i];
+        s[(r + i) * lds + c + 1] = out[8 + i];
+      }
+    }
+}
+
+// Keys one at a time for an f32 cache (row_kernels_avx2.cpp says why), four at a time for f16 and
+// bf16 (the top of the file says why), 8 or 4 rows at a time, then single rows.
+template <class L>
+constexpr int kKeysPerPass = std::is_same_v<L, F32> ? 1 : 4;
+
 template <class L>
 void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, std::int64_t ldk, int n,
           std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
   const __m128 sc = _mm_set1_ps(scale);
-  for (int c = 0; c < n; ++c) {
+  constexpr int G = kKeysPerPass<L>;
+  int c = 0;
+  if constexpr (G > 1) {
+    const __m512 sc16 = _mm512_set1_ps(scale);
+    for (; c + G <= n; c += G) {
+      const typename L::E* kc = k + c * ldk;
+      int r = 0;
+      for (; r + 8 <= rows; r += 8)
+        for (int j = 0; j < G; j += 2)
+          dots_rxn<L, 8, 2>(q + r * ldq, ldq, kc + j * ldk, ldk, dk_pad, sc16, s + r * lds + c + j, lds);
+      for (; r + 4 <= rows; r += 4) dots_rxn<L, 4, G>(q + r * ldq, ldq, kc, ldk, dk_pad, sc16, s + r * lds + c, lds);
+      for (; r < rows; ++r)
+        for (int j = 0; j < G; ++j) s[r * lds + c + j] = dot_1x1<L>(q + r * ldq, kc + j * ldk, dk_pad) * scale;
+    }
+  }
+  for (; c < n; ++c) {
     const typename L::E* kc = k + c * ldk;
     int r = 0;
     for (; r + 8 <= rows; r += 8) dots_rx1<L, 8>(q + r * ldq, ldq, kc, dk_pad, sc, s + r * lds + c, lds);
