@@ -27,6 +27,8 @@ Capabilities CoreKernel::capabilities() const {
   c.paged_kv = true;  // decode through a block table (decode.h)
   // Packed sequences, forward and backward, one call per sequence (core/varlen.h).
   c.varlen = true;
+  // kv_len [S] with them: each sequence's call takes its kv_len[s] (core/varlen.cpp).
+  c.varlen_kv_len = true;
   return c;
 }
 

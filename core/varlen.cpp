@@ -18,6 +18,12 @@ TensorRef rows_from(TensorRef t, std::int64_t rows, std::int64_t extent) {
   return t;
 }
 
+// The keys sequence s uses: kv_len[s] with per-sequence key lengths (FlashAttention's
+// seqused_k), else all of its own. Its call aligns bottom-right to these, as the spec asks.
+std::int64_t used_keys(const Problem& p, const KernelViews& views, std::int64_t s) {
+  return p.has_kv_len ? views.kv_len[s] : views.cu_seqlens_k[s + 1] - views.cu_seqlens_k[s];
+}
+
 // Sequence s as a call of its own (varlen.h); kv_len must outlive the views.
 struct SequenceView {
   std::int64_t len_q, len_k;
@@ -60,7 +66,7 @@ void backward_sequences(const Problem& p, const KernelViews& views, const Sequen
   share_view.shape = {Hq, 0, 0, 0};
   share_view.stride = {1, 0, 0, 0};
   for (std::int64_t s = 0; s < p.varlen_sequences; ++s) {
-    const std::int64_t kv_len = views.cu_seqlens_k[s + 1] - views.cu_seqlens_k[s];
+    const std::int64_t kv_len = used_keys(p, views, s);
     SequenceView q = sequence(p, views, s, kv_len);
     if (q.len_q == 0) {
       zero_rows(views.dk, views.cu_seqlens_k[s], q.len_k);
@@ -84,7 +90,7 @@ void backward_sequences(const Problem& p, const KernelViews& views, const Sequen
 
 void forward_by_sequence(const Problem& p, const KernelViews& views, const SequenceCall& run) {
   for (std::int64_t s = 0; s < p.varlen_sequences; ++s) {
-    const std::int64_t kv_len = views.cu_seqlens_k[s + 1] - views.cu_seqlens_k[s];
+    const std::int64_t kv_len = used_keys(p, views, s);
     const SequenceView q = sequence(p, views, s, kv_len);
     if (q.len_q > 0) run(q.problem, q.views);  // no rows: nothing to write
   }

@@ -16,7 +16,8 @@ namespace attnv::core {
 using SequenceCall = std::function<void(const Problem&, const KernelViews&)>;
 
 // The forward: run(problem, views) once per sequence with at least one query, in order. The
-// problem always has kv_len = [len_k[s]] and Tk = max(len_k[s], 1): a sequence with no keys is
+// problem always has kv_len = [len_k[s]] (or the problem's kv_len[s], the keys the sequence
+// uses: per-sequence key lengths) and Tk = max(len_k[s], 1): a sequence with no keys is
 // then an ordinary call whose every row is fully masked (O = 0, LSE = -inf, or the sink's), its
 // K and V views pointing at packed row 0, which a kv_len of 0 never reads.
 void forward_by_sequence(const Problem& p, const KernelViews& views, const SequenceCall& run);

@@ -180,7 +180,7 @@ ExchangeCase read_tensors(const fs::path& folder, const ManifestEntry& e, const 
   for (const IndexInput& in : kIndexInputs) {
     const std::string file = std::string(in.name) + ".npy";
     if (optional_file(file.c_str(), in.present(p), in.file_key.data()))
-      c.*in.values = read_length_tensor(folder / file, {in.dims.data(), {in.extent(p)}});
+      c.*in.values = read_length_tensor(folder / file, {in.dims(p).data(), {in.extent(p)}});
   }
   if (optional_file("dout.npy", e.has_dout, "dout")) c.dout = read_storage_tensor(folder / "dout.npy", p.dtype, s.out);
   if (auto errs = check_case(c); !errs.empty()) throw InputError(label + ": invalid case: " + join(errs));

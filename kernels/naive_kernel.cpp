@@ -39,24 +39,29 @@ struct Visibility {
   }
   // Query i's frame: the keys [first, end) it may see and the rows that share its alignment,
   // queries [q0, q0 + rows). Unpacked: [0, kv_len[b]) and all Tq rows; packed sequences: its own
-  // sequence's keys and queries. The varlen_global_alignment plant keeps the sequence's keys
-  // (a block-diagonal mask) but aligns by the packed corner: every key, every query.
+  // sequence's keys (its first kv_len[s] with per-sequence key lengths) and queries. The
+  // varlen_global_alignment plant keeps the sequence's keys (a block-diagonal mask) but aligns by
+  // the packed corner: every key, every query. `stored_end`: where the sequence's keys end in
+  // the packed K (cu_seqlens_k[s+1]), what the seqused_aligned_to_stored_keys plant aligns to.
   struct Frame {
-    std::int64_t first, end, q0, rows;
+    std::int64_t first, end, q0, rows, stored_end;
   };
   Frame frame(std::int64_t b, std::int64_t i) const {
     const Problem& p = c.problem;
-    if (p.varlen_sequences == 0) return {0, kv_len(b), 0, p.shape.Tq};
+    if (p.varlen_sequences == 0) return {0, kv_len(b), 0, p.shape.Tq, kv_len(b)};
     std::size_t s = 0;
     while (c.cu_seqlens_q[s + 1] <= i) ++s;
-    return {c.cu_seqlens_k[s], c.cu_seqlens_k[s + 1], c.cu_seqlens_q[s], c.cu_seqlens_q[s + 1] - c.cu_seqlens_q[s]};
+    const std::int64_t first = c.cu_seqlens_k[s], stored_end = c.cu_seqlens_k[s + 1];
+    const std::int64_t end = p.has_kv_len ? first + c.kv_len[s] : stored_end;
+    return {first, end, c.cu_seqlens_q[s], c.cu_seqlens_q[s + 1] - c.cu_seqlens_q[s], stored_end};
   }
   // The query's position among the keys, in packed key coordinates: the frame's first key plus
   // i's place in its rows (top-left), or counted back from the frame's last key (bottom-right).
   std::int64_t position(std::int64_t b, std::int64_t i, bool bottom_right) const {
     Frame f = frame(b, i);
     if (plant == Plant::varlen_global_alignment && c.problem.varlen_sequences > 0)
-      f = {0, c.problem.shape.Tk, 0, c.problem.shape.Tq};
+      f = {0, c.problem.shape.Tk, 0, c.problem.shape.Tq, c.problem.shape.Tk};
+    if (plant == Plant::seqused_aligned_to_stored_keys) f.end = f.stored_end;
     return bottom_right ? f.end - (f.rows - (i - f.q0)) : f.first + (i - f.q0);
   }
   // The query's position for ALiBi; the alibi_wrong_corner plant takes the other alignment's.
@@ -379,7 +384,7 @@ Capabilities NaiveKernel::capabilities() const {
   c.mask_bias_per_batch_head = true;
   c.alibi = true;
   c.paged_kv = true;
-  c.varlen = true;
+  c.varlen = c.varlen_kv_len = true;
   return c;
 }
 

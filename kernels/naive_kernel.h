@@ -66,6 +66,9 @@ enum class Plant {
   empty_rows_unwritten,   // a row with no visible key: L written, O left as the buffer held it (assumed zeroed)
   varlen_global_alignment,  // packed sequences: each sees only its own keys, but the causal rule,
                             // window and ALiBi are aligned by the packed [Tq, Tk] corner
+  seqused_aligned_to_stored_keys,  // packed sequences with kv_len [S]: keys past kv_len[s] hidden, but
+                                  // bottom-right aligned to the sequence's stored keys (cu_seqlens_k),
+                                  // not the kv_len[s] it uses
 };
 
 enum class Structure { naive, tiled };

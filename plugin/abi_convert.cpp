@@ -229,7 +229,7 @@ static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == A
               abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
               abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD &&
               abi_bit("alibi") == ATTNV_CAP_ALIBI && abi_bit("paged_kv") == ATTNV_CAP_PAGED_KV &&
-              abi_bit("varlen") == ATTNV_CAP_VARLEN,
+              abi_bit("varlen") == ATTNV_CAP_VARLEN && abi_bit("varlen_kv_len") == ATTNV_CAP_VARLEN_KV_LEN,
               "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;
@@ -442,6 +442,9 @@ std::vector<std::string> check_kernel(const attnv_kernel& raw, const std::string
   // Without decode the claim could never be exercised, yet the certificate would list it.
   if ((k.caps & ATTNV_CAP_PAGED_KV) && !(k.caps & ATTNV_CAP_DECODE))
     e.push_back(w + "declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a decode call's)");
+  if ((k.caps & ATTNV_CAP_VARLEN_KV_LEN) && (~k.caps & (ATTNV_CAP_VARLEN | ATTNV_CAP_KV_LEN)))
+    e.push_back(w + "declares ATTNV_CAP_VARLEN_KV_LEN without ATTNV_CAP_VARLEN and ATTNV_CAP_KV_LEN (per-sequence key "
+                    "lengths are kv_len with packed sequences)");
   if (k.caps & ~kAllCaps) e.push_back(w + "unknown capability bits " + hex(k.caps & ~kAllCaps));
   if (k.dtypes == 0) e.push_back(w + "declares no dtype");
   if (k.dtypes & ~kAllDTypeBits)

@@ -2,7 +2,8 @@
 // The index arrays' ABI fields and worker slots, row for row with kIndexInputs
 // (problem/index_inputs.h): its pointer in attnv_views (v1's kv_len before struct_size, the rest
 // appended in v2) and the wire slot it travels in, with the element count the worker maps
-// (a decode's cache_len rides in kv_len's slot, [B] too: shared_region.cpp).
+// (a decode's cache_len rides in kv_len's slot, [B] too: shared_region.cpp; kv_len is [S] with
+// packed sequences).
 #include <cstdint>
 #include <iterator>
 #include <string_view>
@@ -21,7 +22,10 @@ struct IndexInputField {
 };
 
 inline constexpr IndexInputField kIndexInputFields[] = {
-    {"kv_len", &attnv_views::kv_len, wire::kv_len, [](const attnv_problem& p) { return p.B; }},
+    // [B], or [S] with packed sequences (ATTNV_CAP_VARLEN_KV_LEN); a decode's cache_len is [B]
+    // and a decode has no packed sequences.
+    {"kv_len", &attnv_views::kv_len, wire::kv_len,
+     [](const attnv_problem& p) { return p.varlen_sequences > 0 ? p.varlen_sequences : p.B; }},
     {"cu_seqlens_q", &attnv_views::cu_seqlens_q, wire::cu_seqlens_q,
      [](const attnv_problem& p) { return p.varlen_sequences > 0 ? p.varlen_sequences + 1 : 0; }},
     {"cu_seqlens_k", &attnv_views::cu_seqlens_k, wire::cu_seqlens_k,

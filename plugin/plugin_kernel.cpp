@@ -182,6 +182,10 @@ attnv_problem PluginKernel::abi_problem(const Problem& p) const {
                         describe(p) + ")");
   };
   if (p.varlen_sequences > 0 && !caps_.varlen) throw unclaimed("ATTNV_CAP_VARLEN", "packed sequences");
+  // kv_len [S] with packed sequences: a plugin claiming varlen and kv_len was never sent them
+  // together, and would read kv_len[0] as the whole batch's key count.
+  if (p.varlen_sequences > 0 && p.has_kv_len && !caps_.varlen_kv_len)
+    throw unclaimed("ATTNV_CAP_VARLEN_KV_LEN", "per-sequence key lengths");
   if (p.page_size != 0 && !caps_.paged_kv) throw unclaimed("ATTNV_CAP_PAGED_KV", "a paged KV cache");
   return problem_to_abi(p);
 }

@@ -88,6 +88,14 @@ inline constexpr ClaimInfo kClaims[] = {
     {"varlen", "packed variable-length sequences", &Capabilities::varlen, 1u << 17,
      [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
      "", false, true},
+    // Per-sequence key lengths (FlashAttention's seqused_k): kv_len [S] with packed sequences.
+    // A claim of its own: a kernel claiming varlen and kv_len was never sent the two together
+    // (validate.cpp rejected it until then), so it must not start receiving them unasked.
+    {"varlen_kv_len", "per-sequence key lengths (seqused_k)", &Capabilities::varlen_kv_len, 1u << 19,
+     [](const Problem& p) -> std::string_view {
+       return p.varlen_sequences > 0 && p.has_kv_len ? "per-sequence key lengths (varlen with kv_len)" : "";
+     },
+     "", false, true},
 };
 
 }  // namespace attnv

@@ -47,6 +47,9 @@ struct Capabilities {
   // and a block table as vLLM and FlashInfer keep them. Needs decode too.
   bool paged_kv = false;
   bool varlen = false;              // packed variable-length sequences (cu_seqlens_q / cu_seqlens_k)
+  // With varlen, kv_len [S]: sequence s uses only its first kv_len[s] keys (FlashAttention's
+  // seqused_k). Needs varlen and kv_len too (the generators draw it only with both).
+  bool varlen_kv_len = false;
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).

@@ -43,7 +43,8 @@ std::string cu_seqlens_error(const char* name, const std::int64_t* cu, std::int6
 
 }  // namespace
 
-std::vector<std::string> index_errors(const IndexInput& row, const Problem& p, const std::int64_t* x, bool every) {
+std::vector<std::string> index_errors(const IndexInput& row, const Problem& p, const std::int64_t* x, bool every,
+                                      const std::int64_t* sequences) {
   const std::int64_t n = row.extent(p), total = p.shape.*row.total;
   const std::string name(row.name), total_name(row.total_name);
   if (row.rule == IndexInput::Rule::bounds) {
@@ -52,6 +53,14 @@ std::vector<std::string> index_errors(const IndexInput& row, const Problem& p, c
     return {e};
   }
   std::vector<std::string> errs;
+  // Per packed sequence: element s against that sequence's own extent, named with it.
+  if (sequences) {
+    for (std::int64_t s = 0; s < n && (every || errs.empty()); ++s)
+      if (const std::int64_t len = sequences[s + 1] - sequences[s]; x[s] < 0 || x[s] > len)
+        errs.push_back(name + "[" + std::to_string(s) + "] = " + std::to_string(x[s]) + " is outside [0, " +
+                       std::to_string(len) + "], sequence " + std::to_string(s) + "'s " + std::string(row.per_sequence_unit));
+    return errs;
+  }
   for (std::int64_t b = 0; b < n && (every || errs.empty()); ++b)
     if (x[b] < 0 || x[b] > total)
       errs.push_back(name + "[" + std::to_string(b) + "] = " + std::to_string(x[b]) + " is outside [0, " + total_name +
@@ -122,14 +131,13 @@ std::vector<std::string> check_problem(const Problem& p) {
   if (p.page_size != 0)
     errs.push_back("page_size = " + std::to_string(p.page_size) +
                    ": a paged KV cache belongs to a decode call only (a forward has no cache)");
-  // Packed sequences: one batch entry holds them all; cu_seqlens_k plays kv_len's role, and a
-  // mask or bias over packed [Tq, Tk] indices is not taken (yet): each would need a rule for the
-  // entries between sequences.
+  // Packed sequences: one batch entry holds them all, and a mask or bias over packed [Tq, Tk]
+  // indices is not taken (yet): each would need a rule for the entries between sequences. A
+  // kv_len is then per sequence ([S], FlashAttention's seqused_k; claim varlen_kv_len).
   const std::int64_t S = p.varlen_sequences;
   if (S < 0) errs.push_back("varlen_sequences must be >= 0 (0: not varlen), got " + std::to_string(S));
   if (S > 0) {
     if (s.B != 1) errs.push_back("varlen packs every sequence into one batch entry: B must be 1, got " + std::to_string(s.B));
-    if (p.has_kv_len) errs.push_back("varlen takes no kv_len: cu_seqlens_k gives each sequence's keys");
     if (p.has_mask) errs.push_back("varlen takes no mask (a mask over packed [Tq, Tk] indices is not supported)");
     if (p.has_bias) errs.push_back("varlen takes no bias (a bias over packed [Tq, Tk] indices is not supported)");
     if (checked_bytes({S, 2}, 8) < 0) errs.push_back("the element count of cu_seqlens [S+1] overflows 64 bits");
@@ -162,9 +170,11 @@ std::vector<std::string> shapes(const Case& c, bool need_dout, bool& sizes_ok) {
   else if (!c.dout.empty()) size_is("dout", c.dout.size(), out_elements(s));
   if (!errs.empty()) return errs;
   sizes_ok = true;
+  const auto values_of = [&](const IndexInput& in) { return (c.*in.values).data(); };
   for (const IndexInput& in : kIndexInputs)
     if (in.present(p))
-      for (std::string& e : index_errors(in, p, (c.*in.values).data(), true)) errs.push_back(std::move(e));
+      for (std::string& e : index_errors(in, p, values_of(in), true, sequence_bounds(in, p, values_of)))
+        errs.push_back(std::move(e));
   for (std::size_t i = 0; i < c.mask.size(); ++i)
     if (c.mask[i] > 1) {
       errs.push_back("mask element " + std::to_string(i) + " is " + std::to_string(c.mask[i]) +
@@ -357,10 +367,11 @@ std::vector<std::string> check_views(const Problem& p, const KernelViews& v) {
                    std::string(dtype_name(lse_want)));
   // An index array's values are read only where the problem says it is there (check_problem
   // has kept its extent's byte count from overflowing); one message each is enough.
+  const auto view_of = [&](const IndexInput& in) { return in.present(p) ? v.*in.view : nullptr; };
   for (const IndexInput& in : kIndexInputs) {
     const std::int64_t* x = v.*in.view;
     if (!x || !in.present(p)) continue;
-    for (std::string& e : index_errors(in, p, x, false)) errs.push_back(std::move(e));
+    for (std::string& e : index_errors(in, p, x, false, sequence_bounds(in, p, view_of))) errs.push_back(std::move(e));
     const auto b = reinterpret_cast<std::uintptr_t>(x);
     inputs.push_back({in.name.data(), b, b + static_cast<std::uintptr_t>(in.extent(p)) * 8});
   }

@@ -13,6 +13,12 @@ std::size_t sequence_of(const Case& c, std::int64_t i) {
   return static_cast<std::size_t>(std::upper_bound(cu.begin(), cu.end(), i) - cu.begin() - 1);
 }
 
+// The keys sequence s uses: kv_len[s] when given (per-sequence key lengths, FlashAttention's
+// seqused_k), else all of its own.
+std::int64_t used_keys(const Case& c, std::size_t s) {
+  return c.problem.has_kv_len ? c.kv_len[s] : c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
+}
+
 }  // namespace
 
 std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
@@ -20,7 +26,7 @@ std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
     const std::size_t s = sequence_of(c, i);
     const std::int64_t local = i - c.cu_seqlens_q[s];
     const std::int64_t len_q = c.cu_seqlens_q[s + 1] - c.cu_seqlens_q[s];
-    const std::int64_t len_k = c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
+    const std::int64_t len_k = used_keys(c, s);
     const std::int64_t pos = c.problem.alignment == Alignment::top_left ? local : len_k - (len_q - local);
     return c.cu_seqlens_k[s] + pos;
   }
@@ -32,7 +38,7 @@ std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i) {
 std::pair<std::int64_t, std::int64_t> key_range(const Case& c, std::int64_t b, std::int64_t i) {
   if (c.problem.varlen_sequences == 0) return {0, c.kv_len_of(b)};
   const std::size_t s = sequence_of(c, i);
-  return {c.cu_seqlens_k[s], c.cu_seqlens_k[s + 1]};
+  return {c.cu_seqlens_k[s], c.cu_seqlens_k[s] + used_keys(c, s)};
 }
 
 bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {

@@ -14,11 +14,12 @@ namespace attnv::ref {
 
 // The query's position p_i for batch b: i (top-left) or i + kv_len[b] - Tq (bottom-right).
 // Packed sequences (varlen): sequence s's local position (i' or i' + len_k[s] - len_q[s], with
-// i' = i - cu_seqlens_q[s]) plus cu_seqlens_k[s], so that j - p_i is the local distance j' - p_i'.
+// i' = i - cu_seqlens_q[s] and len_k[s] the keys it uses, kv_len[s] when given) plus
+// cu_seqlens_k[s], so that j - p_i is the local distance j' - p_i'.
 std::int64_t query_position(const Case& c, std::int64_t b, std::int64_t i);
 
 // The keys query i of batch b may see at all, [first, second): [0, kv_len[b]), or with packed
-// sequences its own sequence's keys [cu_seqlens_k[s], cu_seqlens_k[s+1]).
+// sequences its own sequence's keys [cu_seqlens_k[s], cu_seqlens_k[s+1]), or its first kv_len[s].
 std::pair<std::int64_t, std::int64_t> key_range(const Case& c, std::int64_t b, std::int64_t i);
 
 // True when key j is visible to query i of head h, batch b: j in key_range, causal j <= p_i,

@@ -67,11 +67,12 @@ echo "mask and bias planes: exit 0"
 # draw them alone and together): cases carry alibi.npy, cu_seqlens_q.npy and cu_seqlens_k.npy,
 # and the NumPy answers pass R1 and R2. Each planted bug fails R1: ALiBi's distances taken from
 # the other corner, and the causal rule, window and ALiBi aligned by the packed corner instead of
-# per sequence.
+# per sequence. Per-sequence key lengths (varlen_kv_len: kv_len.npy [S]) are claimed too; the
+# bottom-right alignment to the stored keys instead of the used ones fails R1 as well.
 cat > "$WORK/alibi_varlen.json" <<'JSON'
 {"gqa": true, "causal_top_left": true, "causal_bottom_right": true, "window": true, "mask": true,
  "bias": true, "kv_len": true, "softcap": true, "custom_scale": true, "lse": true, "backward": true,
- "alibi": true, "varlen": true}
+ "alibi": true, "varlen": true, "varlen_kv_len": true}
 JSON
 rm -rf "$DIR"
 "$ATTNV" cases export --suite quick --dtype f32 --only R1,R2 --claims "$WORK/alibi_varlen.json" --out "$DIR" > "$WORK/export_alibi_varlen.log" 2>&1 ||
@@ -79,16 +80,18 @@ rm -rf "$DIR"
 grep -q '"alibi": true' "$DIR/manifest.json" || fail "no case with ALiBi in the export"
 grep -q '"varlen_sequences": [1-9]' "$DIR/manifest.json" || fail "no packed case in the export"
 packed=$(grep -c '"varlen_sequences": [1-9]' "$DIR/manifest.json" || true)
+seqused=$("$PY" -c 'import json, sys; print(sum(1 for c in json.load(open(sys.argv[1]))["cases"] if c.get("varlen_sequences", 0) > 0 and c["kv_len"]))' "$DIR/manifest.json")
+[ "$seqused" -gt 0 ] || fail "no packed case with kv_len [S] in the export"
 "$PY" "$PROG" "$DIR"
 check alibi_varlen.log
 [ "$rc" -eq 0 ] || { cat "$WORK/alibi_varlen.log"; fail "correct NumPy answers with ALiBi and packed sequences: exit $rc, expected 0"; }
-for bug in alibi_wrong_corner varlen_global_alignment; do
+for bug in alibi_wrong_corner varlen_global_alignment seqused_aligned_to_stored_keys; do
   "$PY" "$PROG" "$DIR" --bug $bug
   check $bug.log
   [ "$rc" -eq 1 ] || { cat "$WORK/$bug.log"; fail "planted $bug: exit $rc, expected 1"; }
   grep -q "R1 matches_reference \[f32\] FAIL" "$WORK/$bug.log" || { cat "$WORK/$bug.log"; fail "R1 did not fail on $bug"; }
 done
-echo "ALiBi and packed sequences ($packed packed cases): exit 0; alibi_wrong_corner and varlen_global_alignment: exit 1, R1 FAIL"
+echo "ALiBi and packed sequences ($packed packed cases, $seqused with kv_len [S]): exit 0; alibi_wrong_corner, varlen_global_alignment and seqused_aligned_to_stored_keys: exit 1, R1 FAIL"
 
 # Not an export folder: a usage/input error (exit 2), not a finding.
 set +e

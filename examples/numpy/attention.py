@@ -15,7 +15,8 @@ softcap, custom scale, attention sinks (sinks.npy [Hq]: a logit per head in ever
 denominator, a key of value 0; the backward then writes dsinks.npy), ALiBi (alibi.npy [Hq]: every
 logit gets -m_h |j - p_i|, p_i the query's position under the alignment), packed variable-length
 sequences (cu_seqlens_q.npy, cu_seqlens_k.npy [S+1]: each query sees only its own sequence's keys,
-positions and alignment local to the sequence); a row with no visible key
+positions and alignment local to the sequence; with kv_len.npy, [S] then, sequence s uses only its
+first kv_len[s] keys and aligns bottom-right to them: FlashAttention's seqused_k); a row with no visible key
 gives O = 0 and LSE = -inf (with a sink: O = 0 and LSE = the sink). Hidden keys are
 removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (0 * inf = NaN).
 
@@ -27,6 +28,8 @@ removed with np.where, never multiplied by 0: a hidden key may hold NaN or inf (
     alibi_wrong_corner  ALiBi distances from the other alignment's p_i
     varlen_global_alignment  packed sequences: own keys only, but p_i aligned by the packed
                         corner (i, or i + Tk - Tq) instead of per sequence
+    seqused_aligned_to_stored_keys  packed sequences with kv_len [S]: keys past kv_len[s] hidden,
+                        but bottom-right aligned to the sequence's stored keys, not the used ones
 """
 import argparse
 import json
@@ -36,7 +39,7 @@ import sys
 import numpy as np
 
 BUGS = ("causal_off_by_one", "no_max", "truncate_bf16", "dsink_sign_flipped", "alibi_wrong_corner",
-        "varlen_global_alignment")
+        "varlen_global_alignment", "seqused_aligned_to_stored_keys")
 
 
 def load(folder, name, required=True):
@@ -65,19 +68,22 @@ def sequence_of(cu, n):
 
 def position(case, kv_len, alignment=None, packed=None, bug=None):
     """[B, 1, Tq, 1]: the query's position p_i (top-left i, bottom-right i + kv_len[b] - Tq).
-    Packed sequences (packed = (cu_q, cu_k)): query i' = i - cu_q[s] of sequence s sits at
-    p_i' = i' or i' + len_k[s] - len_q[s] among its own keys, i.e. at cu_k[s] + p_i' among the
-    packed keys, so j - p_i is the local distance j' - p_i' for every key of the sequence."""
+    Packed sequences (packed = (cu_q, cu_k, used)): query i' = i - cu_q[s] of sequence s sits at
+    p_i' = i' or i' + used[s] - len_q[s] among its own keys (used[s]: the keys it uses, kv_len[s]
+    or all of them), i.e. at cu_k[s] + p_i' among the packed keys, so j - p_i is the local
+    distance j' - p_i' for every key of the sequence."""
     i = np.arange(case["Tq"])[None, None, :, None]
     n = kv_len[:, None, None, None]
     top_left = (alignment or case["alignment"]) == "top_left"
     if packed is None or bug == "varlen_global_alignment":
         return i if top_left else i + n - case["Tq"]
-    cu_q, cu_k = packed
+    cu_q, cu_k, used = packed
+    if bug == "seqused_aligned_to_stored_keys":
+        used = cu_k[1:] - cu_k[:-1]
     s = sequence_of(cu_q, case["Tq"])
     local = np.arange(case["Tq"]) - cu_q[s]
     if not top_left:
-        local = local + (cu_k[s + 1] - cu_k[s]) - (cu_q[s + 1] - cu_q[s])
+        local = local + used[s] - (cu_q[s + 1] - cu_q[s])
     return (cu_k[s] + local)[None, None, :, None]
 
 
@@ -86,10 +92,12 @@ def visible(case, kv_len, bias, mask, bug, packed=None):
     j = np.arange(case["Tk"])[None, None, None, :]
     if packed is None:
         vis = j < kv_len[:, None, None, None]
-    else:  # replacing padding: a query sees only the keys of its own sequence
-        cu_q, cu_k = packed
-        same = sequence_of(cu_q, case["Tq"])[:, None] == sequence_of(cu_k, case["Tk"])[None, :]
-        vis = same[None, None]
+    else:  # replacing padding: a query sees only the keys its own sequence uses
+        cu_q, cu_k, used = packed
+        sk = sequence_of(cu_k, case["Tk"])
+        same = sequence_of(cu_q, case["Tq"])[:, None] == sk[None, :]
+        in_use = np.arange(case["Tk"]) - cu_k[sk] < used[sk]
+        vis = (same & in_use[None, :])[None, None]
     p = position(case, kv_len, packed=packed, bug=bug)
     if case["causal"]:
         vis = vis & (j <= p + (1 if bug == "causal_off_by_one" else 0))
@@ -216,7 +224,11 @@ def answer(root, case, bug):
     kv_len = load(folder, "kv_len").astype(np.int64) if case["kv_len"] else np.full(case["B"], case["Tk"])
     packed = None
     if case.get("varlen_sequences", 0) > 0:  # B == 1: the sequences share the one batch entry
-        packed = (load(folder, "cu_seqlens_q").astype(np.int64), load(folder, "cu_seqlens_k").astype(np.int64))
+        cu_q, cu_k = (load(folder, n).astype(np.int64) for n in ("cu_seqlens_q", "cu_seqlens_k"))
+        # kv_len.npy is then [S], the keys each sequence uses (seqused_k); the batch has them all.
+        used = kv_len if case["kv_len"] else cu_k[1:] - cu_k[:-1]
+        packed = (cu_q, cu_k, used)
+        kv_len = np.full(case["B"], case["Tk"])
     vis = visible(case, kv_len, bias, mask, bug, packed)
     sinks = load(folder, "sinks").astype(np.float64) if case.get("sinks") else None
     if case.get("alibi"):  # after the visibility: ALiBi moves logits, never hides a key

@@ -206,7 +206,8 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   }
   if ((g.header[kHkv] & kVarlenBit) != 0 && caps.varlen) {
     p.shape.B = 1;
-    p.has_kv_len = p.has_mask = p.has_bias = false;
+    p.has_mask = p.has_bias = false;
+    p.has_kv_len = (g.header[kHkv] & kSeqUsedBit) != 0 && caps.kv_len && caps.varlen_kv_len;
     p.mask_dims = p.bias_dims = {};
     p.varlen_sequences = 1 + g.header[kKvLen0] % kMaxSequences;
   }
@@ -272,7 +273,13 @@ Case to_case(const Genome& g, const Capabilities& caps) {
       std::sort(cu.begin() + 1, cu.end() - 1);
     }
   }
-  if (p.has_kv_len)
+  if (p.has_kv_len && p.varlen_sequences > 0)  // the kv_len bytes gave the packing: from the seed
+    for (std::size_t s = 0; s < c.kv_len.size(); ++s) {
+      const std::int64_t len = c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
+      const std::uint64_t r = splitmix(static_cast<std::uint64_t>(seed_of(g)) * 4099 + 0x5e9 + s);
+      c.kv_len[s] = r % 4 == 0 ? len : r % 4 == 1 ? 0 : static_cast<std::int64_t>((r >> 2) % static_cast<std::uint64_t>(len + 1));
+    }
+  else if (p.has_kv_len)
     for (std::int64_t b = 0; b < p.shape.B; ++b)
       c.kv_len[static_cast<std::size_t>(b)] = g.header[kKvLen0 + static_cast<std::size_t>(b)] % (p.shape.Tk + 1);
   round_to_storage(c);
@@ -281,12 +288,18 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   if (const int poison = g.header[kSigns] >> kPoisonShift; poison != 0 && p.has_kv_len && caps.hidden_nonfinite) {
     const double bad = poison == 1 ? std::numeric_limits<double>::quiet_NaN()
                                    : (poison == 2 ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
-    for (std::int64_t b = 0; b < p.shape.B; ++b)
+    const auto plant = [&](std::int64_t b, std::int64_t from, std::int64_t to) {
       for (std::int64_t h = 0; h < p.shape.Hkv; ++h)
-        for (std::int64_t j = c.kv_len_of(b); j < p.shape.Tk; ++j) {
+        for (std::int64_t j = from; j < to; ++j) {
           for (std::int64_t d = 0; d < p.shape.Dk; ++d) c.k[c.ki(b, h, j, d)] = bad;
           for (std::int64_t d = 0; d < p.shape.Dv; ++d) c.v[c.vi(b, h, j, d)] = bad;
         }
+    };
+    // Packed: the keys each sequence leaves unused (the others' keys stay finite: they are seen).
+    if (p.varlen_sequences > 0)
+      for (std::size_t s = 0; s < c.kv_len.size(); ++s) plant(0, c.cu_seqlens_k[s] + c.kv_len[s], c.cu_seqlens_k[s + 1]);
+    else
+      for (std::int64_t b = 0; b < p.shape.B; ++b) plant(b, c.kv_len_of(b), p.shape.Tk);
   }
   return c;
 }

@@ -68,6 +68,12 @@ inline constexpr int kAlibiShift = 2;
 // [0, Tk] from header[kKvLen1] and the seed, sorted (equal neighbours: an empty sequence).
 // Bit 6 was ignored before, so a saved input with it set now decodes packed for such a kernel.
 inline constexpr std::uint8_t kVarlenBit = 64;
+// header[kHkv] bit 7, with bit 6: per-sequence key lengths, kv_len [S] (FlashAttention's
+// seqused_k; only when the kernel claims Capabilities::varlen_kv_len and kv_len). kv_len[s] from
+// the seed: a quarter of the sequences use all their keys, a quarter none, the rest any count
+// in [0, len_k[s]]. Bit 7 was ignored before, so a saved input with it set now decodes with
+// them for such a kernel.
+inline constexpr std::uint8_t kSeqUsedBit = 128;
 inline constexpr std::int64_t kMaxSequences = 4;
 
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits

@@ -116,7 +116,9 @@ typedef struct attnv_problem {
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
- * kv_len: int64 [B] or NULL. A forward call may pass lse.data == NULL (not asked for). */
+ * kv_len: int64 [B] or NULL; with varlen_sequences = S > 0 (ATTNV_CAP_VARLEN_KV_LEN) it holds
+ * S entries instead, kv_len[s] in [0, cu_seqlens_k[s+1] - cu_seqlens_k[s]]: the keys sequence s
+ * uses. A forward call may pass lse.data == NULL (not asked for). */
 typedef struct attnv_views {
   attnv_tensor q, k, v;
   attnv_tensor mask, bias;
@@ -206,6 +208,11 @@ typedef struct attnv_decode_views {
 /* A paged KV cache in decode (attnv_problem.page_size, attnv_decode_views.block_table); needs
  * ATTNV_CAP_DECODE. */
 #define ATTNV_CAP_PAGED_KV (1u << 18)
+/* Per-sequence key lengths (FlashAttention's seqused_k): with attnv_problem.varlen_sequences = S
+ * and has_kv_len, attnv_views.kv_len holds S entries, sequence s using only its first kv_len[s]
+ * keys (bottom-right aligned to them). Without this bit a plugin is never sent the two together,
+ * whatever else it claims. */
+#define ATTNV_CAP_VARLEN_KV_LEN (1u << 19)
 /* Bits 1u << 19 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "abi_convert.h"
+#include "index_fields.h"
 #include "attnv_mutant_plugins.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
@@ -180,6 +181,35 @@ TEST(AbiConvert, VarlenBoundsRoundTrip) {
   EXPECT_EQ(caps_to_abi(caps_from_abi(ATTNV_CAP_VARLEN, ATTNV_DTYPE_BIT(ATTNV_F32))), ATTNV_CAP_VARLEN);
 }
 
+// Per-sequence key lengths: the bit both ways, and kv_len's views and worker count [S], not [B].
+TEST(AbiConvert, PerSequenceKeyLengthsTravelAsSEntries) {
+  EXPECT_EQ(ATTNV_CAP_VARLEN_KV_LEN, 1u << 19);
+  const Capabilities caps = caps_from_abi(ATTNV_CAP_VARLEN_KV_LEN, ATTNV_DTYPE_BIT(ATTNV_F32));
+  EXPECT_TRUE(caps.varlen_kv_len);
+  EXPECT_EQ(caps_to_abi(caps), ATTNV_CAP_VARLEN_KV_LEN);
+  Problem p;
+  p.shape = {1, 2, 1, 3, 5, 4, 4};
+  p.varlen_sequences = 3;
+  p.has_kv_len = true;
+  Case c = make_zero_case(p);
+  c.cu_seqlens_q = {0, 1, 1, 3};
+  c.cu_seqlens_k = {0, 2, 2, 5};
+  c.kv_len = {1, 0, 3};
+  ASSERT_TRUE(check_case(c).empty()) << check_case(c)[0];
+  CaseBuffers buf(c, Layout::bhtd, false);
+  const attnv_views av = views_to_abi(buf.views());
+  const attnv_problem ap = problem_to_abi(p);
+  EXPECT_EQ(av.kv_len, buf.views().kv_len);
+  EXPECT_EQ(kIndexInputFields[0].name, "kv_len");
+  EXPECT_EQ(kIndexInputFields[0].count(ap), 3);  // the worker maps S entries
+  attnv_problem unpacked = ap;
+  unpacked.varlen_sequences = 0;
+  EXPECT_EQ(kIndexInputFields[0].count(unpacked), 1);  // [B] otherwise
+  const KernelViews kv = views_from_abi(av, p.dtype);
+  EXPECT_TRUE(check_views(p, kv).empty());
+  EXPECT_EQ(case_from_views(p, kv).kv_len, c.kv_len);
+}
+
 TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
   Problem p;
   p.shape = {3, 4, 2, 5, 7, 8, 8};
@@ -225,7 +255,7 @@ TEST(AbiConvert, MaskAndBiasExtentsRoundTripAndOlderProblemsAreTqTk) {
 }
 
 TEST(AbiConvert, CapabilitiesRoundTripBitByBit) {
-  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_VARLEN; bit <<= 1) {
+  for (std::uint32_t bit = 1; bit <= ATTNV_CAP_VARLEN_KV_LEN; bit <<= 1) {
     const Capabilities c = caps_from_abi(bit, ATTNV_DTYPE_BIT(ATTNV_F16));
     EXPECT_EQ(caps_to_abi(c), bit);
     EXPECT_EQ(c.dtypes, std::vector<DType>{DType::f16});
@@ -283,6 +313,13 @@ TEST(AbiConvert, DeclarationChecks) {
   EXPECT_EQ(check_kernel(b, "plugin p"),
             std::vector<std::string>{"plugin p: declares ATTNV_CAP_PAGED_KV without ATTNV_CAP_DECODE (a paged KV cache is a "
                                      "decode call's)"});
+  b = k;
+  b.caps = ATTNV_CAP_VARLEN_KV_LEN | ATTNV_CAP_VARLEN;
+  EXPECT_EQ(check_kernel(b, "plugin p"),
+            std::vector<std::string>{"plugin p: declares ATTNV_CAP_VARLEN_KV_LEN without ATTNV_CAP_VARLEN and "
+                                     "ATTNV_CAP_KV_LEN (per-sequence key lengths are kv_len with packed sequences)"});
+  b.caps = ATTNV_CAP_VARLEN_KV_LEN | ATTNV_CAP_VARLEN | ATTNV_CAP_KV_LEN;
+  EXPECT_TRUE(check_kernel(b, "plugin p").empty());
   b = k;
   b.struct_size = 8;
   EXPECT_EQ(check_kernel(b, "plugin p").size(), 1u);

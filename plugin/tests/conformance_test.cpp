@@ -108,6 +108,29 @@ TEST(PluginConformance, PackedSequencesThroughTheWorkerR1) {
   EXPECT_EQ(bad.results.at(0).verdict, conformance::Verdict::fail) << describe(bad.results.at(0));
 }
 
+// Per-sequence key lengths through the worker (kv_len [S] in its slot): the naive plugin passes
+// R1 with such cases judged, the mutant aligning to the stored keys fails it; a plugin claiming
+// varlen and kv_len but not the two together passes R1 without ever being drawn one.
+TEST(PluginConformance, PerSequenceKeyLengthsThroughTheWorkerR1) {
+  const auto judged = [](const conformance::ConformanceReport& rep, const std::string& claim) {
+    for (const conformance::FeatureUse& u : rep.exercised)
+      if (u.claim == claim) return u.judged;
+    return -1;
+  };
+  const auto rep = certify(PLUGIN_NAIVE, {"R1"});
+  EXPECT_EQ(rep.results.at(0).verdict, conformance::Verdict::pass) << describe(rep.results.at(0));
+  EXPECT_GT(judged(rep, "varlen_kv_len"), 0);
+  const auto bad = certify(PLUGIN_MUTANT_SEQUSED_ALIGNED_TO_STORED_KEYS, {"R1"});
+  EXPECT_EQ(bad.results.at(0).verdict, conformance::Verdict::fail) << describe(bad.results.at(0));
+  const auto older = certify(PLUGIN_SEQUSED_NOT_CLAIMED, {"R1"});
+  EXPECT_EQ(older.results.at(0).verdict, conformance::Verdict::pass) << describe(older.results.at(0));
+  EXPECT_EQ(judged(older, "varlen_kv_len"), -1);  // not claimed: not listed
+  EXPECT_GT(judged(older, "varlen"), 0);
+  EXPECT_GT(judged(older, "kv_len"), 0);
+  for (const conformance::CaseRecord& c : older.results.at(0).cases)
+    EXPECT_FALSE(c.problem.varlen_sequences > 0 && c.problem.has_kv_len) << c.case_id;
+}
+
 TEST(PluginConformance, NumericMutantsFailTheirRequirement) {
   EXPECT_EQ(certify(PLUGIN_MUTANT_D_MODEL_SCALE, {"R1"}).results.at(0).verdict, conformance::Verdict::fail);
   EXPECT_EQ(certify(PLUGIN_MUTANT_CAUSAL_OFF_BY_ONE, {"R5"}).results.at(0).verdict, conformance::Verdict::fail);

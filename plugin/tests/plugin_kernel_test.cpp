@@ -282,6 +282,54 @@ TEST(PluginKernel, PackedSequencesNeverReachAPluginNotClaimingThem) {
   }
 }
 
+// The packed case with per-sequence key lengths, kv_len [S] = [1, 2]: sequence 1 uses 2 of its 4
+// keys, bottom-right aligned to them.
+Case seqused_case(bool with_dout = false) {
+  Case c = packed_case(with_dout);
+  c.problem.has_kv_len = true;
+  c.kv_len = {1, 2};
+  return c;
+}
+
+// kv_len [S] crosses the worker with its S entries: the naive plugin computes it bit for bit as
+// in process, forward and backward (and not as if sequence 1 used all its keys).
+TEST(PluginKernel, NaivePluginComputesPerSequenceKeyLengthsAsInProcess) {
+  PluginKernel plugin(PLUGIN_NAIVE);
+  ASSERT_TRUE(plugin.capabilities().varlen_kv_len);
+  props::NaiveKernel local;
+  for (bool backward : {false, true}) {
+    const Case c = seqused_case(backward);
+    const Outputs a = backward ? run_backward(plugin, c, Layout::bthd) : run_forward(plugin, c, Layout::bthd);
+    const Outputs b = backward ? run_backward(local, c, Layout::bthd) : run_forward(local, c, Layout::bthd);
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_EQ(a.lse, b.lse);
+    EXPECT_EQ(a.dq, b.dq);
+    EXPECT_EQ(a.dk, b.dk);
+    EXPECT_EQ(a.dv, b.dv);
+  }
+  EXPECT_NE(run_forward(plugin, seqused_case()).out, run_forward(local, packed_case()).out);
+}
+
+// A plugin claiming varlen and kv_len but not ATTNV_CAP_VARLEN_KV_LEN was never sent the two
+// together: attnv does not start now, even past the claims check (its error, not the plugin's).
+TEST(PluginKernel, PerSequenceKeyLengthsNeverReachAPluginNotClaimingThem) {
+  PluginKernel k(PLUGIN_SEQUSED_NOT_CLAIMED);
+  ASSERT_TRUE(k.capabilities().varlen && k.capabilities().kv_len);
+  ASSERT_FALSE(k.capabilities().varlen_kv_len);
+  const Case c = seqused_case();
+  EXPECT_EQ(k.capabilities().unsupported(c.problem), "per-sequence key lengths (varlen with kv_len)");
+  CaseBuffers buf(c, Layout::bhtd, false);
+  try {
+    k.forward(c.problem, buf.views());
+    ADD_FAILURE() << "forward ran";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not claim ATTNV_CAP_VARLEN_KV_LEN"), std::string::npos) << e.what();
+  }
+  // Packed without kv_len, and kv_len without packing, it still computes.
+  props::NaiveKernel local;
+  EXPECT_EQ(run_forward(k, packed_case()).out, run_forward(local, packed_case()).out);
+}
+
 // Likewise a paged decode for a plugin that claims decode but not ATTNV_CAP_PAGED_KV: attnv's
 // error (it drew outside the claims), never a refusal charged to the plugin.
 TEST(PluginKernel, APagedCacheNeverReachesAPluginNotClaimingIt) {

@@ -185,12 +185,15 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
         p.scale = *rc::gen::element(1.0, 0.5, 0.01, 3.0);
       p.has_sinks = opt.sinks && claims(&Capabilities::sinks) && *sometimes<bool>(2, false, true);
       p.has_alibi = opt.alibi && claims(&Capabilities::alibi) && *sometimes<bool>(3, false, true);
-      // Packed sequences: 1 to 4 sequences in one batch entry, which takes no kv_len, mask or
-      // bias (docs/semantics.md); their bounds are values (make_values).
+      // Packed sequences: 1 to 4 sequences in one batch entry, which takes no mask or bias
+      // (docs/semantics.md); their bounds are values (make_values). The kv_len drawn above is
+      // then per sequence, kept only where that is claimed (varlen_kv_len): no new draw, so a
+      // kernel without the claim gets the cases it always got.
       if (opt.varlen && claims(&Capabilities::varlen) && *sometimes<bool>(3, false, true)) {
         p.varlen_sequences = *rc::gen::inRange<I>(1, 5);
         s.B = 1;
-        p.has_kv_len = p.has_mask = p.has_bias = false;
+        p.has_kv_len = p.has_kv_len && claims(&Capabilities::varlen_kv_len);
+        p.has_mask = p.has_bias = false;
         p.mask_dims = p.bias_dims = {};
       }
     }
@@ -262,7 +265,7 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
   if (with_dout) fill(c.dout, normal);
   // kv_len, mask and bias: mostly ordinary, sometimes the edges (0 and Tk), sometimes empty rows.
   const double empty_row = masked_rows ? 0.3 : 0.05;
-  if (p.has_kv_len)
+  if (p.has_kv_len && p.varlen_sequences == 0)
     for (auto& n : c.kv_len) {
       const double r = rng.uniform();
       n = r < empty_row ? 0 : r < 0.3 ? s.Tk : rng.uniform_int(0, s.Tk);
@@ -304,6 +307,15 @@ Case make_values(const Problem& p, ValueFamily family, std::uint64_t seed, bool 
   };
   cut(c.cu_seqlens_q, s.Tq);
   cut(c.cu_seqlens_k, s.Tk);
+  // Per-sequence key lengths (seqused_k), once the keys are cut: the same edges per sequence,
+  // 0 and all of its keys, and lengths in between (where bottom-right alignment to the used keys
+  // differs from alignment to the stored ones).
+  if (p.has_kv_len && p.varlen_sequences > 0)
+    for (std::size_t n = 0; n < c.kv_len.size(); ++n) {
+      const I len = c.cu_seqlens_k[n + 1] - c.cu_seqlens_k[n];
+      const double r = rng.uniform();
+      c.kv_len[n] = r < empty_row ? 0 : r < 0.3 ? len : rng.uniform_int(0, len);
+    }
   round_to_storage(c);
   return c;
 }

@@ -31,7 +31,11 @@ def numpy_attention(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alig
     case = _case(q, k, v, scale, softcap, causal, alignment, window)
     n = kv_len if kv_len is not None else np.full(case["B"], case["Tk"])
     b = bias.astype(np.float64) if bias is not None else None
-    packed = (cu_seqlens_q, cu_seqlens_k) if cu_seqlens_q is not None else None
+    packed = None
+    if cu_seqlens_q is not None:  # kv_len is then [S], the keys each sequence uses (seqused_k)
+        used = kv_len if kv_len is not None else cu_seqlens_k[1:] - cu_seqlens_k[:-1]
+        packed = (cu_seqlens_q, cu_seqlens_k, used)
+        n = np.full(case["B"], case["Tk"])
     vis = example.visible(case, n, b, mask, bug, packed)
     q, k, v = (t.astype(np.float64) for t in (q, k, v))
     if bug == "no_scale":

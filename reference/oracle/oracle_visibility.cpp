@@ -11,7 +11,9 @@ __extension__ typedef __int128 Wide;  // -Wpedantic: a GCC/Clang extension, on p
 // packed key coordinates. Without packed sequences the frame is [0, kv_len[b]) with Tq queries;
 // with them, the sequence s that holds i (found by a plain scan, unlike the fast reference's
 // binary search), whose keys are [cu_k[s], cu_k[s+1]) and whose len_q[s] queries take Tq's role:
-// p_i = cu_k[s] + i' (top-left) or cu_k[s] + i' + len_k[s] - len_q[s] (bottom-right).
+// p_i = cu_k[s] + i' (top-left) or cu_k[s] + i' + len_k[s] - len_q[s] (bottom-right), where a
+// kv_len, per sequence then, shortens the keys to [cu_k[s], cu_k[s] + kv_len[s]) and len_k[s]
+// to kv_len[s] (FlashAttention's seqused_k).
 struct Frame {
   Wide first, end, pos;
 };
@@ -25,7 +27,7 @@ Frame frame_of(const Case& c, std::int64_t b, std::int64_t i) {
       q0 = c.cu_seqlens_q[s];
       queries = Wide{c.cu_seqlens_q[s + 1]} - q0;
       first = c.cu_seqlens_k[s];
-      end = c.cu_seqlens_k[s + 1];
+      end = p.has_kv_len ? first + c.kv_len[s] : Wide{c.cu_seqlens_k[s + 1]};
       break;
     }
   const Wide local = Wide{i} - q0;

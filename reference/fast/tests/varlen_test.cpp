@@ -89,8 +89,9 @@ TEST(Varlen, AlibiDistancesAndWindowsAreLocalToTheSequence) {
 }
 
 // A family's case cut down to its first batch entry and packed into 1-4 sequences with drawn
-// bounds (empty sequences likely), a drawn alignment, causal rule, window and sometimes ALiBi.
-Case packed(gen::Family f, std::uint64_t seed, DType t, bool with_dout) {
+// bounds (empty sequences likely), a drawn alignment, causal rule, window and sometimes ALiBi;
+// with `seqused`, kv_len [S] too (per-sequence key lengths: none, all or some of each's keys).
+Case packed(gen::Family f, std::uint64_t seed, DType t, bool with_dout, bool seqused = false) {
   Case c = gen::make_case(f, seed, {t, gen::Size::small, with_dout, false});
   Problem& p = c.problem;
   p.shape.B = 1;
@@ -119,25 +120,33 @@ Case packed(gen::Family f, std::uint64_t seed, DType t, bool with_dout) {
   };
   cut(c.cu_seqlens_q, p.shape.Tq);
   cut(c.cu_seqlens_k, p.shape.Tk);
+  p.has_kv_len = seqused;
+  c.kv_len.assign(seqused ? static_cast<std::size_t>(p.varlen_sequences) : 0, 0);
+  for (std::size_t s = 0; s < c.kv_len.size(); ++s) {
+    const std::int64_t len = c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s], r = rng.uniform_int(0, 3);
+    c.kv_len[s] = r == 0 ? 0 : r == 1 ? len : rng.uniform_int(0, len);
+  }
   c.id += " packed " + describe(p);
   return c;
 }
 
 constexpr DType kDtypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
 
-TEST(Varlen, FastReferenceMatchesTheOracleBitForBit) {
+// Both references over the same packed cases, with kv_len [S] when `seqused`.
+void fast_matches_oracle(bool seqused) {
   test::Agreement fwd, bwd;
-  int cases = 0, empty_sequences = 0;
+  int cases = 0, empty_sequences = 0, shortened = 0;
   for (const gen::Family f : gen::all_families())
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       if (f == gen::Family::long_rows && seed > 1) continue;
       const DType t = kDtypes[seed % 4];
       const bool backward = seed % 3 == 0;
-      const Case c = packed(f, seed, t, backward);
+      const Case c = packed(f, seed, t, backward, seqused);
       ASSERT_TRUE(check_case(c).empty()) << c.id << ": " << check_case(c)[0];
       ++cases;
       for (std::size_t s = 0; s + 1 < c.cu_seqlens_k.size(); ++s)
         empty_sequences += c.cu_seqlens_k[s] == c.cu_seqlens_k[s + 1] || c.cu_seqlens_q[s] == c.cu_seqlens_q[s + 1];
+      for (std::size_t s = 0; s < c.kv_len.size(); ++s) shortened += c.kv_len[s] < c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
       FastAccuracy acc;
       OracleAccuracy oacc;
       const Outputs fast = backward ? fast_backward(c, {}, nullptr, &acc) : fast_forward(c, {}, nullptr, &acc);
@@ -149,14 +158,23 @@ TEST(Varlen, FastReferenceMatchesTheOracleBitForBit) {
       test::compare(c.id + " dk", fast.dk, oracle.dk, acc.radius.dk, acc.resolved.dk, oacc.radius.dk, bwd);
       test::compare(c.id + " dv", fast.dv, oracle.dv, acc.radius.dv, acc.resolved.dv, oacc.radius.dv, bwd);
     }
-  test::report(("packed sequences, forward, " + std::to_string(cases) + " cases").c_str(), fwd);
-  test::report("packed sequences, backward", bwd);
+  const std::string what = seqused ? "packed sequences with kv_len [S]" : "packed sequences";
+  test::report((what + ", forward, " + std::to_string(cases) + " cases").c_str(), fwd);
+  test::report((what + ", backward").c_str(), bwd);
   EXPECT_TRUE(fwd.ok()) << fwd.first_problem;
   EXPECT_TRUE(bwd.ok()) << bwd.first_problem;
   EXPECT_GT(fwd.compared, 1000);
   EXPECT_GT(bwd.compared, 300);
   EXPECT_GT(empty_sequences, 10);  // the generator reaches sequences with no queries or no keys
+  if (seqused) {
+    EXPECT_GT(shortened, 50);  // sequences that use fewer keys than they hold
+  }
 }
+
+TEST(Varlen, FastReferenceMatchesTheOracleBitForBit) { fast_matches_oracle(false); }
+
+// Per-sequence key lengths (FlashAttention's seqused_k): the two references agree on them too.
+TEST(Varlen, FastReferenceMatchesTheOracleWithPerSequenceKeyLengths) { fast_matches_oracle(true); }
 
 // The one error check_case reports, or how many there were when not exactly one.
 std::string only_error(const Case& c) {
@@ -184,8 +202,8 @@ TEST(Varlen, BadBoundsAndCombinationsAreNamedInputErrors) {
   p.shape.B = 2;
   EXPECT_EQ(check_problem(p), std::vector<std::string>{"varlen packs every sequence into one batch entry: B must be 1, got 2"});
   p.shape.B = 1;
-  p.has_kv_len = true;
-  EXPECT_EQ(check_problem(p), std::vector<std::string>{"varlen takes no kv_len: cu_seqlens_k gives each sequence's keys"});
+  p.has_kv_len = true;  // per-sequence key lengths: allowed (seqused_test.cpp checks their values)
+  EXPECT_TRUE(check_problem(p).empty());
   p.has_kv_len = false;
   p.has_mask = true;
   EXPECT_EQ(check_problem(p).size(), 1u);
