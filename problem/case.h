@@ -2,7 +2,7 @@
 // A Case: a problem and its values. Every value is the exact value its storage dtype holds,
 // kept as a double (f32, f16 and bf16 values are exact in f64), in dense row-major order:
 //   q [B, Hq, Tq, Dk], k [B, Hkv, Tk, Dk], v [B, Hkv, Tk, Dv], dout [B, Hq, Tq, Dv],
-//   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B], sinks [Hq],
+//   mask and bias [B|1, Hq|1, Tq, Tk] (Problem::mask_dims, bias_dims), kv_len [B] ([S] with packed sequences), sinks [Hq],
 //   alibi [Hq], cu_seqlens_q and cu_seqlens_k [S+1] (S = Problem::varlen_sequences).
 // Strided layouts are a kernel-side concern (problem/tensor.h); the reference reads Cases.
 #include <cstdint>
@@ -28,6 +28,7 @@ struct Case {
   std::string id;                    // a name for reports ("near_ties/17", "golden/three_token")
 
   bool has_dout() const { return !dout.empty(); }
+  // Batch entry b's key count; not for packed sequences, whose kv_len is per sequence.
   std::int64_t kv_len_of(std::int64_t b) const {
     return problem.has_kv_len ? kv_len[static_cast<std::size_t>(b)] : problem.shape.Tk;
   }

@@ -61,7 +61,7 @@ struct Problem {
   bool has_bias = false;    // additive [B|1, Hq|1, Tq, Tk] (extents: bias_dims); -inf hides a key
   Leading mask_dims;        // meaningful only with has_mask; default [Tq, Tk] broadcast over B and H
   Leading bias_dims;        // meaningful only with has_bias
-  bool has_kv_len = false;  // int64 [B]; absent means kv_len[b] = Tk
+  bool has_kv_len = false;  // int64 [B] ([S] per packed sequence); absent means kv_len[b] = Tk
   // Attention sinks: one learned logit per query head [Hq] that joins every row's softmax
   // denominator as a key of value 0 (docs/semantics.md, "Attention sinks").
   bool has_sinks = false;

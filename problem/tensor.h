@@ -32,7 +32,8 @@ inline std::int64_t broadcast_offset(const TensorRef& t, std::int64_t b, std::in
 }
 
 // The buffers of one kernel call. Mask elements are uint8 (0 hidden, 1 visible) whatever
-// mask.dtype says; kv_len is int64[B] or null.
+// mask.dtype says; kv_len is int64[B] (int64[S] with packed
+// sequences: per-sequence key lengths) or null.
 struct KernelViews {
   TensorRef q, k, v;
   TensorRef mask, bias;  // rank 2 [Tq,Tk], or rank 4 [B|1,Hq|1,Tq,Tk] when the problem's dims say so

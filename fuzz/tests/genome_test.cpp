@@ -139,7 +139,8 @@ TEST(Genome, PackedSequencesAreDrawnOnlyWhereClaimed) {
     if (p.varlen_sequences == 0) continue;
     ++packed;
     EXPECT_EQ(p.shape.B, 1);
-    EXPECT_FALSE(p.has_kv_len || p.has_mask || p.has_bias);
+    EXPECT_FALSE(p.has_mask || p.has_bias);
+    EXPECT_EQ(p.has_kv_len, (g.header[kHkv] & kSeqUsedBit) != 0);  // per sequence (SeqUsed... below)
     EXPECT_LE(p.varlen_sequences, kMaxSequences);
     several += p.varlen_sequences > 1;
     with_alibi += p.has_alibi;
@@ -154,6 +155,58 @@ TEST(Genome, PackedSequencesAreDrawnOnlyWhereClaimed) {
   Genome g;
   g.header[kHkv] = 0xff;
   EXPECT_EQ(to_case(g, caps).problem.varlen_sequences, 0);
+}
+
+// Per-sequence key lengths (kv_len [S], bit 7 of header[kHkv] with bit 6): drawn only for a
+// kernel claiming varlen_kv_len (and kv_len), each length within its sequence's keys, the edges
+// 0 and all of them reached; poison goes only into the keys a sequence leaves unused.
+TEST(Genome, PerSequenceKeyLengthsAreDrawnOnlyWhereClaimed) {
+  Capabilities caps = props::NaiveKernel().capabilities();
+  ASSERT_TRUE(caps.varlen_kv_len);
+  int drawn = 0, none = 0, all = 0, some = 0;
+  std::mt19937 rng(23);
+  for (int i = 0; i < 400; ++i) {
+    Genome g = random_genome(rng);
+    g.header[kHkv] |= kVarlenBit;
+    const Case c = to_case(g, caps);
+    ASSERT_TRUE(check_case(c).empty()) << check_case(c).front();
+    EXPECT_EQ(c.problem.has_kv_len, (g.header[kHkv] & kSeqUsedBit) != 0);
+    if (!c.problem.has_kv_len) continue;
+    ++drawn;
+    ASSERT_EQ(c.kv_len.size(), static_cast<std::size_t>(c.problem.varlen_sequences));
+    for (std::size_t s = 0; s < c.kv_len.size(); ++s) {
+      const std::int64_t len = c.cu_seqlens_k[s + 1] - c.cu_seqlens_k[s];
+      if (len == 0) continue;
+      none += c.kv_len[s] == 0;
+      all += c.kv_len[s] == len;
+      some += c.kv_len[s] > 0 && c.kv_len[s] < len;
+    }
+  }
+  EXPECT_GT(drawn, 100);
+  EXPECT_GT(none, 20);
+  EXPECT_GT(all, 20);
+  EXPECT_GT(some, 20);
+
+  Genome g;
+  g.header[kHkv] = kVarlenBit | kSeqUsedBit;
+  g.header[kTk] = 30;
+  g.header[kKvLen0] = 2;  // S = 3
+  g.header[kSigns] = 1 << kPoisonShift;
+  const Case c = to_case(g, caps);
+  ASSERT_TRUE(c.problem.has_kv_len);
+  int poisoned = 0;
+  for (std::size_t s = 0; s < c.kv_len.size(); ++s)
+    for (std::int64_t j = c.cu_seqlens_k[s]; j < c.cu_seqlens_k[s + 1]; ++j) {
+      EXPECT_EQ(std::isnan(c.k[c.ki(0, 0, j, 0)]), j >= c.cu_seqlens_k[s] + c.kv_len[s]) << s << ' ' << j;
+      poisoned += std::isnan(c.k[c.ki(0, 0, j, 0)]);
+    }
+  EXPECT_GT(poisoned, 0);
+  EXPECT_NO_THROW(ref::fast_forward(c, ref::FastOptions{.threads = 1}));  // unused keys are never read
+
+  caps.varlen_kv_len = false;  // claims varlen and kv_len, not the two together
+  const Case without = to_case(g, caps);
+  EXPECT_GT(without.problem.varlen_sequences, 0);
+  EXPECT_FALSE(without.problem.has_kv_len);
 }
 
 TEST(Genome, TileEdgeLengthsAreReachable) {

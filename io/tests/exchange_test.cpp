@@ -126,6 +126,35 @@ TEST(Exchange, PackedSequenceBoundsRoundTrip) {
   }
 }
 
+// Per-sequence key lengths: kv_len.npy holds [S] entries with packed sequences (not [B]), read
+// back as written; a [B]-sized file, or a length beyond its sequence's keys, is a named error.
+TEST(Exchange, PerSequenceKeyLengthsAreSEntries) {
+  ScratchDir dir;
+  Problem p = sample_case(DType::f32, "seqused", false).problem;
+  p.shape.B = 1;
+  p.varlen_sequences = 3;
+  p.has_kv_len = true;
+  Case c = make_zero_case(p);
+  c.id = "seqused";
+  c.cu_seqlens_q = {0, 2, 2, 3};
+  c.cu_seqlens_k = {0, 0, 4, 5};
+  c.kv_len = {0, 3, 1};
+  ASSERT_TRUE(check_case(c).empty()) << check_case(c)[0];
+  write_exchange(dir.path(), std::vector<Case>{c});
+  const fs::path file = case_dir(dir.path(), c) / "kv_len.npy";
+  EXPECT_EQ(read_npy(file).shape, std::vector<std::int64_t>{3});
+  const std::vector<Case> back = read_exchange(dir.path());
+  ASSERT_EQ(back.size(), 1u);
+  expect_same(c, back[0]);
+  EXPECT_EQ(back[0].kv_len, c.kv_len);
+  const std::int64_t one[] = {1}, three[] = {3};
+  write_npy_int64(file, one, std::vector<std::int64_t>{5});
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); }, {"kv_len.npy", "expected [S] = (3"}));
+  write_npy_int64(file, three, std::vector<std::int64_t>{0, 5, 1});
+  EXPECT_TRUE(throws_input_error([&] { read_exchange(dir.path()); },
+                                 {"invalid case", "kv_len[1] = 5 is outside [0, 4], sequence 1's keys"}));
+}
+
 TEST(Exchange, MetaAndChosenDirsArePreserved) {
   ScratchDir dir;
   std::vector<ExchangeCase> xs = {{sample_case(DType::f32, "x", false), "nested/x", R"({"note":"hi","n":[1,2]})"},

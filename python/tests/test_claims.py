@@ -119,3 +119,42 @@ def test_packed_sequences_are_passed_when_claimed():
     r = attnv.certify(scribbles_bounds, claims=claims, dtypes=["f32"], only=["R1"]).result("R1", "f32")
     assert r["verdict"] == "FAIL" and r["findings"][0]["kind"] == "input_written", r["text"]
     assert "wrote into its input cu_seqlens_q" in r["findings"][0]["message"], r["text"]
+
+
+def test_per_sequence_key_lengths_are_passed_only_when_claimed():
+    # With "varlen_kv_len": true a packed case may carry kv_len [S] (FlashAttention's seqused_k):
+    # sequence s uses its first kv_len[s] keys. The NumPy kernel passes R1 with such cases
+    # judged; aligning bottom-right to the sequence's stored keys instead fails it. A function
+    # claiming "varlen" and "kv_len" but not the two together is never given kv_len with bounds.
+    claims = dict(kernels.ALL_FORWARD, varlen=True, varlen_kv_len=True)
+    seen = []
+
+    def recording(q, k, v, *, kv_len=None, cu_seqlens_q=None, cu_seqlens_k=None, **kw):
+        if cu_seqlens_q is not None and kv_len is not None:
+            S = len(cu_seqlens_q) - 1
+            assert kv_len.dtype == np.int64 and kv_len.shape == (S,), kv_len.shape
+            assert all(0 <= kv_len[s] <= cu_seqlens_k[s + 1] - cu_seqlens_k[s] for s in range(S))
+            seen.append(S)
+        return kernels.numpy_attention(q, k, v, kv_len=kv_len, cu_seqlens_q=cu_seqlens_q,
+                                       cu_seqlens_k=cu_seqlens_k, **kw)
+
+    cert = attnv.certify(recording, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+    assert len(seen) > 5, seen
+
+    def stored_keys(q, k, v, **kw):
+        return kernels.numpy_attention(q, k, v, bug="seqused_aligned_to_stored_keys", **kw)
+
+    cert = attnv.certify(stored_keys, claims=claims, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "FAIL"
+
+    older = dict(kernels.ALL_FORWARD, varlen=True)
+    both = []
+
+    def never_both(q, k, v, *, kv_len=None, cu_seqlens_q=None, **kw):
+        both.append(kv_len is not None and cu_seqlens_q is not None)
+        return kernels.numpy_attention(q, k, v, kv_len=kv_len, cu_seqlens_q=cu_seqlens_q, **kw)
+
+    cert = attnv.certify(never_both, claims=older, dtypes=["f32"], only=["R1"])
+    assert cert.result("R1", "f32")["verdict"] == "PASS"
+    assert len(both) > 50 and not any(both)
