@@ -440,6 +440,36 @@ TEST(ExportCheck, ChangedInputFileIsAnR14Finding) {
   fs::remove_all(dir);
 }
 
+// Per-sequence key lengths through files: with varlen_kv_len claimed, R1 exports packed cases
+// with kv_len.npy as [S]; correct answers pass, answers aligned to the stored keys fail R1.
+TEST(ExportCheck, PerSequenceKeyLengthsAreExportedAndJudged) {
+  const fs::path dir = scratch("seqused");
+  Suite s;
+  s.dtypes = {DType::f32};
+  s.only = {"R1"};
+  s.claims = default_claims(s.dtypes);
+  s.claims.caps.varlen = s.claims.caps.varlen_kv_len = true;
+  export_cases(dir, s);
+  int seqused = 0;
+  for (const io::ExchangeCase& ec : io::read_exchange_cases(dir))
+    if (ec.c.problem.varlen_sequences > 0 && ec.c.problem.has_kv_len) {
+      ++seqused;
+      EXPECT_EQ(io::read_npy(io::case_dir(dir, ec) / "kv_len.npy").shape,
+                std::vector<std::int64_t>{ec.c.problem.varlen_sequences});
+    }
+  EXPECT_GT(seqused, 5);
+  props::NaiveKernel naive;
+  answer(dir, naive);
+  EXPECT_EQ(result_of(check(dir), "R1").verdict, conformance::Verdict::pass);
+  for (const props::Mutant& m : props::mutant_zoo())
+    if (m.name == "seqused_aligned_to_stored_keys") {
+      const auto bad = m.make();
+      answer(dir, *bad);
+    }
+  EXPECT_EQ(result_of(check(dir), "R1").verdict, conformance::Verdict::fail);
+  fs::remove_all(dir);
+}
+
 // Packed sequences through files: claimed, R1 exports packed cases (the manifest's
 // varlen_sequences, cu_seqlens_q/k.npy); correct answers pass, answers aligned by the packed
 // corner fail R1, and rewritten bounds are an R14 finding naming the file.
@@ -459,6 +489,9 @@ TEST(ExportCheck, PackedSequencesAreExportedAndJudged) {
       ++packed;
       packed_folder = io::case_dir(dir, ec);
       ASSERT_TRUE(fs::exists(packed_folder / "cu_seqlens_q.npy"));
+      // The default claims leave out varlen_kv_len: a program claiming varlen and kv_len is never
+      // exported the two together (per-sequence key lengths are a claim of their own).
+      EXPECT_FALSE(ec.c.problem.has_kv_len) << ec.c.id;
     }
   EXPECT_GT(packed, 10);
 
