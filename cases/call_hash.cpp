@@ -60,6 +60,10 @@ std::uint64_t call_hash(const Case& c) {
   h.word(p.has_mask);
   h.word(p.has_bias);
   h.word(p.has_kv_len);
+  // The later options (problem/problem_options.h) are not hashed row by row: each is hashed
+  // through its data (sinks, ALiBi, the packed bounds, below) or, for the extents, this one word,
+  // as they were before the table; a row-by-row hash would change every exported case's hash.
+  // CallHash.EveryLaterOptionInAManifestChangesTheHash holds each row to it.
   // Leading extents of mask and bias: hashed only when present, so every call recorded before
   // they existed keeps its hash. B == Hq makes [B,1] and [1,Hq] the same size: the bits tell them apart.
   if (p.mask_dims.any() || p.bias_dims.any())

@@ -26,13 +26,35 @@ void write_rows(const ForwardParams& p, const MicroKernels<T>& mk, const QueryBl
   }
 }
 
+template <class T>
+SoftmaxRows<T> offset_rows(const SoftmaxRows<T>& st, int r0) {
+  return {st.m + r0, st.l + r0, st.alpha + r0, st.tile_sum + r0};
+}
+
 // Rows [r0, r0 + rows) of the workspace (query i0 + r for row r0 + r) against key tile
 // [j0, j0 + n) already in ws.k() and ws.v(), which may hold more keys than n (the forward's
 // blocks share a tile: past n, columns of the scores tile are computed and never read).
 template <class T>
-void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, const SoftmaxRows<T>& st,
+void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, SoftmaxRows<T> st,
                  int r0, int rows, std::int64_t i0, std::int64_t b, std::int64_t h, std::int64_t j0, int n,
                  TileKind kind) {
+  if (kind == TileKind::partial) {
+    // Only the run of rows from the first to the last whose interval meets the tile. A row
+    // outside it would get -inf for every logit of the tile, which leaves its m, l and O as they
+    // are (alpha = 1 and P = 0, or alpha = 0 and nothing while it has seen no key yet), so it is
+    // left out: on a causal diagonal the rows above the tile (up to two thirds of a 192-row
+    // block against a 64-key tile) cost nothing.
+    const KeyRange* rr = ws.ranges() + r0;
+    const auto meets = [&](int r) { return rr[r].lo < j0 + n && rr[r].hi > j0 && !rr[r].empty(); };
+    int first = 0, end = rows;
+    while (first < end && !meets(first)) ++first;
+    while (end > first && !meets(end - 1)) --end;
+    if (first == end) return;
+    r0 += first;
+    rows = end - first;
+    i0 += first;
+    st = offset_rows(st, first);
+  }
   const KeyRange* ranges = ws.ranges() + r0;
   T* o = ws.o() + r0 * ws.dv_pad;
   const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
@@ -75,11 +97,6 @@ void attend_key_tiles_at(const ForwardParams& p, const MicroKernels<T>& mk, Work
     load_tile(p, mk, ws, b, hkv, j0, n);
     attend_tile(p, mk, ws, st, r0, rows, i0, b, h, j0, n, kind);
   }
-}
-
-template <class T>
-SoftmaxRows<T> offset_rows(const SoftmaxRows<T>& st, int r0) {
-  return {st.m + r0, st.l + r0, st.alpha + r0, st.tile_sum + r0};
 }
 
 // The query blocks of one forward item: workspace rows [r0, r0 + rows), queries from i0.

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -11,7 +12,7 @@
 #include "io/npy.h"
 #include "io/text.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
+#include "problem/problem_options.h"
 #include "problem/validate.h"
 
 namespace attnv::io {
@@ -33,11 +34,16 @@ const char* json_type(const json& j) {
 constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq", "Tk", "Dk", "Dv",
                                      "scale", "softcap", "causal", "alignment", "window", "mask",
                                      "bias", "kv_len", "dout"};
-// "sinks" came later: left out it means false, so manifests written before it stay valid (and
-// are written the same way: the key appears only when true).
-// So did the mask's and bias's own leading extents (docs/exchange-format.md): each true gives
-// mask.npy / bias.npy that extent (B or Hq) in a [B|1,Hq|1,Tq,Tk] file; all left out, [Tq,Tk].
-constexpr const char* kOptionalCaseKeys[] = {"meta", "sinks", "mask_batch", "mask_heads", "bias_batch", "bias_heads", "alibi", "varlen_sequences"};
+// Besides "meta", a case entry may carry the options that came later (problem/problem_options.h):
+// left out, each means 0 (false), so manifests written before it stay valid, and each is written
+// only when set, so they are written as they were.
+bool is_case_key(std::string_view key) {
+  for (const char* k : kCaseKeys)
+    if (key == k) return true;
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.in_manifest && key == o.key) return true;
+  return key == "meta";
+}
 
 constexpr const char* kOutOfRange = "out of range: the integer does not fit in 64 bits (-2^63 .. 2^63-1)";
 
@@ -139,12 +145,8 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   if (auto it = j.find("id"); it != j.end() && it->is_string()) prefix += " (id " + single_quoted(it->get<std::string>()) + ")";
   prefix += ": ";
   EntryReader r(j, prefix);
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (const char* k : kCaseKeys) known |= key == k;
-    for (const char* k : kOptionalCaseKeys) known |= key == k;
-    if (!known) r.fail(key, "unknown key (free-form data belongs in \"meta\")");
-  }
+  for (const auto& [key, value] : j.items())
+    if (!is_case_key(key)) r.fail(key, "unknown key (free-form data belongs in \"meta\")");
   for (const char* k : kCaseKeys) r.get(k);  // report a missing key before any type error
 
   ManifestEntry e;
@@ -170,13 +172,11 @@ ManifestEntry read_entry(const json& j, std::size_t index, std::string_view name
   p.has_mask = r.boolean("mask");
   p.has_bias = r.boolean("bias");
   p.has_kv_len = r.boolean("kv_len");
-  for (const HeadInput& in : kHeadInputs) {
-    const std::string key(in.name);
-    p.*in.present = j.contains(key) && r.boolean(key.c_str());
+  for (const ProblemOption& o : kProblemOptions) {
+    const std::string key(o.key);
+    if (!o.in_manifest || !j.contains(key)) continue;
+    o.set(p, o.kind == ProblemOption::Kind::flag ? std::int64_t{r.boolean(key.c_str())} : r.integer(key.c_str()));
   }
-  if (j.contains("varlen_sequences")) p.varlen_sequences = r.integer("varlen_sequences");
-  p.mask_dims = {j.contains("mask_batch") && r.boolean("mask_batch"), j.contains("mask_heads") && r.boolean("mask_heads")};
-  p.bias_dims = {j.contains("bias_batch") && r.boolean("bias_batch"), j.contains("bias_heads") && r.boolean("bias_heads")};
   e.has_dout = r.boolean("dout");
   if (auto it = j.find("meta"); it != j.end()) {
     if (!it->is_object()) r.wrong_type("meta", "an object");
@@ -240,6 +240,15 @@ std::string unsafe_dir_reason(std::string_view dir) {
     if (c < 0x20 || c == 0x7F) return "it contains a control character";
   }
   return {};
+}
+
+std::vector<std::string> required_case_keys() { return {std::begin(kCaseKeys), std::end(kCaseKeys)}; }
+
+std::vector<std::string> optional_case_keys() {
+  std::vector<std::string> keys = {"meta"};
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.in_manifest) keys.emplace_back(o.key);
+  return keys;
 }
 
 std::string case_folder_name(std::size_t index, std::string_view id) {
@@ -309,13 +318,9 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries) {
     c["mask"] = p.has_mask;
     c["bias"] = p.has_bias;
     c["kv_len"] = p.has_kv_len;
-    for (const HeadInput& in : kHeadInputs)
-      if (p.*in.present) c[std::string(in.name)] = true;
-    if (p.varlen_sequences > 0) c["varlen_sequences"] = p.varlen_sequences;
-    if (p.mask_dims.batch) c["mask_batch"] = true;
-    if (p.mask_dims.heads) c["mask_heads"] = true;
-    if (p.bias_dims.batch) c["bias_batch"] = true;
-    if (p.bias_dims.heads) c["bias_heads"] = true;
+    for (const ProblemOption& o : kProblemOptions)
+      if (const std::int64_t value = o.get(p); o.in_manifest && value != 0)
+        c[std::string(o.key)] = o.kind == ProblemOption::Kind::flag ? ojson(true) : ojson(value);
     c["dout"] = e.has_dout;
     if (!e.meta_json.empty()) {
       try {

@@ -38,6 +38,12 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text, std::string_vie
 // Serialize (pretty-printed, keys in a fixed order). Entries are not validated here.
 std::string render_manifest(const std::vector<ManifestEntry>& entries);
 
+// The keys of a case entry: those format 1 requires, in the order they are written; and those
+// it may leave out ("meta" and the later options of problem/problem_options.h). A test holds
+// io/manifest.schema.json to both.
+std::vector<std::string> required_case_keys();
+std::vector<std::string> optional_case_keys();
+
 // Empty when `dir` is a safe case folder name: relative, '/'-separated, no "." or ".." or empty
 // segments, no backslash or control characters, each segment at most 255 bytes. Otherwise the
 // reason it is not.

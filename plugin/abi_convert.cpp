@@ -7,6 +7,7 @@
 
 #include "head_fields.h"
 #include "index_fields.h"
+#include "option_fields.h"
 #include "problem/buffers.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
@@ -65,14 +66,12 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.window_right = p.window.right;
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) a.*kHeadInputFields[i].flag = p.*kHeadInputs[i].present ? 1 : 0;
   a.struct_size = sizeof(attnv_problem);
-  a.mask_batch = p.has_mask && p.mask_dims.batch;
-  a.mask_heads = p.has_mask && p.mask_dims.heads;
-  a.bias_batch = p.has_bias && p.bias_dims.batch;
-  a.bias_heads = p.has_bias && p.bias_dims.heads;
-  a.page_size = p.page_size;
-  a.varlen_sequences = p.varlen_sequences;
+  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
+    const std::int64_t value = kProblemOptions[i].get(p);
+    if (const OptionField& f = kOptionFields[i]; f.flag) a.*f.flag = value != 0 ? 1 : 0;
+    else a.*f.count = value;
+  }
   return a;
 }
 
@@ -91,17 +90,14 @@ Problem problem_from_abi(const attnv_problem& a) {
   if (a.scale != p.effective_scale()) p.scale = a.scale;  // p.scale is still unset here
   if (a.softcap != 0) p.softcap = a.softcap;
   // A field appended in version 2 exists only when the sender's struct covers it (a v1 sender's
-  // problem has no struct_size: 0 covers nothing; an attnv built before the extents filled a
-  // smaller struct, and its masks and biases are [Tq,Tk]).
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
-    if (covers(a, a.*kHeadInputFields[i].flag)) p.*kHeadInputs[i].present = a.*kHeadInputFields[i].flag != 0;
-  if (covers(a, a.bias_heads)) {
-    p.mask_dims = {a.mask_batch != 0, a.mask_heads != 0};
-    p.bias_dims = {a.bias_batch != 0, a.bias_heads != 0};
+  // problem has no struct_size: 0 covers nothing). A sender whose struct ends before an option
+  // knows nothing of it, so the option keeps its default: no sinks, [Tq,Tk] masks and biases, a
+  // contiguous cache, no packed sequences.
+  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
+    const OptionField& f = kOptionFields[i];
+    if (f.flag && covers(a, a.*f.flag)) kProblemOptions[i].set(p, a.*f.flag != 0 ? 1 : 0);
+    if (f.count && covers(a, a.*f.count)) kProblemOptions[i].set(p, a.*f.count);
   }
-  // A sender whose struct ends before page_size knows no paged cache: its caches are contiguous.
-  if (covers(a, a.page_size)) p.page_size = a.page_size;
-  if (covers(a, a.varlen_sequences)) p.varlen_sequences = a.varlen_sequences;
   return p;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 // The per-head inputs' ABI fields and worker slots, row for row with kHeadInputs
-// (problem/head_inputs.h): its flag in attnv_problem, its tensor in the forward's and the
-// decode's views (each appended to v2), and the wire slot it travels in (a decode's too:
+// (problem/head_inputs.h): its tensor in the forward's and the decode's views (each appended to v2), and the wire slot it travels in (a decode's too:
 // shared_region.cpp's decode_in_slots puts its tensor in the forward's field first).
 #include <cstdint>
 #include <iterator>
@@ -15,15 +14,14 @@ namespace attnv::plugin {
 
 struct HeadInputField {
   std::string_view name;
-  std::int32_t attnv_problem::*flag;
   attnv_tensor attnv_views::*view;
   attnv_tensor attnv_decode_views::*decode_view;
   wire::Slot slot;
 };
 
 inline constexpr HeadInputField kHeadInputFields[] = {
-    {"sinks", &attnv_problem::has_sinks, &attnv_views::sinks, &attnv_decode_views::sinks, wire::sinks},
-    {"alibi", &attnv_problem::has_alibi, &attnv_views::alibi, &attnv_decode_views::alibi, wire::alibi},
+    {"sinks", &attnv_views::sinks, &attnv_decode_views::sinks, wire::sinks},
+    {"alibi", &attnv_views::alibi, &attnv_decode_views::alibi, wire::alibi},
 };
 
 constexpr bool head_fields_match_inputs() {

@@ -5,8 +5,9 @@
 // check_case / check_views / check_decode_views (validate.cpp), CaseBuffers and case_from_views
 // (buffers.cpp), the exchange folder (io/exchange.cpp), the call hash (cases/call_hash.cpp) and
 // Python's keyword arguments (python/src/python_kernel.cpp). A new per-head input is one row here
-// plus its members (Problem flag, Case values, views), its ABI field (plugin/abi_convert.cpp's
-// kHeadInputFields, attnv_plugin.h) and its arithmetic (docs/adding-a-feature.md).
+// plus its members (Problem flag, Case values, views), its ABI fields (plugin/head_fields.h,
+// attnv_plugin.h), its Problem flag's row in problem/problem_options.h and its arithmetic
+// (docs/adding-a-feature.md).
 #include <cmath>
 #include <cstdint>
 #include <string_view>

@@ -6,6 +6,7 @@
 
 #include "problem/error.h"
 #include "problem/precision.h"
+#include "problem/problem_options.h"
 
 namespace attnv {
 
@@ -61,10 +62,12 @@ std::string describe(const Problem& p) {
   if (p.has_mask) o << " mask" << leading_suffix(p.mask_dims);
   if (p.has_bias) o << " bias" << leading_suffix(p.bias_dims);
   if (p.has_kv_len) o << " kv_len";
-  if (p.has_sinks) o << " sinks";
-  if (p.has_alibi) o << " alibi";
-  if (p.page_size != 0) o << " paged(" << p.page_size << ')';
-  if (p.varlen_sequences > 0) o << " varlen(" << p.varlen_sequences << ')';
+  for (const ProblemOption& opt : kProblemOptions) {
+    const std::int64_t value = opt.get(p);
+    if (opt.word.empty() || value == 0) continue;
+    o << ' ' << opt.word;
+    if (opt.kind == ProblemOption::Kind::count) o << '(' << value << ')';
+  }
   return o.str();
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "io/npy.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
+#include "problem/problem_options.h"
+#include "problem/validate.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
 
@@ -72,6 +75,32 @@ TEST(CallHash, SinksAreHashedWhenPresent) {
   EXPECT_NE(call_hash(s), call_hash(s2));
   Case same = s;
   EXPECT_EQ(call_hash(s), call_hash(same));
+}
+
+// Every option a manifest carries (problem/problem_options.h) is an input of the call: setting it
+// gives a hash of its own, whether through its data (sinks, ALiBi, the packed bounds) or its own
+// word (the extents: with B == Hq a per-batch and a per-head mask are the same size, so only the
+// word tells them apart). A new row that nothing hashes fails here.
+TEST(CallHash, EveryLaterOptionInAManifestChangesTheHash) {
+  std::map<std::uint64_t, std::string> seen;
+  for (const ProblemOption& o : kProblemOptions) {
+    if (!o.in_manifest) continue;
+    // The first of these where the option is valid: the extents need their tensor, packed
+    // sequences B = 1 and no mask, bias or kv_len.
+    for (Shape s : {Shape{2, 2, 1, 3, 4, 2, 2}, Shape{1, 2, 1, 3, 4, 2, 2}}) {
+      Problem p;
+      p.shape = s;
+      p.has_mask = p.has_bias = s.B > 1;
+      seen.emplace(call_hash(make_zero_case(p)), "none (B=" + std::to_string(s.B) + ")");
+      Problem with = p;
+      o.set(with, 2);
+      if (!check_problem(with).empty()) continue;
+      const auto [at, fresh] = seen.emplace(call_hash(make_zero_case(with)), std::string(o.key));
+      EXPECT_TRUE(fresh) << o.key << " hashes as " << at->second;
+      break;
+    }
+  }
+  EXPECT_EQ(seen.size(), 2u + 7u);  // two bases and every row but page_size, which no case folder holds
 }
 
 // Exported folders carry their call hash: the bytes hashed may never change. Pinned on one case of

@@ -20,6 +20,8 @@
 #include "fuzz/numeric/numeric_signal.h"
 #include "fuzz/numeric/oracle.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 
 namespace {
 
@@ -89,7 +91,13 @@ void print_values(const char* name, const std::vector<double>& v) {
   print_values("v", c.v);
   print_values("bias", c.bias);
   print_values("dout", c.dout);
-  for (std::size_t b = 0; b < c.kv_len.size(); ++b) std::fprintf(stderr, "  kv_len[%zu] = %lld\n", b, static_cast<long long>(c.kv_len[b]));
+  // The inputs the tables describe, each by its name, so a new one is printed without a line here.
+  for (const HeadInput& in : kHeadInputs) print_values(in.name.data(), c.*in.values);
+  for (const IndexInput& in : kIndexInputs) {
+    const std::vector<std::int64_t>& x = c.*in.values;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      std::fprintf(stderr, "  %s[%zu] = %lld\n", in.name.data(), i, static_cast<long long>(x[i]));
+  }
   __builtin_trap();
 }
 

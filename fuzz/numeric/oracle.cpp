@@ -10,6 +10,8 @@
 #include "problem/dtype.h"
 #include "problem/element_name.h"
 #include "problem/error.h"
+#include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
 #include "problem/kernel_fault.h"
 #include "problem/validate.h"
 #include "judge/judge.h"
@@ -205,16 +207,16 @@ std::string case_line(const Case& c, Layout layout) {
   range("k", c.k);
   range("v", c.v);
   range("bias", c.bias);
+  for (const HeadInput& in : kHeadInputs) range(in.name.data(), c.*in.values);
   if (c.has_dout()) o << " +dout";
-  for (std::size_t b = 0; b < c.kv_len.size(); ++b) o << " kv_len[" << b << "]=" << c.kv_len[b];
-  const auto bounds = [&](const char* name, const std::vector<std::int64_t>& cu) {
-    if (cu.empty()) return;
-    o << " " << name << "=[";
-    for (std::size_t s = 0; s < cu.size(); ++s) o << (s ? "," : "") << cu[s];
+  // The index arrays whole, by their table names: "kv_len=[3,0]", "cu_seqlens_q=[0,2,5]".
+  for (const IndexInput& in : kIndexInputs) {
+    const std::vector<std::int64_t>& x = c.*in.values;
+    if (x.empty()) continue;
+    o << " " << in.name << "=[";
+    for (std::size_t i = 0; i < x.size(); ++i) o << (i ? "," : "") << x[i];
     o << "]";
-  };
-  bounds("cu_seqlens_q", c.cu_seqlens_q);
-  bounds("cu_seqlens_k", c.cu_seqlens_k);
+  }
   return o.str();
 }
 

@@ -1,9 +1,14 @@
 // manifest.json parsing is strict and every message names the case (index and id) and the key.
+#include <fstream>
 #include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "io/manifest.h"
 #include "io/npy.h"
 #include "io/tests/test_util.h"
+#include "problem/problem_options.h"
 
 namespace attnv::io {
 namespace {
@@ -169,6 +174,45 @@ TEST(Manifest, MaskAndBiasExtentsAreOptionalBooleans) {
   EXPECT_TRUE(rejects(edited(R"("bias": true)", R"("bias": true, "bias_heads": 1)"), {"case 1 (id 'b/2')", "bias_heads"}));
   EXPECT_TRUE(rejects(edited(R"("mask": false)", R"("mask": false, "mask_batch": true)"),
                       {"case 1 (id 'b/2')", "mask_dims gives the mask per-batch or per-head extents, but the problem has no mask"}));
+}
+
+// Each later option (problem/problem_options.h) is a key a manifest may leave out, written only
+// when set; one that a case folder cannot hold (page_size) is refused as an unknown key.
+TEST(Manifest, LaterOptionsAreKeysWrittenOnlyWhenSet) {
+  int in_manifest = 0;
+  for (const ProblemOption& o : kProblemOptions) {
+    ManifestEntry e{"a", "c0", {}, false, ""};
+    e.problem.has_mask = e.problem.has_bias = true;  // the extents are written only with their tensor
+    const std::string key = "\"" + std::string(o.key) + "\"";
+    EXPECT_EQ(render_manifest({e}).find(key), std::string::npos) << o.key;
+    o.set(e.problem, 3);
+    ASSERT_NE(o.get(e.problem), 0) << o.key;
+    const std::string text = render_manifest({e});
+    if (!o.in_manifest) {
+      EXPECT_EQ(text.find(key), std::string::npos) << o.key;
+      EXPECT_TRUE(rejects(edited(R"("dout": false)", R"("dout": false, )" + key + ": 4"), {"case 1 (id 'b/2')", "unknown key"}));
+      continue;
+    }
+    ++in_manifest;
+    const std::string value = o.kind == ProblemOption::Kind::flag ? "true" : "3";
+    EXPECT_NE(text.find(key + ": " + value), std::string::npos) << text;
+  }
+  EXPECT_EQ(in_manifest + 1, static_cast<int>(optional_case_keys().size()));  // and "meta"
+}
+
+// The schema says what the reader reads: the same required keys, and no key it does not know.
+TEST(Manifest, TheSchemaNamesTheKeysTheReaderReads) {
+  std::ifstream f(test::data_dir() / ".." / ".." / "manifest.schema.json");
+  ASSERT_TRUE(f) << "io/manifest.schema.json not found";
+  const nlohmann::json schema = nlohmann::json::parse(f);
+  const nlohmann::json& c = schema.at("$defs").at("case");
+  const std::vector<std::string> required = c.at("required").get<std::vector<std::string>>();
+  EXPECT_EQ(required, required_case_keys());
+  std::set<std::string> expected(required.begin(), required.end());
+  for (const std::string& k : optional_case_keys()) expected.insert(k);
+  std::set<std::string> in_schema;
+  for (const auto& [key, value] : c.at("properties").items()) in_schema.insert(key);
+  EXPECT_EQ(in_schema, expected);
 }
 
 TEST(Manifest, ProblemChecksNameTheCase) {

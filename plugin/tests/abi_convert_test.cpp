@@ -8,6 +8,7 @@
 
 #include "abi_convert.h"
 #include "index_fields.h"
+#include "option_fields.h"
 #include "attnv_mutant_plugins.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
@@ -30,6 +31,35 @@ TEST(AbiConvert, ProblemRoundTrips) {
   p.scale = 0.3;
   EXPECT_EQ(problem_from_abi(problem_to_abi(p)), p);
   EXPECT_EQ(problem_to_abi(p).scale, 0.3);
+}
+
+// Each later option (problem/problem_options.h) travels in its own appended field and only there:
+// set alone, it changes no byte of attnv_problem outside that field; it comes back as it went;
+// and a sender whose struct ends before the field leaves it unset.
+TEST(AbiConvert, EveryLaterOptionTravelsInItsOwnFieldOnly) {
+  Problem base;
+  base.shape = {2, 4, 2, 3, 5, 8, 8};
+  base.has_mask = base.has_bias = true;  // the extents travel only with their tensor
+  const attnv_problem plain = problem_to_abi(base);
+  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
+    const ProblemOption& o = kProblemOptions[i];
+    Problem p = base;
+    o.set(p, 3);
+    attnv_problem a = problem_to_abi(p);
+    const OptionField& f = kOptionFields[i];
+    const auto* first = reinterpret_cast<const unsigned char*>(&a);
+    const auto* field = f.flag ? reinterpret_cast<const unsigned char*>(&(a.*f.flag))
+                               : reinterpret_cast<const unsigned char*>(&(a.*f.count));
+    const std::size_t at = static_cast<std::size_t>(field - first);
+    const std::size_t size = f.flag ? sizeof(std::int32_t) : sizeof(std::int64_t);
+    for (std::size_t b = 0; b < sizeof a; ++b) {
+      if (b >= at && b < at + size) continue;
+      EXPECT_EQ(first[b], reinterpret_cast<const unsigned char*>(&plain)[b]) << o.key << " changed byte " << b;
+    }
+    EXPECT_EQ(problem_from_abi(a), p) << o.key;
+    a.struct_size = static_cast<std::uint32_t>(at);  // a sender that knows nothing of it
+    EXPECT_EQ(o.get(problem_from_abi(a)), 0) << o.key;
+  }
 }
 
 // Sinks are appended fields: read only when the sender's struct_size covers them, so a sender
