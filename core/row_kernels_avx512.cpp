@@ -78,8 +78,8 @@ constexpr __mmask16 kLow8 = 0x00FF;
 // Software prefetch for an f16 or bf16 cache (bench/README.md, "Decode: an f16 cache at 0.70 of
 // the stream"): without it the half-cache decode's samples sat on the first FMA after each
 // conversion, i.e. on loads waiting for memory, though the same arithmetic keeps pace with the
-// stream when the cache is warm; with it, f16 reads as many GB per CPU second as f32 (A/B, +20-
-// 60%), and the samples move onto the prefetches (fill buffers full: memory-bound). Likely why
+// stream when the cache is warm; with it, f16 reads as many GB per CPU second as f32 (A/B of 10
+// rounds: +8-70%, median +51%), and the samples move onto the prefetches (memory-bound). Likely why
 // the hardware prefetchers alone lag here (not proven, no counters on that VM): each byte of a
 // half cache carries twice f32's instructions, so the out-of-order window holds half as many
 // lines in flight; and P.V's four lanes start a fresh 4 KiB page every tile (16 rows of 256
@@ -95,8 +95,10 @@ constexpr int kPrefetchLaneSteps = 4;
 // is formed as an integer: it may lie past the tensor, where a pointer may not point.
 template <class E>
 void prefetch_row(const E* base, std::int64_t offset, std::int64_t bytes) {
-  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset * std::int64_t{sizeof(E)});
-  for (std::int64_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(a + static_cast<std::uintptr_t>(b)), _MM_HINT_T0);
+  const std::uintptr_t a =
+      reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset * std::int64_t{sizeof(E)});
+  for (std::int64_t b = 0; b < bytes; b += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(a + static_cast<std::uintptr_t>(b)), _MM_HINT_T0);
 }
 
 // The AVX2 set's a + b of one row: the two halves of its 16-lane chain.
