@@ -21,7 +21,9 @@
 // The memory walk is the AVX2 set's (but for an f16 or bf16 cache's four keys side by side):
 // every K row read whole, front to back, before the next, and V's keys in four lanes n / 4 rows
 // apart (row_kernels_avx2.cpp says why: the prefetchers; on the AVX-512 machine, V in key order,
-// in 2 or 8 lanes, K in lanes and software prefetch were no better: bench/README.md, decode). No exp here: the sweep's softmax is the path's micro-kernels'
+// in 2 or 8 lanes and K in lanes were no better: bench/README.md, decode). An f16 or bf16 cache's
+// K and V rows are also prefetched in software (kPrefetchKeys below says why; for f32 it gave
+// nothing). No exp here: the sweep's softmax is the path's micro-kernels'
 // (microkernels_avx512.cpp, on exp_constants.h).
 #include "core/microkernels.h"
 #include "core/row_kernels.h"
@@ -40,6 +42,7 @@
 #endif
 
 #include "core/avx2_hsum.h"
+#include <cstdint>
 #include <type_traits>
 
 namespace attnv::core {
@@ -71,6 +74,32 @@ struct BF16 {
 };
 
 constexpr __mmask16 kLow8 = 0x00FF;
+
+// Software prefetch for an f16 or bf16 cache (bench/README.md, "Decode: an f16 cache at 0.70 of
+// the stream"): without it the half-cache decode's samples sat on the first FMA after each
+// conversion, i.e. on loads waiting for memory, though the same arithmetic keeps pace with the
+// stream when the cache is warm; with it, f16 reads as many GB per CPU second as f32 (A/B of 10
+// rounds: +8-70%, median +51%), and the samples move onto the prefetches (memory-bound). Likely why
+// the hardware prefetchers alone lag here (not proven, no counters on that VM): each byte of a
+// half cache carries twice f32's instructions, so the out-of-order window holds half as many
+// lines in flight; and P.V's four lanes start a fresh 4 KiB page every tile (16 rows of 256
+// bytes), where the L2 streamer retrains. K is fetched kPrefetchKeys keys ahead (4 KiB at
+// D = 128); each V lane kPrefetchLaneSteps of its rows ahead, running into the next tile's lanes
+// at the end. Prefetches change no arithmetic (the AVX2 set's bits stay) and never fault: past
+// the tile's end (the next tile, another page of a paged cache, past the tensor) they are at worst
+// wasted. An f32 cache takes none: the same prefetches gave it nothing (A/B, 3 rounds).
+constexpr int kPrefetchKeys = 16;
+constexpr int kPrefetchLaneSteps = 4;
+
+// Every 64-byte line of `bytes` bytes from `base` + `offset` elements of E, into L1. The address
+// is formed as an integer: it may lie past the tensor, where a pointer may not point.
+template <class E>
+void prefetch_row(const E* base, std::int64_t offset, std::int64_t bytes) {
+  const std::uintptr_t a =
+      reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset * std::int64_t{sizeof(E)});
+  for (std::int64_t b = 0; b < bytes; b += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(a + static_cast<std::uintptr_t>(b)), _MM_HINT_T0);
+}
 
 // The AVX2 set's a + b of one row: the two halves of its 16-lane chain.
 __m256 halves(__m512 a) { return _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1)); }
@@ -200,8 +229,10 @@ void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, st
   int c = 0;
   if constexpr (G > 1) {
     const __m512 sc16 = _mm512_set1_ps(scale);
+    const std::int64_t row_bytes = dk_pad * std::int64_t{sizeof(typename L::E)};
     for (; c + G <= n; c += G) {
       const typename L::E* kc = k + c * ldk;
+      for (int j = 0; j < G; ++j) prefetch_row(k, (c + kPrefetchKeys + j) * ldk, row_bytes);
       int r = 0;
       for (; r + 8 <= rows; r += 8)
         for (int j = 0; j < G; j += 2)
@@ -270,7 +301,15 @@ template <class L, int R>
 void pv_block(const float* p, std::int64_t ldp, const typename L::E* v, std::int64_t ldv, int n, std::int64_t dv_pad,
               float* o, std::int64_t ldo) {
   const int q = n / 4;
-  for (int c = 0; c < q; ++c) pv_keys<L, R, 4>(p + c, ldp, q, v + c * ldv, q * ldv, dv_pad, o, ldo);
+  const std::int64_t row_bytes = dv_pad * std::int64_t{sizeof(typename L::E)};
+  for (int c = 0; c < q; ++c) {
+    if constexpr (!std::is_same_v<L, F32>) {
+      // Lane l's row a + l q, or past the lanes' end the next tile's (n keys on).
+      const int a = c + kPrefetchLaneSteps;
+      for (int l = 0; l < 4; ++l) prefetch_row(v, (a < q ? a + l * q : n + (a - q) + l * q) * ldv, row_bytes);
+    }
+    pv_keys<L, R, 4>(p + c, ldp, q, v + c * ldv, q * ldv, dv_pad, o, ldo);
+  }
   for (int c = 4 * q; c < n; ++c) pv_keys<L, R, 1>(p + c, ldp, 1, v + c * ldv, ldv, dv_pad, o, ldo);
 }
 
