@@ -81,7 +81,7 @@ struct NaiveOptions {
   // is `declare_flush` (default: the truth); false with flushing on is the undeclared flush
   // attnv must find. Not x86-64: flushing is unavailable and the option is refused.
   bool flush_subnormals = false;
-  std::optional<bool> declare_flush;
+  std::optional<bool> declare_flush = std::nullopt;
 };
 
 class NaiveKernel : public Kernel {
