@@ -40,8 +40,11 @@ PrecisionModel model_from(const json& m, DType storage, const std::string& where
     else if (key == "score") p.score = dtype_of(v, at);
     else if (key == "softmax") p.softmax = dtype_of(v, at);
     else if (key == "pv") p.pv = dtype_of(v, at);
-    else {
-      throw InputError(at + ": unknown key (accum, p_dtype, out, block, exp_ulps, dot, score, softmax, pv)");
+    else if (key == "flush_subnormals") {
+      if (!v.is_boolean()) throw InputError(at + ": expected true or false");
+      p.flush_subnormals = v.get<bool>();
+    } else {
+      throw InputError(at + ": unknown key (accum, p_dtype, out, block, exp_ulps, dot, score, softmax, pv, flush_subnormals)");
     }
   }
   if (!p_given) p.p_dtype = p.accum;  // P stays in the accumulator unless said otherwise
@@ -191,6 +194,7 @@ std::string claims_to_json(const Claims& c) {
         {"dot", &m.dot}, {"score", &m.score}, {"softmax", &m.softmax}, {"pv", &m.pv}};
     for (const auto& [name, t] : stages)
       if (*t) jm[name] = dtype_name(**t);
+    if (m.flush_subnormals) jm["flush_subnormals"] = true;  // absent: gradual underflow
   }
   return j.dump();
 }

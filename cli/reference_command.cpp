@@ -36,6 +36,7 @@ struct ReferenceArgs {
   std::string accum, p_dtype, out_dtype;
   std::int64_t block = 0;
   double exp_ulps = 2;
+  bool flush_subnormals = false;
   int threads = 0;
 };
 
@@ -46,6 +47,7 @@ PrecisionModel model_for(const Case& c, const ReferenceArgs& a) {
   m.p_dtype = a.p_dtype.empty() ? m.accum : *parse_dtype(a.p_dtype);
   if (!a.out_dtype.empty()) m.out = *parse_dtype(a.out_dtype);
   m.exp_ulps = a.exp_ulps;
+  m.flush_subnormals = a.flush_subnormals;
   return m;
 }
 
@@ -220,6 +222,8 @@ void add_reference_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--exp-ulps", a->exp_ulps, "accuracy of the kernel's exp, in ulps of the accumulator")
       ->check(CLI::Range(0.5, 1e6))->capture_default_str();
+  cmd->add_flag("--flush-subnormals", a->flush_subnormals,
+                "the kernel flushes subnormals (FTZ and DAZ): bound for that (reference/bound/BOUND.md section 12)");
   cmd->add_option("--threads", a->threads, "threads (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->callback([a, &exit_code] {
     run(*a);

@@ -12,6 +12,7 @@
 #include "problem/case.h"
 #include "problem/error.h"
 #include "problem/validate.h"
+#include "kernels/flush_guard.h"
 
 namespace attnv::props {
 namespace {
@@ -389,10 +390,27 @@ Capabilities NaiveKernel::capabilities() const {
 }
 
 PrecisionModel NaiveKernel::precision(DType storage) const {
-  return PrecisionModel::natural(storage, opt_.structure == Structure::tiled ? opt_.block : 0);
+  PrecisionModel m = PrecisionModel::natural(storage, opt_.structure == Structure::tiled ? opt_.block : 0);
+  m.flush_subnormals = opt_.declare_flush.value_or(opt_.flush_subnormals);
+  return m;
 }
 
 void NaiveKernel::forward(const Problem& p, const KernelViews& views) {
+  const FlushGuard flush(opt_.flush_subnormals);
+  forward_unflushed(p, views);
+}
+
+void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
+  const FlushGuard flush(opt_.flush_subnormals);
+  backward_unflushed(p, views);
+}
+
+void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
+  const FlushGuard flush(opt_.flush_subnormals);
+  decode_unflushed(p, views);
+}
+
+void NaiveKernel::forward_unflushed(const Problem& p, const KernelViews& views) {
   const Case c = case_from_views(p, views);
   const bool reverse = opt_.plant == Plant::nondeterministic && (calls_++ % 2 == 1);
   Outputs o = p.dtype == DType::f64 ? Engine<double>{c, opt_, reverse}.forward()
@@ -414,7 +432,7 @@ void NaiveKernel::forward(const Problem& p, const KernelViews& views) {
   write_outputs(o, p, views);
 }
 
-void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
+void NaiveKernel::backward_unflushed(const Problem& p, const KernelViews& views) {
   const Case c = case_from_views(p, views);
   // The forward's own O and L, as they sit in the views: O has the shape of dout, so the dense
   // reader of case_from_views reads it when pointed there.
@@ -432,7 +450,7 @@ void NaiveKernel::backward(const Problem& p, const KernelViews& views) {
   write_outputs(o, p, views);
 }
 
-void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
+void NaiveKernel::decode_unflushed(const Problem& p, const DecodeViews& views) {
   if (auto e = check_decode_views(p, views); !e.empty()) throw InputError("naive decode: invalid call: " + e[0]);
   const Shape& s = p.shape;
   const CachePages pages = CachePages::of(p, views);
@@ -482,7 +500,7 @@ void NaiveKernel::decode(const Problem& p, const DecodeViews& views) {
     fp.has_alibi = false;
     fv.alibi = TensorRef{};
   }
-  forward(fp, fv);
+  forward_unflushed(fp, fv);  // (already under this call's FlushGuard)
 }
 
 }  // namespace attnv::props

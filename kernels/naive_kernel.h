@@ -17,6 +17,7 @@
 // With Structure::tiled the keys are consumed in blocks of `block` with an online softmax
 // (FlashAttention-2), so the tiled-kernel bugs have a place to live.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "problem/kernel.h"
@@ -77,6 +78,13 @@ struct NaiveOptions {
   Structure structure = Structure::naive;
   std::int64_t block = 16;  // key block of the tiled structure
   Plant plant = Plant::none;
+  // Run forward, backward and decode with the x86 MXCSR flags FTZ and DAZ set (restored after):
+  // every SSE result below min_normal becomes a signed zero and every subnormal operand is read
+  // as zero, as production kernels on vdpbf16ps or with that MXCSR setting do. What it declares
+  // is `declare_flush` (default: the truth); false with flushing on is the undeclared flush
+  // attnv must find. Not x86-64: flushing is unavailable and the option is refused.
+  bool flush_subnormals = false;
+  std::optional<bool> declare_flush = std::nullopt;
 };
 
 class NaiveKernel : public Kernel {
@@ -94,6 +102,10 @@ class NaiveKernel : public Kernel {
   void decode(const Problem& p, const DecodeViews& views) override;
 
  private:
+  // The bodies, out of line: the public calls set the flush mode around them (FlushGuard).
+  void forward_unflushed(const Problem& p, const KernelViews& views);
+  void backward_unflushed(const Problem& p, const KernelViews& views);
+  void decode_unflushed(const Problem& p, const DecodeViews& views);
   NaiveOptions opt_;
   std::string name_;
   std::uint64_t calls_ = 0;  // only the nondeterministic plant looks at it

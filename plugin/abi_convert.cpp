@@ -303,6 +303,7 @@ attnv_precision precision_to_abi(const PrecisionModel& m) {
   a.score = stage(m.score);
   a.softmax = stage(m.softmax);
   a.pv = stage(m.pv);
+  a.flush_subnormals = m.flush_subnormals ? 1 : 0;
   return a;
 }
 
@@ -341,6 +342,12 @@ PrecisionModel precision_from_abi(const attnv_precision& a, DType storage, const
     m.score = stage(a.score, "score");
     m.softmax = stage(a.softmax, "softmax");
     m.pv = stage(a.pv, "pv");
+  }
+  // Later still: a struct that ends before it (an older plugin's or sender's) flushes nothing.
+  if (a.struct_size >= offsetof(attnv_precision, flush_subnormals) + sizeof(a.flush_subnormals)) {
+    if (a.flush_subnormals != 0 && a.flush_subnormals != 1)
+      throw InputError(where + " has flush_subnormals = " + std::to_string(a.flush_subnormals) + " (must be 0 or 1)");
+    m.flush_subnormals = a.flush_subnormals == 1;
   }
   return m;
 }

@@ -24,6 +24,14 @@ struct PrecisionModel {
   std::optional<DType> softmax;  // max subtraction, exp, the running sum, rescale factors, LSE
   std::optional<DType> pv;       // the P.V accumulator: products, sums, rescales, the division
 
+  // The kernel flushes subnormals: every arithmetic result below its dtype's min_normal may
+  // become a signed zero (FTZ) and every subnormal operand may be read as zero (DAZ). One flag,
+  // not two: the instructions that flush (vdpbf16ps, vcvtne2ps2bf16, AMX tdpbf16ps) do both, the
+  // usual MXCSR setting sets both, and the bound for FTZ alone would differ only by the input
+  // terms (the dropped products of subnormal inputs, BOUND.md section 12), which are at most
+  // min_normal times the other factor: not worth a second declaration. false: gradual underflow.
+  bool flush_subnormals = false;
+
   DType dot_dtype() const { return dot.value_or(accum); }
   DType score_dtype() const { return score.value_or(accum); }
   DType softmax_dtype() const { return softmax.value_or(accum); }

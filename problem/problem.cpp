@@ -116,6 +116,7 @@ std::string describe(const PrecisionModel& m) {
                                                   {"pv", m.pv_dtype()}};
   for (const auto& [name, t] : stages)
     if (t != m.accum) o << ' ' << name << '=' << dtype_name(t);
+  if (m.flush_subnormals) o << " ftz+daz";
   return o.str();
 }
 

@@ -306,10 +306,11 @@ void kernel(std::ostringstream& o, const Certificate& c) {
   }
   if (!c.kernel.precision.empty()) {
     o << "<table style=\"margin-top:10px\"><thead><tr><th>dtype</th><th>storage</th><th>accumulator</th><th>P</th>"
-         "<th>output</th><th>block</th><th>exp ulps</th><th>precision model</th></tr></thead><tbody>";
+         "<th>output</th><th>block</th><th>exp ulps</th><th>subnormals</th><th>precision model</th></tr></thead><tbody>";
     for (const auto& [d, m] : c.kernel.precision)
       o << "<tr><td><b>" << dt(d) << "</b></td><td>" << dt(m.storage) << "</td><td>" << dt(m.accum) << "</td><td>"
         << dt(m.p_dtype) << "</td><td>" << dt(m.out) << "</td><td>" << m.block << "</td><td>" << detail::num(m.exp_ulps)
+        << "</td><td>" << (m.flush_subnormals ? "flushed (FTZ+DAZ)" : "gradual")
         << "</td><td class=\"mono\">" << html_escape(describe(m)) << "</td></tr>";
     o << "</tbody></table>";
   }

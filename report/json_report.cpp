@@ -51,6 +51,7 @@ Json kernel(const KernelInfo& k) {
                              {"score", dt(m.score_dtype())},
                              {"softmax", dt(m.softmax_dtype())},
                              {"pv", dt(m.pv_dtype())},
+                             {"flush_subnormals", m.flush_subnormals},
                              {"description", describe(m)}});
   return Json{{"spec", k.spec},
               {"name", k.name},

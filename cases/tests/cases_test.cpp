@@ -152,6 +152,14 @@ TEST(Claims, FileOverridesDefaultsStrictly) {
   EXPECT_EQ(c.model(DType::bf16).block, 64);
   EXPECT_EQ(c.model(DType::bf16).pv, DType::bf16);  // a stage (docs/semantics.md)
   EXPECT_EQ(c.model(DType::bf16).dot, std::nullopt);
+  EXPECT_FALSE(c.model(DType::bf16).flush_subnormals);  // absent: gradual underflow
+  // flush_subnormals (BOUND.md section 12): read, written back by the export, junk refused.
+  const Claims f = read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,
+      "precision": {"bf16": {"p_dtype": "bf16", "flush_subnormals": true}}})"), {DType::bf16});
+  EXPECT_TRUE(f.model(DType::bf16).flush_subnormals);
+  EXPECT_TRUE(claims_from_json(claims_to_json(f), "x", {DType::bf16}).model(DType::bf16).flush_subnormals);
+  EXPECT_THROW(read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,
+      "precision": {"bf16": {"flush_subnormals": 1}}})"), {DType::bf16}), InputError);
   // A claim withdrawn in one dtype, carried through the export; one that is no problem feature
   // is an error naming it.
   const Claims w = read_claims(write(R"({"backward": true, "softcap": false, )" + every + R"(,

@@ -233,6 +233,12 @@ typedef struct attnv_precision {
   int32_t score;   /* the logits: scale, softcap, bias, and the value the softmax reads */
   int32_t softmax; /* max subtraction, exp, the running sum and rescale factors, LSE */
   int32_t pv;      /* the P.V accumulator: products, sums, rescales and the final division */
+  /* Later (struct_size covers it): 1 when the kernel flushes subnormals, results below a dtype's
+   * smallest normal becoming zero (FTZ) and subnormal operands read as zero (DAZ), as MXCSR
+   * FTZ|DAZ, vdpbf16ps or AMX do; 0 (what attnv passes in, and what a plugin built before this
+   * field leaves) for gradual underflow. Any other value is refused. The bound then prices each
+   * underflow at min_normal instead of half a subnormal (reference/bound/BOUND.md section 12). */
+  int32_t flush_subnormals;
 } attnv_precision;
 
 #define ATTNV_STAGE_AS_ACCUM (-1)

@@ -8,6 +8,7 @@
 
 #include "abi_convert.h"
 #include "abi_v1_fields.h"
+#include "problem/error.h"
 
 extern "C" {
 extern const std::size_t attnv_test_v1_offsets[];
@@ -133,6 +134,25 @@ TEST(AbiVersion, PrecisionStagesAreReadOnlyWhenTheStructHasThem) {
   const PrecisionModel u = precision_from_abi(unaware, DType::f16, "plugin p");
   EXPECT_FALSE(u.staged());
   EXPECT_EQ(u.p_dtype, DType::f16);
+}
+
+// flush_subnormals: carried both ways, read only when struct_size covers it (a plugin built
+// before it leaves attnv's 0 there, and a struct ending before it flushes nothing), junk refused.
+TEST(AbiVersion, FlushSubnormalsIsReadOnlyWhenTheStructHasIt) {
+  PrecisionModel m = PrecisionModel::natural(DType::bf16);
+  m.p_dtype = DType::bf16;
+  m.flush_subnormals = true;
+  EXPECT_EQ(precision_from_abi(precision_to_abi(m), DType::bf16, "plugin p"), m);
+  EXPECT_EQ(precision_request().flush_subnormals, 0);
+  attnv_precision older = precision_to_abi(m);
+  older.struct_size = static_cast<std::uint32_t>(offsetof(attnv_precision, flush_subnormals));
+  EXPECT_FALSE(precision_from_abi(older, DType::bf16, "plugin p").flush_subnormals);
+  attnv_precision v1 = precision_to_abi(m);
+  v1.struct_size = 0;  // a version 1 plugin
+  EXPECT_FALSE(precision_from_abi(v1, DType::bf16, "plugin p").flush_subnormals);
+  attnv_precision junk = precision_to_abi(m);
+  junk.flush_subnormals = 2;
+  EXPECT_THROW(precision_from_abi(junk, DType::bf16, "plugin p"), InputError);
 }
 
 // A sender built before packed sequences crossed the ABI (its attnv_problem and attnv_views end

@@ -21,10 +21,10 @@ wire::Hello good_hello() {
   h.has_precision = 1;
   // f32 as a version-1 plugin fills it (struct_size 0, no stages: whatever lies there is not
   // read); bf16 with the stages (ggml-like: P.V accumulated in bf16).
-  h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0, 77, 77, 77, 77};
+  h.precision[ATTNV_F32] = attnv_precision{ATTNV_F32, ATTNV_F32, ATTNV_F32, 0, 0, 2.0, 77, 77, 77, 77, 77};
   h.precision[ATTNV_BF16] = attnv_precision{ATTNV_F32, ATTNV_BF16, ATTNV_BF16, sizeof(attnv_precision), 64, 2.0,
                                             ATTNV_STAGE_AS_ACCUM, ATTNV_STAGE_AS_ACCUM, ATTNV_STAGE_AS_ACCUM,
-                                            ATTNV_BF16};
+                                            ATTNV_BF16, 0};
   return h;
 }
 
@@ -64,6 +64,7 @@ TEST(Declaration, ReadsAWellFormedHello) {
   EXPECT_EQ(d.precision[ATTNV_F64].accum, PrecisionModel::natural(DType::f64).accum);
   EXPECT_EQ(d.precision[ATTNV_F32].accum, DType::f32);
   EXPECT_FALSE(d.precision[ATTNV_F32].staged());
+  EXPECT_FALSE(d.precision[ATTNV_F32].flush_subnormals);  // 77 lies there, past a version 1 struct: not read
   EXPECT_EQ(d.precision[ATTNV_BF16].pv, DType::bf16);
   EXPECT_EQ(d.precision[ATTNV_BF16].dot, std::nullopt);
 }

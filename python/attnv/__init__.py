@@ -137,7 +137,9 @@ def certify(fn, claims, precision=None, dtypes=None, suite="quick", seed=2026112
     claims: the claims file's object (cases/README.md): every capability true or false (gqa,
       causal_top_left, causal_bottom_right, window, mask, bias, kv_len, softcap, custom_scale,
       lse; hidden_nonfinite optional), "dtypes" optional.
-    precision: per dtype {"accum", "p_dtype", "out", "block", "exp_ulps"} (default: natural).
+    precision: per dtype {"accum", "p_dtype", "out", "block", "exp_ulps", the stages "dot", "score",
+      "softmax", "pv", "flush_subnormals": True for a kernel that flushes subnormals (FTZ and DAZ)}
+      (default: natural; cases/README.md).
     dtypes: the dtypes to run (default: claims["dtypes"]).
     only: requirement ids or names to run (default: all).
     """

@@ -12,6 +12,13 @@ def test_precision_and_bad_claims():
                          precision={"f32": {"accum": "f32", "block": 64}}, only=["R1"])
     assert cert.result("R1", "f32")["verdict"] == "PASS"
     json.loads(cert.to_json())
+    # flush_subnormals (reference/bound/BOUND.md section 12) reaches the certificate's model.
+    flushed = attnv.certify(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtypes=["f32"],
+                            precision={"f32": {"flush_subnormals": True}}, only=["R1"])
+    assert flushed.result("R1", "f32")["verdict"] == "PASS"
+    models = json.loads(flushed.to_json())["kernel"]["precision"]
+    assert [m["flush_subnormals"] for m in models] == [True], models
+    assert json.loads(cert.to_json())["kernel"]["precision"][0]["flush_subnormals"] is False
     # Claims with a capability left out: the claims file's error, naming what is missing.
     partial = dict(kernels.ALL_FORWARD)
     del partial["softcap"]

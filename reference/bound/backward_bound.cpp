@@ -17,6 +17,7 @@ namespace attnv::bound {
 Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel& m) {
   detail::require_outputs(c, exact, true);
   using detail::gamma;
+  using detail::daz_zeroed;
   const Problem& p = c.problem;
   const Shape& s = p.shape;
   const std::int64_t G = p.group();
@@ -34,8 +35,11 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   const double g_q = gamma(static_cast<double>(s.Tk + 2), u);
   const double g_k = gamma(static_cast<double>(G * s.Tq + 2), u);
   const double g_v = gamma(static_cast<double>(G * s.Tq + 1), u);
-  // Underflow of a recomputed P is absolute: exp within exp_ulps ulps of eta.
-  const double p_under = (k.u_exp / (2 * u)) * k.eta;
+  // Underflow of a recomputed P is absolute: exp within exp_ulps ulps of eta. A kernel that
+  // flushes (BOUND.md section 12) may also flush that result: one more unit, and eta is then
+  // 2 min_normal.
+  const double exp_under_ulps = k.u_exp / (2 * u) + (k.flush ? 1 : 0);  // P_hat's own underflow, in eta
+  const double p_under = exp_under_ulps * k.eta;
   // |d/dx (1 - tanh^2 x)| = |2 tanh x sech^2 x| <= 4 / (3 sqrt 3) < 0.7699.
   const double dtanh2 = 0.7699;
 
@@ -43,7 +47,11 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   // eta / 2 absolutely, whatever its relative error. These terms are collected in units of eta
   // (so their double evaluation never underflows, even for f64) and added at the end.
   std::vector<double> uq(exact.dq.size(), 0.0), uk(exact.dk.size(), 0.0), uv(exact.dv.size(), 0.0);
-  const double exp_under_ulps = k.u_exp / (2 * u);  // P_hat's own underflow, in eta
+  // Flushing: each term of a dQ, dK, dV sum also adds one accumulation step whose running sum
+  // may be read as zero and whose result may flush (section 12): two more units.
+  const double sum_flushes = k.flush ? 2 : 0;
+  // x times a (1 + gamma) factor that may be +inf: 0 when x is, where inf * 0 would give NaN.
+  auto grown = [](double x, double factor) { return x > 0 ? x * factor : 0.0; };
 
   Bounds out;
   out.out.assign(exact.out.size(), 0.0);
@@ -72,7 +80,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
           std::copy(f.out.begin(), f.out.end(), out.out.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
           if (r.keys.empty()) continue;  // no visible key: zero gradients, bound 0
           // The kernel's O passed the acceptance rule, so |O_hat - O| <= bo (section 5.2).
-          double D = 0, d_abs = 0, d_err = 0;
+          double D = 0, d_abs = 0, d_err = 0, d_drop = 0;
           for (std::int64_t d = 0; d < s.Dv; ++d) {
             const double od = std::fabs(O[d]), bd = f.out[static_cast<std::size_t>(d)];
             const double worst = (od + bd) * (1 + 4 * u64) * (1 + 2 * u_out);
@@ -80,38 +88,59 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
             D += dO[d] * O[d];
             d_abs += std::fabs(dO[d]) * od;
             d_err += std::fabs(dO[d]) * bo[static_cast<std::size_t>(d)];
+            // Flushing: a subnormal dO read as zero drops the product, |dO| |O_hat| <= |dO| (|O| + bo);
+            // an O_hat that may be subnormal (|O| - bo < mn) read as zero drops < |dO| mn.
+            if (k.flush) {
+              const double o_hat = od + bo[static_cast<std::size_t>(d)];
+              if (daz_zeroed(dO[d], k.mn)) d_drop += std::fabs(dO[d]) * o_hat;
+              else if (od - bo[static_cast<std::size_t>(d)] < k.mn) d_drop += std::fabs(dO[d]) * std::min(o_hat, k.mn);
+            }
           }
-          const double e_D = (1 + g_d) * d_err + g_d * d_abs;
+          // Flushing: the dropped products and two flushes per accumulation step (0 otherwise).
+          const double D_flush = k.flush ? d_drop + 2 * static_cast<double>(s.Dv + 1) * k.mn : 0;
+          const double e_D = (1 + g_d) * (d_err + D_flush) + g_d * d_abs;
           const double bL = f.lse;
           if (sinks) {
             // Section 5.7: the row's term -P_sink_hat D_hat. The sink's logit is exact, so
             // P_sink_hat's argument errs by the LSE's error and the subtraction alone.
             const double Ps = r.P_sink;
             const double D_abs = std::fabs(D) + 2 * static_cast<double>(s.Dv + 2) * u64 * d_abs;
-            const double arg = (bL + u * (r.L - r.sink + bL)) * (1 + 2 * u);
+            // Flushing: the subtraction's flush, and a subnormal sink read as zero.
+            const double sink_flush = k.flush ? k.mn + (daz_zeroed(r.sink, k.mn) ? std::fabs(r.sink) : 0) : 0;
+            const double arg = (bL + u * (r.L - r.sink + bL) + sink_flush) * (1 + 2 * u);
             const double e_Ps = Ps * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
             double e_t = e_Ps * D_abs * (1 + u) + (Ps + e_Ps) * e_D * (1 + u) + u * Ps * D_abs;
             if (k.u_p > 0) e_t += k.u_p * (Ps * D_abs + e_t) + (Ps * D_abs - e_t < k.min_normal_p ? 0.5 * k.eta_p : 0);
             sink_err[li] = (e_t * (1 + g_s) + g_s * Ps * D_abs) * r.inflation;
-            sink_under[li] = exp_under_ulps * (D_abs + e_D) + 1;
+            sink_under[li] = exp_under_ulps * (D_abs + e_D) + 1 + sum_flushes;
           }
           for (std::size_t jj = 0; jj < r.keys.size(); ++jj) {
             const std::int64_t j = r.keys[jj];
             const double P = r.P[jj];
-            double dP = 0, B = 0;
+            double dP = 0, B = 0, B_drop = 0;
             for (std::int64_t d = 0; d < s.Dv; ++d) {
               const double vv = c.v[c.vi(b, hk, j, d)];
               dP += dO[d] * vv;
               B += std::fabs(dO[d] * vv);
+              if (daz_zeroed(dO[d], k.mn) || daz_zeroed(vv, k.mn)) B_drop += std::fabs(dO[d] * vv);
             }
+            // Flushing: dP's dropped products and two flushes per accumulation step.
+            const double dP_flush =
+                k.flush ? grown(B_drop, 1 + g_dp) + 2 * static_cast<double>(k.n_dot_v) * k.mn : 0;
             // |g| evaluated in double, rounded up by its own evaluation error.
             const double g_abs = std::fabs(dP - D) + 2 * static_cast<double>(s.Dv + 2) * u64 * (B + d_abs);
             // Section 5.1: P_hat's exponent errs by the logit error, the LSE error, and the
             // subtraction's rounding; the exp adds u_exp.
-            const double arg = (r.delta0[jj] + bL + u * (r.L - r.t[jj] + r.delta0[jj] + bL)) * (1 + 2 * u);
-            const double e_P = P * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
+            // (Flushing: the subtraction's flush, k.mn; 0 otherwise.)
+            const double arg = (r.delta0[jj] + bL + u * (r.L - r.t[jj] + r.delta0[jj] + bL) + k.mn) * (1 + 2 * u);
+            // (A weight that underflows in double, P == 0, is below 2^-1074, not 0: with the
+            // flushing model's larger arguments 0 * expm1(arg) can be 0 * inf; take the bound
+            // at 2^-1074 then. The natural model keeps its formula bit for bit.)
+            const double P_err = k.flush && P == 0 ? 0x1p-1074 : P;
+            const double e_P = P_err * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
             // Section 5.3: g_hat = fl(dP_hat - D_hat).
-            const double e_g = g_dp * B + e_D + u * (g_abs + g_dp * B + e_D);
+            // (Flushing: dP's flushes, and the subtraction's own, k.mn.)
+            const double e_g = g_dp * B + dP_flush + e_D + u * (g_abs + g_dp * B + dP_flush + e_D) + k.mn;
             // Section 5.4: dS_hat = fl(P_hat g_hat).
             double e_S = e_P * g_abs * (1 + u) + (P + e_P) * e_g * (1 + u) + u * P * g_abs;
             double dS_abs = P * g_abs;
@@ -141,12 +170,20 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
               out.dk[c.ki(b, hk, j, d)] += wk * qd;
               // + the product dS k itself, whose eta / 2 the scale multiplies when it is applied
               // last (BOUND.md 5.6; attnv fuzz found the core at 1.02x the bound with scale 14).
-              uq[c.qi(b, h, i, d)] += s_under * scale * kd + std::max(1.0, scale);
-              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + std::max(1.0, scale);
+              uq[c.qi(b, h, i, d)] += s_under * scale * kd + std::max(1.0, scale) + sum_flushes;
+              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + std::max(1.0, scale) + sum_flushes;
+              // Flushing: a subnormal k (q) read as zero drops the whole product dS_hat k.
+              if (k.flush && daz_zeroed(kd, k.mn))
+                out.dq[c.qi(b, h, i, d)] += grown(scale * (dS_abs + e_S) * kd, 1 + g_q) * infl;
+              if (k.flush && daz_zeroed(qd, k.mn))
+                out.dk[c.ki(b, hk, j, d)] += grown(scale * (dS_abs + e_S) * qd, 1 + g_k) * infl;
             }
             for (std::int64_t d = 0; d < s.Dv; ++d) {
               out.dv[c.vi(b, hk, j, d)] += wv * std::fabs(dO[d]);
-              uv[c.vi(b, hk, j, d)] += exp_under_ulps * std::fabs(dO[d]) + 1;
+              uv[c.vi(b, hk, j, d)] += exp_under_ulps * std::fabs(dO[d]) + 1 + sum_flushes;
+              // Flushing: a subnormal dO read as zero drops P_hat dO.
+              if (k.flush && daz_zeroed(dO[d], k.mn))
+                out.dv[c.vi(b, hk, j, d)] += grown((P + e_Pv) * std::fabs(dO[d]), 1 + g_v) * infl;
             }
           }
         }
@@ -161,13 +198,17 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   // underflows (U, at eta / 2 each, and the scale's multiply), plus the double evaluation of
   // this bound, whose products of subnormal size lose at most eta / 2 each, a few per term
   // (f64 only: f32's subnormals are normal doubles). Elements without a term keep bound 0.
-  auto add_floor = [&](std::vector<double>& bnd, const std::vector<double>& under) {
+  // Flushing: + the output rounding's flush, where the value may lie below min_normal(out).
+  auto add_floor = [&](std::vector<double>& bnd, const std::vector<double>& under, const std::vector<double>& ex) {
     for (std::size_t e = 0; e < bnd.size(); ++e)
-      if (under[e] > 0) bnd[e] += k.eta * (2 * under[e] + 4);
+      if (under[e] > 0) {
+        const double b = bnd[e] + k.eta * (2 * under[e] + 4);
+        bnd[e] = b + (std::fabs(ex[e]) - b < k.mn_out ? k.mn_out : 0);
+      }
   };
-  add_floor(out.dq, uq);
-  add_floor(out.dk, uk);
-  add_floor(out.dv, uv);
+  add_floor(out.dq, uq, exact.dq);
+  add_floor(out.dk, uk, exact.dk);
+  add_floor(out.dv, uv, exact.dv);
   if (sinks) {
     out.dsinks.assign(static_cast<std::size_t>(s.Hq), 0.0);
     std::vector<double> us(out.dsinks.size(), 0.0);
@@ -179,7 +220,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
         }
     const double tail_s = 1 + 2 * gamma(static_cast<double>(s.B * s.Tq + 4), u64);
     for (double& x : out.dsinks) x *= tail_s;
-    add_floor(out.dsinks, us);
+    add_floor(out.dsinks, us, exact.dsinks);
   }
   return out;
 }

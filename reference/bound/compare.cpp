@@ -175,6 +175,13 @@ std::string Comparison::summary() const {
     if (t.worst_index >= 0)
       o << " at [" << t.worst_index << "] (kernel " << t.worst_out << ", exact " << t.worst_exact
         << ", bound " << t.worst_bound << ")";
+    // A failure whose error is a few of f32's smallest normal or less is the signature of a
+    // kernel that flushes subnormals (FTZ/DAZ) without declaring it: a flushed intermediate or
+    // output errs by < min_normal. Say so (BOUND.md section 12).
+    const double err = std::fabs(t.worst_out - t.worst_exact), mn = min_normal(DType::f32);
+    if (t.failures > 0 && t.worst_index >= 0 && std::isfinite(err) && err > 0 && err <= 4 * mn)
+      o << " [error " << err << " <= 4 min_normal(f32) = " << 4 * mn
+        << ": subnormals flushed to zero? a kernel that flushes subnormals (FTZ/DAZ) must declare flush_subnormals]";
     o << '\n';
   }
   return o.str();

@@ -39,12 +39,16 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const double g_den = gamma(n_den + nb, u);
   // Each weight: one exp, then up to nb rescale factors exp(m_old - m_new), each within u_exp.
   const double exp_chain = (1 + nb) * std::log1p(k.u_exp_sm);
+  // Flushing (BOUND.md section 12, 0 otherwise): the exponent's subtraction and each of the nb
+  // rescale arguments may flush, < min_normal each; the telescoping of section 2 then no
+  // longer cancels those.
+  const double arg_flush = (1 + nb) * k.mn_sm;
   std::vector<double> rho(n);
   double sigma = 0, delta_max = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
     // Argument error: the logit error, plus the subtraction of the running max, which
     // telescopes over the rescales to u (m_hat - t_hat) <= u (m - t + delta0 + dmax).
-    const double delta = (r.delta0[jj] + u * (r.m - r.t[jj] + r.delta0[jj] + r.dmax)) * (1 + 2 * u);
+    const double delta = (r.delta0[jj] + u * (r.m - r.t[jj] + r.delta0[jj] + r.dmax) + arg_flush) * (1 + 2 * u);
     delta_max = std::max(delta_max, delta);
     rho[jj] = std::expm1(delta + exp_chain);
     sigma += r.P[jj] * rho[jj];
@@ -52,7 +56,9 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   // The sink's argument error is the subtraction of the running max alone (its logit is exact).
   double rho_sink = 0;
   if (r.has_sink) {
-    const double delta = u * (r.m - r.sink + r.dmax) * (1 + 2 * u);
+    // Flushing: a subnormal sink is read as zero.
+    const double sink_daz = daz_zeroed(r.sink, k.mn_sm) ? std::fabs(r.sink) : 0;
+    const double delta = (u * (r.m - r.sink + r.dmax) + arg_flush + sink_daz) * (1 + 2 * u);
     delta_max = std::max(delta_max, delta);
     rho_sink = std::expm1(delta + exp_chain);
     sigma += r.P_sink * rho_sink;
@@ -71,14 +77,18 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
 
   for (std::int64_t d = 0; d < s.Dv; ++d) {
     const double O = exact_out[d];
-    double t1 = 0, t2 = 0, t4 = 0, max_dev = 0, t_under = 0;
+    double t1 = 0, t2 = 0, t4 = 0, max_dev = 0, t_under = 0, t_daz = 0;
     for (std::size_t jj = 0; jj < n; ++jj) {
       const double v = c.v[c.vi(b, hk, r.keys[jj], d)];
       const double dev = std::fabs(v - O);
       t1 += r.P[jj] * rho[jj] * dev;
       t2 += r.P[jj] * (1 + rho[jj]) * std::fabs(v);
       t_under += under * dev;
-      max_dev = std::max(max_dev, dev);
+      // Flushing: a subnormal v is read as zero, dropping its term of the numerator; in the
+      // weighted-average view (the cap) it moves that key's value by |v|.
+      const bool zeroed = daz_zeroed(v, k.mn_pv);
+      if (zeroed) t_daz += r.P[jj] * (1 + rho[jj]) * std::fabs(v);
+      max_dev = std::max(max_dev, zeroed ? dev + std::fabs(v) : dev);
       // P rounded to p_dtype: below its normal range the error is absolute, eta_p / 2.
       if (k.eta_p > 0 && r.P[jj] * (1 - rho[jj] - g_num) < k.min_normal_p)
         t4 += 0.5 * k.eta_p * std::fabs(v);
@@ -91,11 +101,20 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
     }
     const double num = t1 + t_under + (k.u_p + g_num + k.u_p * g_num) * t2 +
                        g_den * (1 + sigma_all) * std::fabs(O) + t4;
+    // The dropped terms carry the numerator's roundings like any other (0 without flushing).
+    // (Guarded: g_num may be +inf, and inf * 0 would be NaN.)
+    const double num_daz = t_daz > 0 ? (1 + k.u_p) * (1 + g_num) * t_daz : 0;
     double bnd = std::numeric_limits<double>::infinity();
-    if (den > 0) bnd = (1 + u_num) * num / den + u_num * std::fabs(O);
+    if (den > 0) bnd = (1 + u_num) * (num + num_daz) / den + u_num * std::fabs(O);
     const double cap = std::isinf(kappa) ? kappa
                                          : (1 + u_num) * ((1 + kappa) * max_dev + kappa * std::fabs(O) + t4) + u_num * std::fabs(O);
-    f.out[static_cast<std::size_t>(d)] = (std::min(bnd, cap) + floor_abs) * r.inflation;
+    // Flushing: the final division's flush and the output rounding's (which the acceptance
+    // rule's ulp_out / 2 does not cover: a flushed output errs by < min_normal(out)), each only
+    // where the value can lie below that min_normal: |O| - bound < mn (0 without flushing).
+    const double b0 = std::min(bnd, cap) + floor_abs;
+    const double div_flush = std::fabs(O) - b0 < k.mn_pv ? k.mn_pv : 0;
+    const double out_flush = std::fabs(O) - (b0 + div_flush) < k.mn_out ? k.mn_out : 0;
+    f.out[static_cast<std::size_t>(d)] = (b0 + div_flush + out_flush) * r.inflation;
   }
 
   // LSE: L_hat = fl(m_hat + fl(log l_hat)), log l_hat + m_hat = L + log(1 + kappa_L).
@@ -108,7 +127,10 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   // |log l_hat| <= (L - m) + dmax + lg; the log rounds within u_exp, the final add within u.
   const double log_mag = (r.L - r.m) + r.dmax + lg;
   const double after_log = lg + k.u_exp_sm * log_mag;
-  f.lse = (after_log + u * (std::fabs(r.L) + after_log)) * (1 + 2 * u) * r.inflation;
+  // Flushing: the log's and the addition's flushes, m_hat read as zero when subnormal (< min_normal
+  // each), and the output rounding's flush where |L| may lie below min_normal(out).
+  const double lse_flush = 3 * k.mn_sm + (std::fabs(r.L) - after_log < k.mn_out ? k.mn_out : 0);
+  f.lse = ((after_log + u * (std::fabs(r.L) + after_log)) * (1 + 2 * u) + lse_flush) * r.inflation;
   return f;
 }
 

@@ -51,6 +51,22 @@ ModelConstants constants_of(const Case& c, const PrecisionModel& m) {
   k.eta_acc = std::max(k.eta_sm, smallest_subnormal(m.pv_dtype()));
   // A P.V dtype other than the softmax's converts P and v before the product: two more.
   k.n_num_extra = m.pv_dtype() == m.softmax_dtype() ? 2 : 4;
+  if (m.flush_subnormals) {
+    // BOUND.md section 12: a result that underflows becomes zero, an error < min_normal where
+    // gradual underflow errs by <= eta / 2. Every count of underflowing operations below is
+    // in units of eta / 2, so eta -> 2 min_normal keeps the counts and prices each at min_normal.
+    k.flush = true;
+    k.eta = 2 * min_normal(m.accum);
+    if (p_rounded) k.eta_p = 2 * min_normal(m.p_dtype);
+    k.eta_sm = 2 * min_normal(m.softmax_dtype());
+    k.eta_acc = std::max(k.eta_sm, 2 * min_normal(m.pv_dtype()));
+    k.mn = min_normal(m.accum);
+    k.mn_dot = min_normal(m.dot_dtype());
+    k.mn_score = min_normal(m.score_dtype());
+    k.mn_sm = min_normal(m.softmax_dtype());
+    k.mn_pv = min_normal(m.pv_dtype());
+    k.mn_out = min_normal(m.out);
+  }
   return k;
 }
 
@@ -81,16 +97,25 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
   double max_a = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
     const std::int64_t j = r.keys[jj];
-    double dot = 0, abs_dot = 0;
+    double dot = 0, abs_dot = 0, dropped = 0;
     for (std::int64_t d = 0; d < s.Dk; ++d) {
       const double qv = c.q[c.qi(b, h, i, d)], kv = c.k[c.ki(b, hk, j, d)];
       dot += qv * kv;
       abs_dot += std::fabs(qv * kv);
+      // DAZ (section 12): a subnormal q or k is read as zero, dropping its product exactly.
+      if (daz_zeroed(qv, k.mn_dot) || daz_zeroed(kv, k.mn_dot)) dropped += std::fabs(qv * kv);
     }
     const double score = scale * dot;
     const double A = std::fabs(scale) * abs_dot;
     double t = score;
-    const double d_pre = g_score * A;
+    // Flushing (section 12, 0 otherwise): the dropped products and, per accumulation step, a
+    // flushed result and a flushed running sum (< min_normal each), all through the scale's
+    // multiply (1 + g_score); then the multiply's and the conversion's own flushes.
+    const double d_flush =
+        k.flush ? std::fabs(scale) * (dropped + 2 * static_cast<double>(k.n_dot_k) * k.mn_dot) * (1 + g_score) +
+                      2 * k.mn_score
+                : 0;
+    const double d_pre = g_score * A + d_flush;
     double d0 = d_pre;
     if (p.softcap) {
       // tanh is 1-Lipschitz, so the score error passes through c tanh(x/c) unamplified;
@@ -99,12 +124,17 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       // |softcapped| <= |score_hat| <= A (1 + g_score).
       t = *p.softcap * std::tanh(score / *p.softcap);
       d0 += (3 * k.u_score + k.u_exp_score) * A * (1 + g_score);
+      // Flushing: the division's and tanh's flushes (< min_normal in the argument or the
+      // value) are multiplied by |c|; the multiply's is not.
+      d0 += (2 * std::fabs(*p.softcap) + 1) * k.mn_score;
     }
     double bias = 0, alibi_abs = 0;
     if (p.has_bias) bias = c.bias[c.bi(b, h, i, j)];
     t += bias;
     // Adding the bias rounds once, relative to |t_hat| <= A (1 + g_score) + |bias|.
     d0 += k.u_score * (A * (1 + g_score) + std::fabs(bias));
+    // Flushing: the addition's flush, and a subnormal bias read as zero.
+    if (k.flush) d0 += k.mn_score + (daz_zeroed(bias, k.mn_score) ? std::fabs(bias) : 0);
     if (p.has_alibi) {
       // ALiBi -m_h |j - p_i| as the kernel forms it (a score step): the product rounds once
       // (u |alibi|; the distance is exact in the accumulator), the subtraction once, relative to
@@ -114,9 +144,14 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       t += alibi;
       alibi_abs = std::fabs(alibi);
       d0 += k.u_score * (2 * alibi_abs + A * (1 + g_score) + std::fabs(bias));
+      // Flushing: the product's and the subtraction's flushes; a subnormal slope read as zero
+      // drops the whole term.
+      if (k.flush)
+        d0 += 2 * k.mn_score + (daz_zeroed(c.alibi[static_cast<std::size_t>(h)], k.mn_score) ? alibi_abs : 0);
     }
     // The logit's conversion into a softmax dtype narrower than the score's (0 otherwise).
     d0 += k.u_sm_in * (A * (1 + g_score) + std::fabs(bias) + alibi_abs);
+    d0 += k.mn_sm;  // flushing: that conversion's flush (0 without flushing)
     r.s[jj] = score;
     r.t[jj] = t;
     r.A[jj] = A;

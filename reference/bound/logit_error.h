@@ -36,7 +36,20 @@ struct ModelConstants {
   std::int64_t n_dot_k = 0;  // rounding count of a q.k dot product (Dk, or Dk+1 if products round)
   std::int64_t n_dot_v = 0;  // same for dO.v (Dv or Dv+1)
   std::int64_t nb = 0;       // online-softmax rescales a key can undergo: ceil(Tk / block)
+  // A kernel that flushes subnormals (PrecisionModel::flush_subnormals, BOUND.md section 12).
+  // Then every eta above is 2 min_normal (a flushed result errs by < min_normal where a
+  // gradual one errs by eta / 2), and these are each stage's min_normal: the absolute error of
+  // one flushed result, and the threshold below which an operand is read as zero. All 0 when
+  // the kernel does not flush, which leaves every formula as it was.
+  bool flush = false;
+  double mn = 0;        // the accumulator's (the backward's arithmetic)
+  double mn_dot = 0, mn_score = 0, mn_sm = 0, mn_pv = 0;
+  double mn_out = 0;    // the output dtype's: the final rounding to it may flush
 };
+
+// Whether an operand is read as zero by a kernel that flushes (DAZ): nonzero and below the
+// min_normal of the dtype it is read in (`mn`, 0 when the kernel does not flush).
+inline bool daz_zeroed(double x, double mn) { return x != 0 && x < mn && -x < mn; }
 
 ModelConstants constants_of(const Case& c, const PrecisionModel& m);
 
