@@ -43,6 +43,12 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   // |d/dx (1 - tanh^2 x)| = |2 tanh x sech^2 x| <= 4 / (3 sqrt 3) < 0.7699.
   const double dtanh2 = 0.7699;
 
+  // The product of two nonnegative error terms, either of which may be +inf ("unbounded": a
+  // gamma_n with n u >= 1, an exp factor beyond double): 0 when either is 0, since a zero term
+  // errs by nothing, where inf * 0 would give a NaN bound (which the comparison refuses as
+  // attnv's own error: BoundNaN tests).
+  auto times = [](double a, double b) { return a == 0 || b == 0 ? 0.0 : a * b; };
+
   // Underflow (section 5.6): a product rounded in the accumulator's subnormal range errs by up to
   // eta / 2 absolutely, whatever its relative error. These terms are collected in units of eta
   // (so their double evaluation never underflows, even for f64) and added at the end.
@@ -50,8 +56,6 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   // Flushing: each term of a dQ, dK, dV sum also adds one accumulation step whose running sum
   // may be read as zero and whose result may flush (section 12): two more units.
   const double sum_flushes = k.flush ? 2 : 0;
-  // x times a (1 + gamma) factor that may be +inf: 0 when x is, where inf * 0 would give NaN.
-  auto grown = [](double x, double factor) { return x > 0 ? x * factor : 0.0; };
 
   Bounds out;
   out.out.assign(exact.out.size(), 0.0);
@@ -84,10 +88,11 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
           for (std::int64_t d = 0; d < s.Dv; ++d) {
             const double od = std::fabs(O[d]), bd = f.out[static_cast<std::size_t>(d)];
             const double worst = (od + bd) * (1 + 4 * u64) * (1 + 2 * u_out);
-            bo[static_cast<std::size_t>(d)] = bd + u64 * od + 0.5 * ulp(m.out, worst);
+            // (An unbounded forward output, bd = +inf, leaves O_hat unbounded: no ulp of it.)
+            bo[static_cast<std::size_t>(d)] = std::isinf(bd) ? bd : bd + u64 * od + 0.5 * ulp(m.out, worst);
             D += dO[d] * O[d];
             d_abs += std::fabs(dO[d]) * od;
-            d_err += std::fabs(dO[d]) * bo[static_cast<std::size_t>(d)];
+            d_err += times(std::fabs(dO[d]), bo[static_cast<std::size_t>(d)]);
             // Flushing: a subnormal dO read as zero drops the product, |dO| |O_hat| <= |dO| (|O| + bo);
             // an O_hat that may be subnormal (|O| - bo < mn) read as zero drops < |dO| mn.
             if (k.flush) {
@@ -98,7 +103,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
           }
           // Flushing: the dropped products and two flushes per accumulation step (0 otherwise).
           const double D_flush = k.flush ? d_drop + 2 * static_cast<double>(s.Dv + 1) * k.mn : 0;
-          const double e_D = (1 + g_d) * (d_err + D_flush) + g_d * d_abs;
+          const double e_D = times(1 + g_d, d_err + D_flush) + times(g_d, d_abs);
           const double bL = f.lse;
           if (sinks) {
             // Section 5.7: the row's term -P_sink_hat D_hat. The sink's logit is exact, so
@@ -108,10 +113,10 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
             // Flushing: the subtraction's flush, and a subnormal sink read as zero.
             const double sink_flush = k.flush ? k.mn + (daz_zeroed(r.sink, k.mn) ? std::fabs(r.sink) : 0) : 0;
             const double arg = (bL + u * (r.L - r.sink + bL) + sink_flush) * (1 + 2 * u);
-            const double e_Ps = Ps * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
-            double e_t = e_Ps * D_abs * (1 + u) + (Ps + e_Ps) * e_D * (1 + u) + u * Ps * D_abs;
+            const double e_Ps = times(Ps == 0 ? 0x1p-1074 : Ps, std::expm1(arg + std::log1p(k.u_exp))) + p_under;
+            double e_t = times(e_Ps, D_abs) * (1 + u) + times(Ps + e_Ps, e_D) * (1 + u) + u * Ps * D_abs;
             if (k.u_p > 0) e_t += k.u_p * (Ps * D_abs + e_t) + (Ps * D_abs - e_t < k.min_normal_p ? 0.5 * k.eta_p : 0);
-            sink_err[li] = (e_t * (1 + g_s) + g_s * Ps * D_abs) * r.inflation;
+            sink_err[li] = (times(e_t, 1 + g_s) + times(g_s, Ps * D_abs)) * r.inflation;
             sink_under[li] = exp_under_ulps * (D_abs + e_D) + 1 + sum_flushes;
           }
           for (std::size_t jj = 0; jj < r.keys.size(); ++jj) {
@@ -126,23 +131,23 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
             }
             // Flushing: dP's dropped products and two flushes per accumulation step.
             const double dP_flush =
-                k.flush ? grown(B_drop, 1 + g_dp) + 2 * static_cast<double>(k.n_dot_v) * k.mn : 0;
+                k.flush ? times(B_drop, 1 + g_dp) + 2 * static_cast<double>(k.n_dot_v) * k.mn : 0;
             // |g| evaluated in double, rounded up by its own evaluation error.
             const double g_abs = std::fabs(dP - D) + 2 * static_cast<double>(s.Dv + 2) * u64 * (B + d_abs);
             // Section 5.1: P_hat's exponent errs by the logit error, the LSE error, and the
             // subtraction's rounding; the exp adds u_exp.
             // (Flushing: the subtraction's flush, k.mn; 0 otherwise.)
             const double arg = (r.delta0[jj] + bL + u * (r.L - r.t[jj] + r.delta0[jj] + bL) + k.mn) * (1 + 2 * u);
-            // (A weight that underflows in double, P == 0, is below 2^-1074, not 0: with the
-            // flushing model's larger arguments 0 * expm1(arg) can be 0 * inf; take the bound
-            // at 2^-1074 then. The natural model keeps its formula bit for bit.)
-            const double P_err = k.flush && P == 0 ? 0x1p-1074 : P;
-            const double e_P = P_err * std::expm1(arg + std::log1p(k.u_exp)) + p_under;
+            // (A visible key's weight that underflows in double, P == 0, is below 2^-1074, not
+            // 0: the kernel's may be that times exp(arg), unbounded when arg is; 0 * inf was a
+            // NaN bound.)
+            const double P_err = P == 0 ? 0x1p-1074 : P;
+            const double e_P = times(P_err, std::expm1(arg + std::log1p(k.u_exp))) + p_under;
             // Section 5.3: g_hat = fl(dP_hat - D_hat).
             // (Flushing: dP's flushes, and the subtraction's own, k.mn.)
-            const double e_g = g_dp * B + dP_flush + e_D + u * (g_abs + g_dp * B + dP_flush + e_D) + k.mn;
+            const double e_g = times(g_dp, B) + dP_flush + e_D + u * (g_abs + times(g_dp, B) + dP_flush + e_D) + k.mn;
             // Section 5.4: dS_hat = fl(P_hat g_hat).
-            double e_S = e_P * g_abs * (1 + u) + (P + e_P) * e_g * (1 + u) + u * P * g_abs;
+            double e_S = times(e_P, g_abs) * (1 + u) + times(P + e_P, e_g) * (1 + u) + u * P * g_abs;
             double dS_abs = P * g_abs;
             if (p.softcap) {
               const double cap = *p.softcap;
@@ -159,31 +164,31 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
               e_Pv += k.u_p * (P + e_P) + (P - e_P < k.min_normal_p ? 0.5 * k.eta_p : 0);
             }
             const double infl = r.inflation;
-            const double wq = scale * (e_S * (1 + g_q) + g_q * dS_abs) * infl;
-            const double wk = scale * (e_S * (1 + g_k) + g_k * dS_abs) * infl;
-            const double wv = (e_Pv * (1 + g_v) + g_v * P) * infl;
+            const double wq = scale * (times(e_S, 1 + g_q) + times(g_q, dS_abs)) * infl;
+            const double wk = scale * (times(e_S, 1 + g_k) + times(g_k, dS_abs)) * infl;
+            const double wv = (times(e_Pv, 1 + g_v) + times(g_v, P)) * infl;
             // dS_hat's underflow in eta: P_hat's (times |g_hat|), the product P g, the softcap's.
             const double s_under = exp_under_ulps * (g_abs + e_g) + 1 + (p.softcap ? 2 : 0);
             for (std::int64_t d = 0; d < s.Dk; ++d) {
               const double kd = std::fabs(c.k[c.ki(b, hk, j, d)]), qd = std::fabs(c.q[c.qi(b, h, i, d)]);
-              out.dq[c.qi(b, h, i, d)] += wq * kd;
-              out.dk[c.ki(b, hk, j, d)] += wk * qd;
+              out.dq[c.qi(b, h, i, d)] += times(wq, kd);
+              out.dk[c.ki(b, hk, j, d)] += times(wk, qd);
               // + the product dS k itself, whose eta / 2 the scale multiplies when it is applied
               // last (BOUND.md 5.6; attnv fuzz found the core at 1.02x the bound with scale 14).
-              uq[c.qi(b, h, i, d)] += s_under * scale * kd + std::max(1.0, scale) + sum_flushes;
-              uk[c.ki(b, hk, j, d)] += s_under * scale * qd + std::max(1.0, scale) + sum_flushes;
+              uq[c.qi(b, h, i, d)] += times(s_under * scale, kd) + std::max(1.0, scale) + sum_flushes;
+              uk[c.ki(b, hk, j, d)] += times(s_under * scale, qd) + std::max(1.0, scale) + sum_flushes;
               // Flushing: a subnormal k (q) read as zero drops the whole product dS_hat k.
               if (k.flush && daz_zeroed(kd, k.mn))
-                out.dq[c.qi(b, h, i, d)] += grown(scale * (dS_abs + e_S) * kd, 1 + g_q) * infl;
+                out.dq[c.qi(b, h, i, d)] += times(scale * (dS_abs + e_S) * kd, 1 + g_q) * infl;
               if (k.flush && daz_zeroed(qd, k.mn))
-                out.dk[c.ki(b, hk, j, d)] += grown(scale * (dS_abs + e_S) * qd, 1 + g_k) * infl;
+                out.dk[c.ki(b, hk, j, d)] += times(scale * (dS_abs + e_S) * qd, 1 + g_k) * infl;
             }
             for (std::int64_t d = 0; d < s.Dv; ++d) {
-              out.dv[c.vi(b, hk, j, d)] += wv * std::fabs(dO[d]);
+              out.dv[c.vi(b, hk, j, d)] += times(wv, std::fabs(dO[d]));
               uv[c.vi(b, hk, j, d)] += exp_under_ulps * std::fabs(dO[d]) + 1 + sum_flushes;
               // Flushing: a subnormal dO read as zero drops P_hat dO.
               if (k.flush && daz_zeroed(dO[d], k.mn))
-                out.dv[c.vi(b, hk, j, d)] += grown((P + e_Pv) * std::fabs(dO[d]), 1 + g_v) * infl;
+                out.dv[c.vi(b, hk, j, d)] += times((P + e_Pv) * std::fabs(dO[d]), 1 + g_v) * infl;
             }
           }
         }

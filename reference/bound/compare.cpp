@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <utility>
 
+#include "problem/kernel_fault.h"
 #include "reference/bound/bound.h"
 
 namespace attnv::bound {
@@ -125,6 +128,17 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
 Comparison compare(const Outputs& kernel, const Outputs& exact, const Bounds& bounds,
                    DType out_dtype) {
   Comparison c;
+  // accept() reads a NaN bound as "outside it": that would be a finding charged to the kernel
+  // for a defect of attnv's own arithmetic (an unbounded factor times a zero term gives NaN,
+  // where +inf, "nothing bounded", was meant). Refused here as attnv's error, by name.
+  const std::pair<const char*, const std::vector<double>*> all[] = {
+      {"out", &bounds.out}, {"lse", &bounds.lse}, {"dq", &bounds.dq},
+      {"dk", &bounds.dk},   {"dv", &bounds.dv},   {"dsinks", &bounds.dsinks}};
+  for (const auto& [name, v] : all)
+    for (std::size_t e = 0; e < v->size(); ++e)
+      if (std::isnan((*v)[e]))
+        throw HarnessError(std::string("attnv's error bound is NaN at ") + name + "[" + std::to_string(e) +
+                           "]: a defect of attnv's bound (reference/bound), not of the kernel; nothing was judged");
   struct Field {
     const char* name;
     const std::vector<double> Outputs::*o;

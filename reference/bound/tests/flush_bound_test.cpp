@@ -21,11 +21,15 @@
 namespace attnv::bound {
 namespace {
 
-// The hash of every natural-model bound bit over the cases and models below (737,464 elements),
-// computed by this file's loop linked against main's reference/bound at 8caae7e (before
-// flush_subnormals existed; -O3 -ffp-contract=off as the bound is built) and against this
-// branch's: equal. A change of the bound that moves a natural bound by one bit fails here.
-constexpr std::uint64_t kGoldenHash = 0x1b21165668048a5cull;
+// The hash of every natural-model bound bit over the cases and models below (737,464 elements).
+// First computed by this file's loop linked against main's reference/bound at 8caae7e (before
+// flush_subnormals existed; -O3 -ffp-contract=off as the bound is built) and against the ftz
+// branch's: equal. Re-recorded once since, when the backward bound stopped giving NaN (an
+// unbounded factor times a zero term): both loops' bounds were dumped and compared, and exactly
+// the 20,961 elements that were NaN changed, every one to +inf; no other bit moved. A change of
+// the bound that moves a natural bound by one bit fails here; re-record only after such a dump
+// comparison shows the change is the one intended.
+constexpr std::uint64_t kGoldenHash = 0x23390d743d13a8f4ull;
 
 // The models the hash covers: natural (f32, bf16, f16, f64), tiled, P rounded, staged.
 std::vector<PrecisionModel> models_for(DType dt) {
@@ -105,9 +109,6 @@ TEST(FlushBound, FlushingIsNeverTighterAndNotVacuous) {
       auto cmp = [&](const std::vector<double>& a, const std::vector<double>& b, const char* what) {
         ASSERT_EQ(a.size(), b.size());
         for (std::size_t i = 0; i < a.size(); ++i) {
-          // (The natural backward bound of an f16-unstaged model over long rows is NaN already,
-          // gamma_n infinite times a zero; flushing does not change that, and it is not this test's.)
-          if (std::isnan(a[i])) continue;
           ++elements;
           EXPECT_GE(b[i], a[i]) << what << "[" << i << "] of " << c.id << " " << describe(m);
           if (a[i] == 0) {

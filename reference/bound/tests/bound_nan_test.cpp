@@ -1,0 +1,88 @@
+// A bound is a number or +inf ("nothing bounded"), never NaN: the acceptance rule reads a NaN
+// bound as "outside the bound", so a NaN would be a finding charged to the kernel for a defect of
+// attnv's own arithmetic (an unbounded factor times a zero term). compare() refuses one as
+// attnv's error; this sweep shows the bound itself gives none, on every family and on the models
+// where the factors grow unbounded (f16 and bf16 accumulation over long rows).
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gen/families.h"
+#include "problem/kernel_fault.h"
+#include "reference/bound/bound.h"
+#include "reference/fast/fast.h"
+
+namespace attnv::bound {
+namespace {
+
+std::vector<PrecisionModel> models_for(DType dt) {
+  std::vector<PrecisionModel> ms = {PrecisionModel::natural(dt), PrecisionModel::natural(dt, 16)};
+  for (DType narrow : {DType::f16, DType::bf16}) {
+    PrecisionModel p = PrecisionModel::natural(dt, 16);
+    p.p_dtype = narrow;
+    ms.push_back(p);
+    PrecisionModel staged = p;
+    staged.pv = narrow;
+    staged.score = narrow;
+    ms.push_back(staged);
+    PrecisionModel narrow_accum = PrecisionModel::natural(dt);
+    narrow_accum.accum = narrow_accum.p_dtype = narrow;
+    ms.push_back(narrow_accum);
+  }
+  for (std::size_t i = 0, n = ms.size(); i < n; ++i) {
+    PrecisionModel f = ms[i];
+    f.flush_subnormals = true;
+    ms.push_back(f);
+  }
+  return ms;
+}
+
+TEST(BoundNaN, NoBoundElementIsNaN) {
+  std::int64_t elements = 0, infinite = 0;
+  for (DType dt : {DType::f32, DType::f16, DType::bf16})
+    for (gen::Family fam : gen::all_families())
+      for (gen::Size size : {gen::Size::small, gen::Size::medium})
+        for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+          gen::FamilyOptions o;
+          o.dtype = dt;
+          o.size = size;
+          const Case c = gen::make_case(fam, seed, o);
+          const Outputs e = ref::fast_backward(c);
+          for (const PrecisionModel& m : models_for(dt)) {
+            const Bounds f = forward_bound(c, e, m);
+            const Bounds b = backward_bound(c, e, m);
+            const std::pair<const char*, const std::vector<double>*> all[] = {
+                {"forward out", &f.out}, {"forward lse", &f.lse}, {"out", &b.out}, {"lse", &b.lse},
+                {"dq", &b.dq},           {"dk", &b.dk},           {"dv", &b.dv},   {"dsinks", &b.dsinks}};
+            for (const auto& [what, v] : all)
+              for (std::size_t i = 0; i < v->size(); ++i) {
+                ++elements;
+                infinite += std::isinf((*v)[i]);
+                ASSERT_FALSE(std::isnan((*v)[i])) << what << "[" << i << "] of " << c.id << " under " << describe(m);
+              }
+          }
+        }
+  std::printf("%lld bound elements, none NaN (%lld infinite: nothing bounded there)\n",
+              static_cast<long long>(elements), static_cast<long long>(infinite));
+  EXPECT_GT(infinite, 0);  // the sweep reaches the unbounded factors it is meant to
+}
+
+// A NaN bound that reached the comparison anyway is attnv's error, named, never a kernel's FAIL.
+TEST(BoundNaN, CompareRefusesANaNBoundAsAttnvsOwnError) {
+  Outputs kernel, exact;
+  kernel.out = exact.out = {0.5, 0.25};
+  Bounds b;
+  b.out = {1e-8, std::nan("")};
+  try {
+    compare(kernel, exact, b, DType::f32);
+    FAIL() << "a NaN bound was compared";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("out[1]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace attnv::bound
