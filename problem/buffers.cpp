@@ -371,12 +371,16 @@ std::string Capabilities::unsupported(const Problem& p) const {
   for (const ClaimInfo& c : kClaims)
     if (c.used_by && !(this->*c.member))
       if (const std::string_view used = c.used_by(p); !used.empty()) return std::string(used);
-  if (const auto w = withdrawn.find(p.dtype); w != withdrawn.end())
-    for (const ClaimInfo& c : kClaims)
-      if (c.used_by && w->second.count(std::string(c.key)))
-        if (const std::string_view used = c.used_by(p); !used.empty())
-          return std::string(used) + " in " + std::string(dtype_name(p.dtype));
+  for (const ClaimInfo& c : kClaims)
+    if (c.used_by && withdrawn_in(p.dtype, c.key))
+      if (const std::string_view used = c.used_by(p); !used.empty())
+        return std::string(used) + " in " + std::string(dtype_name(p.dtype));
   return {};
+}
+
+bool Capabilities::withdrawn_in(DType d, std::string_view key) const {
+  const auto w = withdrawn.find(d);
+  return w != withdrawn.end() && w->second.count(std::string(key)) > 0;
 }
 
 std::string check_withdrawn(const Capabilities& caps) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "problem/precision.h"
@@ -58,6 +59,8 @@ struct Capabilities {
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", "bias in f16", ...).
   std::string unsupported(const Problem& p) const;
+  // Whether the claim `key` (problem/claim_table.h) is withdrawn in dtype d.
+  bool withdrawn_in(DType d, std::string_view key) const;
 };
 
 // Empty when every withdrawal names a claimed dtype and a claimed problem feature; else what is

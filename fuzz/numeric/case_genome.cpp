@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "problem/dtype.h"
+#include "problem/fit_to_claims.h"
 
 namespace attnv::fuzz {
 namespace {
@@ -180,37 +181,35 @@ std::int64_t window_side(std::uint8_t h) {
 
 Case to_case(const Genome& g, const Capabilities& caps) {
   Problem p;
+  // Everything the header switches on, then fitted to the claims (the claim table's drops).
   p.shape = shape_of(g);
   p.dtype = dtype_of(g);
-  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), p.dtype) == caps.dtypes.end())
-    p.dtype = caps.dtypes.empty() ? DType::f32 : caps.dtypes.front();
-  if (!caps.gqa) p.shape.Hkv = p.shape.Hq;
-  const bool bottom_right = flag(g, kBottomRight) && caps.causal_bottom_right;
-  p.alignment = bottom_right ? Alignment::bottom_right : Alignment::top_left;
-  p.causal = flag(g, kCausal) && (bottom_right ? caps.causal_bottom_right : caps.causal_top_left);
-  if (flag(g, kWindow) && caps.window) {
+  p.alignment = flag(g, kBottomRight) ? Alignment::bottom_right : Alignment::top_left;
+  p.causal = flag(g, kCausal);
+  if (flag(g, kWindow)) {
     p.window.left = window_side(g.header[kWindowLeft]);
     p.window.right = window_side(g.header[kWindowRight]);
   }
-  p.has_mask = flag(g, kMask) && caps.mask;
-  p.has_bias = flag(g, kBias) && caps.bias;
-  p.has_kv_len = flag(g, kKvLen) && caps.kv_len;
-  if (flag(g, kSoftcapOn) && caps.softcap) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
-  if (flag(g, kCustomScale) && caps.custom_scale) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
-  p.has_sinks = (g.header[kDType] & kSinksBit) != 0 && caps.sinks;
-  p.has_alibi = (g.header[kHkv] & kAlibiBit) != 0 && caps.alibi;
-  if (caps.mask_bias_per_batch_head) {
-    const int planes = g.header[kB] >> kPlaneShift;
-    if (p.has_mask) p.mask_dims = {(planes & 1) != 0, (planes & 2) != 0};
-    if (p.has_bias) p.bias_dims = {(planes & 4) != 0, (planes & 8) != 0};
-  }
-  if ((g.header[kHkv] & kVarlenBit) != 0 && caps.varlen) {
+  p.has_mask = flag(g, kMask);
+  p.has_bias = flag(g, kBias);
+  p.has_kv_len = flag(g, kKvLen);
+  if (flag(g, kSoftcapOn)) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
+  if (flag(g, kCustomScale)) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
+  p.has_sinks = (g.header[kDType] & kSinksBit) != 0;
+  p.has_alibi = (g.header[kHkv] & kAlibiBit) != 0;
+  const int planes = g.header[kB] >> kPlaneShift;
+  if (p.has_mask) p.mask_dims = {(planes & 1) != 0, (planes & 2) != 0};
+  if (p.has_bias) p.bias_dims = {(planes & 4) != 0, (planes & 8) != 0};
+  // Packing reshapes the rest of the case (one batch entry, no mask or bias), so it is switched
+  // on only for a kernel that claims it: unclaimed, it costs the other features nothing.
+  if ((g.header[kHkv] & kVarlenBit) != 0 && caps.varlen && !caps.withdrawn_in(p.dtype, "varlen")) {
     p.shape.B = 1;
     p.has_mask = p.has_bias = false;
-    p.has_kv_len = (g.header[kHkv] & kSeqUsedBit) != 0 && caps.kv_len && caps.varlen_kv_len;
+    p.has_kv_len = (g.header[kHkv] & kSeqUsedBit) != 0;
     p.mask_dims = p.bias_dims = {};
     p.varlen_sequences = 1 + g.header[kKvLen0] % kMaxSequences;
   }
+  fit_to_claims(p, caps);
 
   Case c = make_zero_case(p);
   c.id = "fuzz";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gen/rng.h"
+#include "problem/fit_to_claims.h"
 
 namespace attnv::props {
 namespace {
@@ -155,14 +156,7 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
           p.window.left = side();
           p.window.right = side();
         }
-        p.alignment = *sometimes(4, Alignment::top_left, Alignment::bottom_right);
-        // Unclaimed alignments: the other one if it is claimed, else no causal rule and no window.
-        const bool tl = claims(&Capabilities::causal_top_left), br = claims(&Capabilities::causal_bottom_right);
-        if (p.alignment == Alignment::bottom_right && !br) p.alignment = Alignment::top_left;
-        if (p.alignment == Alignment::top_left && !tl && br) p.alignment = Alignment::bottom_right;
-        if (!tl && !br) p.causal = false;
-        if (p.causal && p.alignment == Alignment::top_left && !tl) p.causal = false;
-        if (p.alignment == Alignment::bottom_right && !br) p.window = {};
+        p.alignment = *sometimes(4, Alignment::top_left, Alignment::bottom_right);  // fitted below
       }
       p.has_mask = claims(&Capabilities::mask) && *sometimes<bool>(opt.masked_rows ? 4 : 2, false, true);
       p.has_bias = claims(&Capabilities::bias) && *sometimes<bool>(2, false, true);
@@ -197,6 +191,11 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
         p.mask_dims = p.bias_dims = {};
       }
     }
+    // The draws above skip what is not claimed where skipping saves a draw (so a kernel that
+    // claims a feature gets the draws it always got); fitting to the claim table does the rest:
+    // alignments, the dtype, and claims withdrawn in the drawn dtype (a bias claimed in f32 but
+    // not in f16 is dropped from f16 cases, which are then judged without it).
+    if (opt.claims) fit_to_claims(p, *opt.claims);
     return p;
   });
 }

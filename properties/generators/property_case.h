@@ -71,8 +71,9 @@ struct GenOptions {
   std::int64_t production_max_work = 20000000;
   bool production = false;        // draw a production shape (CaseStream sets it case by case)
   // Set: draw only problems the kernel claims (no GQA, alignment, window, mask, bias, kv_len,
-  // softcap, custom scale or strided layout it does not claim), so a kernel that claims little
-  // still gets every case judged. When a feature is claimed the draws are the same as unset.
+  // softcap, custom scale or strided layout it does not claim, nor a claim it withdraws in the
+  // drawn dtype: fit_to_claims), so a kernel that claims little still gets every case judged.
+  // When a feature is claimed the draws are the same as unset.
   std::optional<Capabilities> claims;
 };
 

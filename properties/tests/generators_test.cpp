@@ -1,12 +1,15 @@
 // The generators: valid cases, the awkward shapes and options actually drawn, each value family
 // doing what it says, and a readable showValue.
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "problem/claim_table.h"
+#include "problem/fit_to_claims.h"
 #include "problem/validate.h"
 #include "properties/conformance/conformance.h"
 #include "properties/generators/property_case.h"
@@ -170,6 +173,104 @@ TEST(Generators, ProductionShapesAreRaggedGroupedAndLong) {
   opt.claims = Capabilities{};
   opt.claims->gqa = false;
   for (const PropertyCase& pc : draw(opt, 20)) EXPECT_EQ(pc.c.problem.shape.Hq, pc.c.problem.shape.Hkv);
+}
+
+// Issue 15: the generators are held to the claim table. Every claim a problem can use is drawn
+// (a new row the generators forget fails here, by name), and every one is fitted away for a
+// kernel that does not claim it or withdraws it in the case's dtype (fit_to_claims, from each
+// row's `drop`), leaving a valid problem that uses no more than the kernel claims.
+Capabilities claims_everything() {
+  Capabilities c;
+  c.dtypes = {DType::f32, DType::f16, DType::bf16, DType::f64};
+  for (const ClaimInfo& row : kClaims) c.*row.member = true;
+  return c;
+}
+
+// Problems using each claim, from the widest generator options. Paged KV caches are decode
+// problems, drawn by the decode checks (properties/checks/decode_checks.cpp), not by
+// gen_problem: one is written here.
+std::map<std::string, std::vector<Problem>> problems_by_claim() {
+  GenOptions opt;
+  opt.sinks = opt.alibi = opt.varlen = opt.with_dout = true;
+  std::map<std::string, std::vector<Problem>> by;
+  for (const PropertyCase& pc : draw(opt, 600, 15))
+    for (const ClaimInfo& row : kClaims)
+      if (row.used_by && !row.used_by(pc.c.problem).empty()) by[std::string(row.key)].push_back(pc.c.problem);
+  Problem paged;
+  paged.shape = {1, 4, 2, 1, 40, 16, 16};
+  paged.causal = true;
+  paged.alignment = Alignment::bottom_right;
+  paged.page_size = 16;
+  by["paged_kv"].push_back(paged);
+  return by;
+}
+
+// The uses a drop may take with it, because they need the dropped one (or are the same rule
+// under the other alignment).
+bool may_go_with(std::string_view dropped, std::string_view other) {
+  if (other == "mask_bias_per_batch_head") return dropped == "mask" || dropped == "bias";
+  if (other == "varlen_kv_len") return dropped == "varlen" || dropped == "kv_len";
+  if (other == "kv_len") return dropped == "varlen_kv_len";  // per-sequence lengths are kv_len's [S] form
+  if (other == "causal_top_left") return dropped == "causal_bottom_right" || dropped == "causal_top_left";
+  if (other == "causal_bottom_right") return dropped == "causal_top_left" || dropped == "window";
+  return false;
+}
+
+TEST(Generators, EveryProblemFeatureIsDrawnAndFittedAwayWhenNotClaimed) {
+  const std::map<std::string, std::vector<Problem>> by = problems_by_claim();
+  const Capabilities all = claims_everything();
+  for (const ClaimInfo& row : kClaims) {
+    if (!row.used_by) continue;
+    const std::string key(row.key);
+    ASSERT_TRUE(by.count(key)) << "no drawn problem uses '" << key << "': the generators never draw it";
+    int fitted = 0;
+    for (const Problem& drawn : by.at(key)) {
+      Problem same = drawn;
+      fit_to_claims(same, all);
+      ASSERT_EQ(describe(same), describe(drawn)) << "fitting to claims the kernel makes changed the problem";
+      // Not claimed, then claimed but withdrawn in the problem's dtype.
+      for (int withdraw = 0; withdraw < 2; ++withdraw) {
+        Capabilities caps = all;
+        if (withdraw) caps.withdrawn[drawn.dtype] = {key};
+        else caps.*row.member = false;
+        Problem p = drawn;
+        fit_to_claims(p, caps);
+        ASSERT_EQ(caps.unsupported(p), "") << key << ": " << describe(drawn) << " -> " << describe(p);
+        ASSERT_TRUE(row.used_by(p).empty()) << key;
+        ASSERT_EQ(p.dtype, drawn.dtype) << key;
+        const auto errs = key == "paged_kv" ? std::vector<std::string>{} : check_problem(p);
+        ASSERT_TRUE(errs.empty()) << key << ": " << describe(p) << ": " << errs.front();
+        for (const ClaimInfo& other : kClaims)
+          if (other.used_by && &other != &row && !other.used_by(drawn).empty() && !may_go_with(key, other.key))
+            EXPECT_FALSE(other.used_by(p).empty()) << "dropping " << key << " also dropped " << other.key << " from "
+                                                   << describe(drawn) << " -> " << describe(p);
+        ++fitted;
+      }
+    }
+    EXPECT_GT(fitted, 0) << key;
+  }
+}
+
+// A causal rule the kernel takes in one alignment only is moved there, not dropped; one it takes
+// in neither is dropped. A dtype it does not claim becomes the first it does.
+TEST(Generators, FittingMovesACausalRuleToTheClaimedAlignment) {
+  Capabilities caps = claims_everything();
+  Problem p;
+  p.shape = {1, 1, 1, 5, 9, 4, 4};
+  p.causal = true;
+  p.dtype = DType::bf16;
+  caps.causal_top_left = false;
+  Problem q = p;
+  fit_to_claims(q, caps);
+  EXPECT_TRUE(q.causal && q.alignment == Alignment::bottom_right) << describe(q);
+  caps.withdrawn[DType::bf16] = {"causal_bottom_right"};
+  q = p;
+  fit_to_claims(q, caps);
+  EXPECT_FALSE(q.causal) << describe(q);
+  caps.dtypes = {DType::f16, DType::f32};
+  q = p;
+  fit_to_claims(q, caps);
+  EXPECT_EQ(q.dtype, DType::f16);
 }
 
 TEST(Generators, ShowValuePrintsTheProblemAndSmallTensors) {

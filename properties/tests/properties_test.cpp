@@ -161,6 +161,28 @@ TEST(WithdrawnClaims, AClaimWithdrawnInOneDtypeIsNotClaimedThereOnly) {
   EXPECT_NE(check_withdrawn(bad).find("not claimed in the first place"), std::string::npos) << check_withdrawn(bad);
 }
 
+// The suite draws cases for a kernel's claims, and a claim withdrawn in one dtype is fitted away
+// from that dtype's cases (fit_to_claims), so they are judged without it instead of skipped as
+// not claimed. Before the fit, R1's quick f16 stream left the bias-withdrawing kernel's bias
+// cases unjudged (33 of its 200 cases); the bias is still judged in f32, and the kernel that
+// keeps claiming the bias in f16 still fails there.
+TEST(WithdrawnClaims, ADtypesCasesAreJudgedWithoutTheClaimItWithdraws) {
+  BiasWrongInF16 withdrawn(true), claimed(false);
+  conformance::ConformanceOptions opt;
+  opt.tier = conformance::Tier::quick;
+  const conformance::RequirementResult f16 = conformance::run_requirement(withdrawn, "R1", DType::f16, opt);
+  EXPECT_EQ(f16.verdict, conformance::Verdict::pass) << conformance::describe(f16);
+  EXPECT_EQ(f16.cases_not_claimed, 0);
+  EXPECT_EQ(f16.cases_checked, f16.cases_run);
+  for (const conformance::CaseRecord& c : f16.cases) EXPECT_FALSE(c.problem.has_bias) << c.case_id;
+  const conformance::RequirementResult f32 = conformance::run_requirement(withdrawn, "R1", DType::f32, opt);
+  EXPECT_EQ(f32.verdict, conformance::Verdict::pass) << conformance::describe(f32);
+  int f32_bias = 0;
+  for (const conformance::CaseRecord& c : f32.cases) f32_bias += c.judged && c.problem.has_bias;
+  EXPECT_GT(f32_bias, f32.cases_run / 10);
+  EXPECT_EQ(conformance::run_requirement(claimed, "R1", DType::f16, opt).verdict, conformance::Verdict::fail);
+}
+
 // The campaign-level sign test passes on correct kernels in bf16 (100 generated cases).
 TEST(UnbiasedRounding, HoldsOnCorrectKernels) {
   GenOptions opt = conformance::requirement("unbiased_rounding").options;
