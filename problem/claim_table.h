@@ -54,11 +54,13 @@ inline constexpr ClaimInfo kClaims[] = {
      },
      "", true, false,
      drop_top_left},
-    // Bottom-right alignment, whether it places a causal mask or a window.
+    // Bottom-right alignment, whether it places a causal mask, a window or ALiBi's distances
+    // (docs/semantics.md: p_i decides all three). Top-left is the baseline every kernel takes for
+    // a window or ALiBi; only its causal rule is a claim of its own.
     {"causal_bottom_right", "causal bottom-right", &Capabilities::causal_bottom_right, 1u << 2,
      [](const Problem& p) -> std::string_view {
        if (p.alignment != Alignment::bottom_right) return "";
-       return p.causal ? "causal bottom_right" : p.window.bounded() ? "bottom_right alignment" : "";
+       return p.causal ? "causal bottom_right" : p.window.bounded() || p.has_alibi ? "bottom_right alignment" : "";
      },
      "", true, false,
      [](Problem& p, const Capabilities&) { p.alignment = Alignment::top_left; }},

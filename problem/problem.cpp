@@ -57,7 +57,8 @@ std::string describe(const Problem& p) {
   if (p.scale) o << " scale=" << *p.scale;
   if (p.softcap) o << " softcap=" << *p.softcap;
   if (p.causal) o << " causal";
-  if (p.causal || p.window.bounded()) o << '(' << alignment_name(p.alignment) << ')';
+  // Said wherever the alignment decides something: the causal rule, a window, ALiBi's distances.
+  if (p.causal || p.window.bounded() || p.has_alibi) o << '(' << alignment_name(p.alignment) << ')';
   if (p.window.bounded()) o << " window(" << p.window.left << ',' << p.window.right << ')';
   if (p.has_mask) o << " mask" << leading_suffix(p.mask_dims);
   if (p.has_bias) o << " bias" << leading_suffix(p.bias_dims);

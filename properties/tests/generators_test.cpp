@@ -212,7 +212,7 @@ bool may_go_with(std::string_view dropped, std::string_view other) {
   if (other == "varlen_kv_len") return dropped == "varlen" || dropped == "kv_len";
   if (other == "kv_len") return dropped == "varlen_kv_len";  // per-sequence lengths are kv_len's [S] form
   if (other == "causal_top_left") return dropped == "causal_bottom_right" || dropped == "causal_top_left";
-  if (other == "causal_bottom_right") return dropped == "causal_top_left" || dropped == "window";
+  if (other == "causal_bottom_right") return dropped == "causal_top_left" || dropped == "window" || dropped == "alibi";
   return false;
 }
 
@@ -271,6 +271,17 @@ TEST(Generators, FittingMovesACausalRuleToTheClaimedAlignment) {
   q = p;
   fit_to_claims(q, caps);
   EXPECT_EQ(q.dtype, DType::f16);
+  // ALiBi's distances are measured from p_i, which the alignment places with or without a causal
+  // rule: a bottom-right ALiBi problem needs the bottom-right claim, and is fitted to top-left.
+  Capabilities top_left_only = claims_everything();
+  top_left_only.causal_bottom_right = false;
+  Problem alibi;
+  alibi.shape = {1, 2, 2, 3, 8, 4, 4};
+  alibi.has_alibi = true;
+  alibi.alignment = Alignment::bottom_right;
+  EXPECT_EQ(top_left_only.unsupported(alibi), "bottom_right alignment");
+  fit_to_claims(alibi, top_left_only);
+  EXPECT_TRUE(alibi.has_alibi && alibi.alignment == Alignment::top_left) << describe(alibi);
 }
 
 TEST(Generators, ShowValuePrintsTheProblemAndSmallTensors) {
