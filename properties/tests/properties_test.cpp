@@ -179,7 +179,7 @@ TEST(WithdrawnClaims, ADtypesCasesAreJudgedWithoutTheClaimItWithdraws) {
   EXPECT_EQ(f32.verdict, conformance::Verdict::pass) << conformance::describe(f32);
   int f32_bias = 0;
   for (const conformance::CaseRecord& c : f32.cases) f32_bias += c.judged && c.problem.has_bias;
-  EXPECT_GT(f32_bias, f32.cases_run / 10);
+  EXPECT_GT(f32_bias, 0) << "the bias is withdrawn in f16 only: f32 cases must still judge it";
   EXPECT_EQ(conformance::run_requirement(claimed, "R1", DType::f16, opt).verdict, conformance::Verdict::fail);
 }
 
