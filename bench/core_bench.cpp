@@ -438,12 +438,8 @@ float evict_l3() {
   StreamArrays& s = stream_arrays();
   std::atomic<float> sink{0};
   parallel_for(
-      kThreads,
-      [&](std::int64_t t, std::int64_t) {
-        const std::int64_t b = kStreamFloats * t / kThreads, e = kStreamFloats * (t + 1) / kThreads;
-        sink = sink + sum_floats(s.a.data() + b, e - b);
-      },
-      kThreads, 1);
+      kStreamFloats, [&](std::int64_t b, std::int64_t e) { sink = sink + sum_floats(s.a.data() + b, e - b); },
+      kThreads, kStreamFloats / kThreads);
   return sink.load();
 }
 
