@@ -592,9 +592,13 @@ void BM_CoreDecode(benchmark::State& state) {
   core::CoreKernel kernel({.threads = kThreads, .isa = isa});
   const Rate bandwidth = read_bandwidth();
   const double bytes = 2.0 * static_cast<double>(Hkv * cap * D * dtype_bytes(dtype));
-  double seconds = 0, cpu_seconds = 0, best = 1e300;
+  double seconds = 0, cpu_seconds = 0, best = 1e300, sweep_seconds = 0;
   for (auto _ : state) {
-    if (!resident) benchmark::DoNotOptimize(evict_l3());  // not timed
+    if (!resident) {  // not in the iteration's time; timed on its own as the paired stream read
+      const auto e0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(evict_l3());
+      sweep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count();
+    }
     const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     kernel.decode(p, v);
@@ -619,6 +623,17 @@ void BM_CoreDecode(benchmark::State& state) {
   state.counters["cpu_read_GBps"] = bandwidth.cpu;
   state.counters["cpu_bandwidth_share"] = gb / cpu_seconds * kThreads / bandwidth.cpu;
   state.counters["cpu_utilisation"] = cpu_seconds / seconds;
+  if (!resident) {
+    // The sweep before each call is itself a stream read (the same 128 MiB sum, on the same
+    // pool threads), taken moments before the call it pairs with. Against it the share does not
+    // depend on when in the run BM_StreamRead read the machine: this VM's bandwidth moved from
+    // 49 to 33 GB/s within half an hour (bench/README.md, "Zen 4"). Where the L3 holds the
+    // stream array (the Xeon's 480 MiB), sweep and decode both read from the L3, so the paired
+    // share compares the decode with a plain sum over the same level of memory.
+    const double sweep_gbps = static_cast<double>(kStreamFloats) * 4 * 1e-9 * static_cast<double>(state.iterations()) / sweep_seconds;
+    state.counters["sweep_GBps"] = sweep_gbps;
+    state.counters["paired_share"] = gb / seconds / sweep_gbps;
+  }
   state.SetLabel(std::string(dtype_name(dtype)) + " cache " + std::to_string(cap) + (resident ? " resident" : "") +
                  " Hq=32 Hkv=8 D=128 Tq=1 " + core::isa_name(kernel.isa()));
 }
