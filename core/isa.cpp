@@ -1,6 +1,7 @@
 #include "core/isa.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "problem/error.h"
 
@@ -50,6 +51,14 @@ CpuFeatures detect() {
   CpuFeatures f;
   f.x86_64 = true;
   unsigned a = 0, b = 0, c = 0, d = 0;
+  // Leaf 0: the vendor string in EBX, EDX, ECX ("AuthenticAMD"; Hygon's Zen parts say "HygonGenuine").
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    char v[13] = {};
+    std::memcpy(v, &b, 4);
+    std::memcpy(v + 4, &d, 4);
+    std::memcpy(v + 8, &c, 4);
+    f.amd = std::strcmp(v, "AuthenticAMD") == 0 || std::strcmp(v, "HygonGenuine") == 0;
+  }
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool osxsave = (c & bit_OSXSAVE) != 0;
   const std::uint64_t x = osxsave ? xcr0() : 0;

@@ -44,6 +44,10 @@ const RowKernels<float>& row_kernels_f32(Isa isa);
 const RowKernels<double>& row_kernels_f64();
 // Null when the path's micro-kernels are (avx2_kernels_f32, avx512_kernels_f32).
 const RowKernels<float>* avx2_row_kernels_f32();
-const RowKernels<float>* avx512_row_kernels_f32();
+// The AVX-512 set comes in two software-prefetch tunings that give the same bits
+// (row_kernels_avx512.cpp): into L1 (measured on Intel) or into L2 (measured on AMD); for_cpu
+// picks by the CPU's vendor, and tests ask for each.
+enum class Prefetch { for_cpu, into_l1, into_l2 };
+const RowKernels<float>* avx512_row_kernels_f32(Prefetch prefetch = Prefetch::for_cpu);
 
 }  // namespace attnv::core

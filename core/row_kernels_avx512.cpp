@@ -21,9 +21,8 @@
 // The memory walk is the AVX2 set's (but for an f16 or bf16 cache's four keys side by side):
 // every K row read whole, front to back, before the next, and V's keys in four lanes n / 4 rows
 // apart (row_kernels_avx2.cpp says why: the prefetchers; on the AVX-512 machine, V in key order,
-// in 2 or 8 lanes and K in lanes were no better: bench/README.md, decode). An f16 or bf16 cache's
-// K and V rows are also prefetched in software (kPrefetchKeys below says why; for f32 it gave
-// nothing). No exp here: the sweep's softmax is the path's micro-kernels'
+// in 2 or 8 lanes and K in lanes were no better: bench/README.md, decode). K and V rows are
+// also prefetched in software, tuned per vendor (IntoL1 and IntoL2 below say why). No exp here: the sweep's softmax is the path's micro-kernels'
 // (microkernels_avx512.cpp, on exp_constants.h).
 #include "core/microkernels.h"
 #include "core/row_kernels.h"
@@ -75,30 +74,48 @@ struct BF16 {
 
 constexpr __mmask16 kLow8 = 0x00FF;
 
-// Software prefetch for an f16 or bf16 cache (bench/README.md, "Decode: an f16 cache at 0.70 of
-// the stream"): without it the half-cache decode's samples sat on the first FMA after each
-// conversion, i.e. on loads waiting for memory, though the same arithmetic keeps pace with the
-// stream when the cache is warm; with it, f16 reads as many GB per CPU second as f32 (A/B of 10
-// rounds: +8-70%, median +51%), and the samples move onto the prefetches (memory-bound). Likely why
-// the hardware prefetchers alone lag here (not proven, no counters on that VM): each byte of a
-// half cache carries twice f32's instructions, so the out-of-order window holds half as many
-// lines in flight; and P.V's four lanes start a fresh 4 KiB page every tile (16 rows of 256
-// bytes), where the L2 streamer retrains. K is fetched kPrefetchKeys keys ahead (4 KiB at
-// D = 128); each V lane kPrefetchLaneSteps of its rows ahead, running into the next tile's lanes
-// at the end. Prefetches change no arithmetic (the AVX2 set's bits stay) and never fault: past
-// the tile's end (the next tile, another page of a paged cache, past the tensor) they are at worst
-// wasted. An f32 cache takes none: the same prefetches gave it nothing (A/B, 3 rounds).
-constexpr int kPrefetchKeys = 16;
-constexpr int kPrefetchLaneSteps = 4;
+// Software prefetch of the cache's rows, tuned per vendor as measured on each (never needed for
+// correctness: prefetches change no arithmetic, so the AVX2 set's bits stay, and never fault:
+// past the tile's end, the next tile, another page of a paged cache or past the tensor, they
+// are at worst wasted). K is fetched `keys` keys ahead; each V lane `lane_steps` of its rows
+// ahead, running into the next tile's lanes at the end.
+//
+// IntoL1, Intel (bench/README.md, "Decode: an f16 cache at 0.70 of the stream"): without it the
+// half-cache decode's samples sat on the first FMA after each conversion, i.e. on loads waiting
+// for memory, though the same arithmetic keeps pace with the stream when the cache is warm;
+// with it, f16 read as many GB per CPU second as f32 (A/B of 10 rounds: +8-70%, median +51%).
+// Likely why the hardware prefetchers alone lag there (not proven, no counters on that VM): each
+// byte of a half cache carries twice f32's instructions, so the out-of-order window holds half
+// as many lines in flight; and P.V's four lanes start a fresh 4 KiB page every tile (16 rows of
+// 256 bytes), where the L2 streamer retrains. An f32 cache takes none: the same prefetches gave
+// it nothing there (A/B, 3 rounds).
+//
+// IntoL2, AMD (bench/README.md, "Zen 4"): on a Zen 4 the prefetches into L1 gave an f16 cache
+// nothing and an f32 cache -11%; into L2 (locality 2, _MM_HINT_T1), three times as far ahead,
+// +10-30% for f32 and +15% for f16 (3 rounds; into L1 at those distances: worse than none).
+// Probably because a prefetch into L1 holds one of the core's few L1 miss buffers until its line
+// arrives, which caps the lines in flight; into L2 it does not (not proven: no counters there).
+struct IntoL1 {
+  static constexpr int locality = 3;  // _MM_HINT_T0
+  static constexpr int keys = 16, lane_steps = 4;
+  static constexpr bool f32 = false;
+};
+struct IntoL2 {
+  static constexpr int locality = 2;  // _MM_HINT_T1
+  static constexpr int keys = 48, lane_steps = 12;
+  static constexpr bool f32 = true;
+};
+template <class Tune, class L>
+constexpr bool kPrefetches = Tune::f32 || !std::is_same_v<L, F32>;
 
-// Every 64-byte line of `bytes` bytes from `base` + `offset` elements of E, into L1. The address
-// is formed as an integer: it may lie past the tensor, where a pointer may not point.
-template <class E>
+// Every 64-byte line of `bytes` bytes from `base` + `offset` elements of E. The address is
+// formed as an integer: it may lie past the tensor, where a pointer may not point.
+template <class Tune, class E>
 void prefetch_row(const E* base, std::int64_t offset, std::int64_t bytes) {
   const std::uintptr_t a =
       reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset * std::int64_t{sizeof(E)});
   for (std::int64_t b = 0; b < bytes; b += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(a + static_cast<std::uintptr_t>(b)), _MM_HINT_T0);
+    __builtin_prefetch(reinterpret_cast<const char*>(a + static_cast<std::uintptr_t>(b)), 0, Tune::locality);
 }
 
 // The AVX2 set's a + b of one row: the two halves of its 16-lane chain.
@@ -221,7 +238,7 @@ void dots_rxn(const float* q, std::int64_t ldq, const typename L::E* k, std::int
 template <class L>
 constexpr int kKeysPerPass = std::is_same_v<L, F32> ? 1 : 4;
 
-template <class L>
+template <class L, class Tune>
 void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, std::int64_t ldk, int n,
           std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
   const __m128 sc = _mm_set1_ps(scale);
@@ -232,7 +249,8 @@ void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, st
     const std::int64_t row_bytes = dk_pad * std::int64_t{sizeof(typename L::E)};
     for (; c + G <= n; c += G) {
       const typename L::E* kc = k + c * ldk;
-      for (int j = 0; j < G; ++j) prefetch_row(k, (c + kPrefetchKeys + j) * ldk, row_bytes);
+      if constexpr (kPrefetches<Tune, L>)
+        for (int j = 0; j < G; ++j) prefetch_row<Tune>(k, (c + Tune::keys + j) * ldk, row_bytes);
       int r = 0;
       for (; r + 8 <= rows; r += 8)
         for (int j = 0; j < G; j += 2)
@@ -244,6 +262,8 @@ void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, st
   }
   for (; c < n; ++c) {
     const typename L::E* kc = k + c * ldk;
+    if constexpr (kPrefetches<Tune, L>)
+      prefetch_row<Tune>(k, (c + Tune::keys) * ldk, dk_pad * std::int64_t{sizeof(typename L::E)});
     int r = 0;
     for (; r + 8 <= rows; r += 8) dots_rx1<L, 8>(q + r * ldq, ldq, kc, dk_pad, sc, s + r * lds + c, lds);
     for (; r + 4 <= rows; r += 4) dots_rx1<L, 4>(q + r * ldq, ldq, kc, dk_pad, sc, s + r * lds + c, lds);
@@ -251,12 +271,13 @@ void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, st
   }
 }
 
+template <class Tune>
 void dots_half(const float* q, std::int64_t ldq, int rows, const std::uint16_t* k, std::int64_t ldk, int n,
                std::int64_t dk_pad, bool bf16, float scale, float* s, std::int64_t lds) {
   if (bf16)
-    dots<BF16>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
+    dots<BF16, Tune>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
   else
-    dots<F16>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
+    dots<F16, Tune>(q, ldq, rows, k, ldk, n, dk_pad, scale, s, lds);
 }
 
 void axpy(const float* w, std::int64_t ldw, int rows, const float* v, std::int64_t dv_pad, float* o,
@@ -297,50 +318,60 @@ void pv_keys(const float* p, std::int64_t ldp, int pstep, const typename L::E* v
 }
 
 // The AVX2 set's key order: lanes c, c + q, c + 2q, c + 3q (q = n / 4) for c < q, then the rest.
-template <class L, int R>
+template <class L, int R, class Tune>
 void pv_block(const float* p, std::int64_t ldp, const typename L::E* v, std::int64_t ldv, int n, std::int64_t dv_pad,
               float* o, std::int64_t ldo) {
   const int q = n / 4;
   const std::int64_t row_bytes = dv_pad * std::int64_t{sizeof(typename L::E)};
   for (int c = 0; c < q; ++c) {
-    if constexpr (!std::is_same_v<L, F32>) {
+    if constexpr (kPrefetches<Tune, L>) {
       // Lane l's row a + l q, or past the lanes' end the next tile's (n keys on).
-      const int a = c + kPrefetchLaneSteps;
-      for (int l = 0; l < 4; ++l) prefetch_row(v, (a < q ? a + l * q : n + (a - q) + l * q) * ldv, row_bytes);
+      const int a = c + Tune::lane_steps;
+      for (int l = 0; l < 4; ++l) prefetch_row<Tune>(v, (a < q ? a + l * q : n + (a - q) + l * q) * ldv, row_bytes);
     }
     pv_keys<L, R, 4>(p + c, ldp, q, v + c * ldv, q * ldv, dv_pad, o, ldo);
   }
   for (int c = 4 * q; c < n; ++c) pv_keys<L, R, 1>(p + c, ldp, 1, v + c * ldv, ldv, dv_pad, o, ldo);
 }
 
-template <class L>
+template <class L, class Tune>
 void pv_rows(const float* p, std::int64_t ldp, int rows, const typename L::E* v, std::int64_t ldv, int n,
              std::int64_t dv_pad, float* o, std::int64_t ldo) {
   for (int r0 = 0; r0 < rows; r0 += 4) {
     const float* pr = p + r0 * ldp;
     float* orow = o + r0 * ldo;
     switch (rows - r0) {
-      case 1: pv_block<L, 1>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
-      case 2: pv_block<L, 2>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
-      case 3: pv_block<L, 3>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
-      default: pv_block<L, 4>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      case 1: pv_block<L, 1, Tune>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      case 2: pv_block<L, 2, Tune>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      case 3: pv_block<L, 3, Tune>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
+      default: pv_block<L, 4, Tune>(pr, ldp, v, ldv, n, dv_pad, orow, ldo); break;
     }
   }
 }
 
+template <class Tune>
 void pv_rows_half(const float* p, std::int64_t ldp, int rows, const std::uint16_t* v, std::int64_t ldv, int n,
                   std::int64_t dv_pad, bool bf16, float* o, std::int64_t ldo) {
   if (bf16)
-    pv_rows<BF16>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
+    pv_rows<BF16, Tune>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
   else
-    pv_rows<F16>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
+    pv_rows<F16, Tune>(p, ldp, rows, v, ldv, n, dv_pad, o, ldo);
 }
+
+template <class Tune>
+const RowKernels<float> kRowKernels{std::is_same_v<Tune, IntoL1> ? "avx512-rows-f32" : "avx512-rows-f32-l2prefetch",
+                                    &dots<F32, Tune>,
+                                    &axpy,
+                                    &pv_rows<F32, Tune>,
+                                    &dots_half<Tune>,
+                                    &pv_rows_half<Tune>};
 
 }  // namespace
 
-const RowKernels<float>* avx512_row_kernels_f32() {
-  static const RowKernels<float> k{"avx512-rows-f32", &dots<F32>, &axpy, &pv_rows<F32>, &dots_half, &pv_rows_half};
-  return avx512_kernels_f32() != nullptr ? &k : nullptr;
+const RowKernels<float>* avx512_row_kernels_f32(Prefetch prefetch) {
+  if (avx512_kernels_f32() == nullptr) return nullptr;
+  if (prefetch == Prefetch::for_cpu) prefetch = cpu_features().amd ? Prefetch::into_l2 : Prefetch::into_l1;
+  return prefetch == Prefetch::into_l2 ? &kRowKernels<IntoL2> : &kRowKernels<IntoL1>;
 }
 
 }  // namespace attnv::core
@@ -348,7 +379,7 @@ const RowKernels<float>* avx512_row_kernels_f32() {
 #else
 
 namespace attnv::core {
-const RowKernels<float>* avx512_row_kernels_f32() { return nullptr; }
+const RowKernels<float>* avx512_row_kernels_f32(Prefetch) { return nullptr; }
 }  // namespace attnv::core
 
 #endif

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -316,8 +317,8 @@ TEST(CoreIsaKernels, Avx512BitwiseEqualsAvx2) {
 // row_kernels_avx512.cpp), so they agree bit for bit: rows 1..8 (the 8- and 4-row blocks and
 // single rows), keys around the lanes of n / 4 and their rest, head dims around the 16- and
 // 32-value steps and their 8-value tails; f32 rows and f16 / bf16 rows converted as loaded.
-TEST(CoreIsaKernels, Avx512RowKernelsBitwiseEqualAvx2) {
-  const RowKernels<float>* a = avx512_row_kernels_f32();
+void avx512_row_kernels_match_avx2(Prefetch tuning) {
+  const RowKernels<float>* a = avx512_row_kernels_f32(tuning);
   const RowKernels<float>* b = avx2_row_kernels_f32();
   if (a == nullptr || b == nullptr) GTEST_SKIP() << "needs both the avx2 and avx512 paths";
   const MicroKernels<float>& port = portable_kernels_f32();
@@ -359,6 +360,30 @@ TEST(CoreIsaKernels, Avx512RowKernelsBitwiseEqualAvx2) {
           ASSERT_EQ(std::memcmp(oa.data(), ob.data(), oa.size() * 4), 0) << "pv_rows_half bf16 " << bf16 << " " << at;
         }
       }
+}
+
+// The vendor (which picks the AVX-512 set's prefetch tuning) as Linux reports it.
+TEST(CoreIsa, VendorIsTheOneLinuxReports) {
+  std::ifstream info("/proc/cpuinfo");
+  std::string line, vendor;
+  while (vendor.empty() && std::getline(info, line))
+    if (line.rfind("vendor_id", 0) == 0) vendor = line.substr(line.find(':') + 2);
+  if (vendor.empty()) GTEST_SKIP() << "no vendor_id in /proc/cpuinfo";
+  EXPECT_EQ(cpu_features().amd, vendor == "AuthenticAMD" || vendor == "HygonGenuine") << vendor;
+  const RowKernels<float>* chosen = avx512_row_kernels_f32();
+  if (chosen == nullptr) GTEST_SKIP() << "no avx512 path here";
+  EXPECT_EQ(chosen, avx512_row_kernels_f32(cpu_features().amd ? Prefetch::into_l2 : Prefetch::into_l1)) << vendor;
+  EXPECT_NE(avx512_row_kernels_f32(Prefetch::into_l1), avx512_row_kernels_f32(Prefetch::into_l2));
+}
+
+// Both software-prefetch tunings of the AVX-512 set (row_kernels.h), whichever this CPU's vendor
+// uses: a prefetch must change no bit.
+TEST(CoreIsaKernels, Avx512RowKernelsBitwiseEqualAvx2) {
+  for (Prefetch tuning : {Prefetch::into_l1, Prefetch::into_l2}) {
+    SCOPED_TRACE(tuning == Prefetch::into_l1 ? "prefetch into L1" : "prefetch into L2");
+    avx512_row_kernels_match_avx2(tuning);
+    if (HasFatalFailure() || IsSkipped()) return;
+  }
 }
 
 // The whole core, forward and backward, on the avx512 and avx2 paths: bitwise the same outputs
