@@ -630,7 +630,8 @@ void BM_CoreDecode(benchmark::State& state) {
     // 49 to 33 GB/s within half an hour (bench/README.md, "Zen 4"). Where the L3 holds the
     // stream array (the Xeon's 480 MiB), sweep and decode both read from the L3, so the paired
     // share compares the decode with a plain sum over the same level of memory.
-    const double sweep_gbps = static_cast<double>(kStreamFloats) * 4 * 1e-9 * static_cast<double>(state.iterations()) / sweep_seconds;
+    const double sweep_gb = static_cast<double>(kStreamFloats) * 4 * 1e-9 * static_cast<double>(state.iterations());
+    const double sweep_gbps = sweep_gb / sweep_seconds;
     state.counters["sweep_GBps"] = sweep_gbps;
     state.counters["paired_share"] = gb / seconds / sweep_gbps;
   }

@@ -22,8 +22,8 @@
 // every K row read whole, front to back, before the next, and V's keys in four lanes n / 4 rows
 // apart (row_kernels_avx2.cpp says why: the prefetchers; on the AVX-512 machine, V in key order,
 // in 2 or 8 lanes and K in lanes were no better: bench/README.md, decode). K and V rows are
-// also prefetched in software, tuned per vendor (IntoL1 and IntoL2 below say why). No exp here: the sweep's softmax is the path's micro-kernels'
-// (microkernels_avx512.cpp, on exp_constants.h).
+// also prefetched in software, tuned per vendor (IntoL1 and IntoL2 below say why). No exp here:
+// the sweep's softmax is the path's micro-kernels' (microkernels_avx512.cpp, on exp_constants.h).
 #include "core/microkernels.h"
 #include "core/row_kernels.h"
 
