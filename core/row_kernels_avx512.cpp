@@ -12,7 +12,8 @@
 //     f16 or bf16 cache's keys are taken 4 at a time (dots_rxn): each piece of q loaded once for
 //     the four, and two keys' hadd trees in the halves of one 512-bit register (the same adds on
 //     the same operands): the conversions make those dots compute-bound, and the reduction was a
-//     third of their work. An f32 cache stays key by key (side by side it lost up to 7%).
+//     third of their work. An f32 cache stays key by key (side by side it lost up to 7%); with four
+//     rows and D = 64 or 128 q's first pieces stay in registers across the keys (dots_4rows_q_held).
 //   dots, single rows: the AVX2 set's four chains (d mod 32 in [0, 8), [8, 16), ...) are two
 //     16-lane chains here, the 8-value tail pieces go into the first one's low half.
 //   pv_rows: keys added onto each output element in the AVX2 order (lanes of n / 4 keys, then
@@ -233,6 +234,42 @@ void dots_rxn(const float* q, std::int64_t ldq, const typename L::E* k, std::int
     }
 }
 
+// Four rows against an f32 cache's keys one at a time, dk_pad = 16 DC: every (row, key) chain is
+// dots_rx1<F32, 4>'s, but q's first pieces stay in registers across the keys (24 of the 32 zmm
+// registers; 4 accumulators, a K piece and a q piece take the rest). Zen 4 loads one 512-bit
+// vector per cycle and issues one 512-bit FMA: dots_rx1 loads q's four pieces and K's one for
+// every four FMAs, so its dots ran at half the FMA rate in L1; with q held, K's eight loads and
+// q's last pieces (8 at D = 128, none at D = 64) feed 32 FMAs.
+template <int DC, class Tune>
+void dots_4rows_q_held(const float* q, std::int64_t ldq, const float* k, std::int64_t ldk, int n, float scale,
+                       float* s, std::int64_t lds) {
+  constexpr int H = DC < 6 ? DC : 6;
+  __m512 qh[4][H];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < H; ++j) qh[r][j] = _mm512_loadu_ps(q + r * ldq + 16 * j);
+  const __m128 sc = _mm_set1_ps(scale);
+  for (int c = 0; c < n; ++c) {
+    const float* kc = k + c * ldk;
+    if constexpr (kPrefetches<Tune, F32>) prefetch_row<Tune>(k, (c + Tune::keys) * ldk, 64 * DC);
+    __m512 acc[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+    for (int j = 0; j < DC; ++j) {
+      const __m512 x = _mm512_loadu_ps(kc + 16 * j);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+        acc[r] = _mm512_fmadd_ps(j < H ? qh[r][j] : _mm512_loadu_ps(q + r * ldq + 16 * j), x, acc[r]);
+    }
+    const __m128 sums = hsum4(halves(acc[0]), halves(acc[1]), halves(acc[2]), halves(acc[3]));
+    float out[4];
+    _mm_storeu_ps(out, _mm_mul_ps(sums, sc));
+    for (int i = 0; i < 4; ++i) s[i * lds + c] = out[i];
+  }
+}
+
 // Keys one at a time for an f32 cache (row_kernels_avx2.cpp says why), four at a time for f16 and
 // bf16 (the top of the file says why), 8 or 4 rows at a time, then single rows.
 template <class L>
@@ -241,6 +278,10 @@ constexpr int kKeysPerPass = std::is_same_v<L, F32> ? 1 : 4;
 template <class L, class Tune>
 void dots(const float* q, std::int64_t ldq, int rows, const typename L::E* k, std::int64_t ldk, int n,
           std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
+  if constexpr (std::is_same_v<L, F32>) {
+    if (rows == 4 && dk_pad == 128) return dots_4rows_q_held<8, Tune>(q, ldq, k, ldk, n, scale, s, lds);
+    if (rows == 4 && dk_pad == 64) return dots_4rows_q_held<4, Tune>(q, ldq, k, ldk, n, scale, s, lds);
+  }
   const __m128 sc = _mm_set1_ps(scale);
   constexpr int G = kKeysPerPass<L>;
   int c = 0;

@@ -325,7 +325,7 @@ void avx512_row_kernels_match_avx2(Prefetch tuning) {
   gen::Rng rng(1306);
   for (int rows : {1, 3, 4, 5, 8})
     for (int n : {1, 3, 4, 7, 63, 64})
-      for (std::int64_t d : {8, 16, 24, 40, 128, 136}) {
+      for (std::int64_t d : {8, 16, 24, 40, 64, 128, 136}) {
         const std::int64_t dv = round_up(d, 16), ld = d + 8;  // rows apart, as in a strided cache
         const std::vector<float> q = normals(rng, rows * d), k = normals(rng, n * ld), v = normals(rng, n * ld);
         const std::string at = "rows " + std::to_string(rows) + " n " + std::to_string(n) + " d " + std::to_string(d);
