@@ -31,6 +31,7 @@
 #endif
 
 #include <limits>
+#include <type_traits>
 
 #include "core/avx2_hsum.h"
 #include "core/exp_constants.h"
@@ -189,10 +190,12 @@ void exp_inplace(float* x, int n) {
   if (c < n) _mm512_mask_storeu_ps(x + c, tail_mask(n - c), exp_ps(load_tail(x + c, n - c, 0.0f)));
 }
 
+template <std::int64_t N>
+using Const = std::integral_constant<std::int64_t, N>;
+
 // R rows x NP panels (16 NP columns) of o: acc = alpha * o, then one FMA per key, keys ascending.
-template <int R, int NP>
-inline void pv_block(const float* p, std::int64_t ldp, const float* alpha, const float* v, std::int64_t ldv,
-                     int n, float* o, std::int64_t ldo) {
+template <int R, int NP, class LdP, class LdV, class LdO>
+inline void pv_block(const float* p, LdP ldp, const float* alpha, const float* v, LdV ldv, int n, float* o, LdO ldo) {
   __m512 acc[R][NP];
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
@@ -218,20 +221,34 @@ inline void pv_block(const float* p, std::int64_t ldp, const float* alpha, const
 }
 
 // Output columns in blocks of four panels, then one panel at a time.
-template <int R>
-inline void pv_rows(const float* p, std::int64_t ldp, const float* alpha, const float* v,
-                    std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+template <int R, class LdP, class LdV, class LdO>
+inline void pv_rows(const float* p, LdP ldp, const float* alpha, const float* v, LdV ldv, int n,
+                    std::int64_t dv_pad, float* o, LdO ldo) {
   std::int64_t d = 0;
   for (; d + 4 * kPanel <= dv_pad; d += 4 * kPanel)
     pv_block<R, 4>(p, ldp, alpha, v + (d / kPanel) * ldv, ldv, n, o + d, ldo);
   for (; d < dv_pad; d += kPanel) pv_block<R, 1>(p, ldp, alpha, v + (d / kPanel) * ldv, ldv, n, o + d, ldo);
 }
 
-void pv(const float* p, std::int64_t ldp, int rows, const float* alpha, const float* v,
-        std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+template <class LdP, class LdV, class LdO>
+void pv_strided(const float* p, LdP ldp, int rows, const float* alpha, const float* v, LdV ldv, int n,
+                std::int64_t dv_pad, float* o, LdO ldo) {
   for_row_blocks<6>(rows, [&](auto R, int r) {
     pv_rows<decltype(R)::value>(p + r * ldp, ldp, alpha + r, v, ldv, n, dv_pad, o + r * ldo, ldo);
   });
+}
+
+// The forward's strides (tile_loop.cpp: P rows kKeyBlock = 64 apart, V panels of 64 keys, O rows
+// dv_pad apart) as constants for D = 64 and 128: each row's address is then a base plus a fixed
+// offset, where with run-time strides GCC kept a pointer per row and spilled them around the key
+// loop. The same operations in the same order; on the Zen 4 forward +0.5-2% at D = 128, +1-2% at
+// D = 64 (bench/README.md, session 16).
+void pv(const float* p, std::int64_t ldp, int rows, const float* alpha, const float* v,
+        std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+  if (ldp == 64 && ldv == 64 * kPanel && ldo == dv_pad && (dv_pad == 64 || dv_pad == 128))
+    return dv_pad == 64 ? pv_strided(p, Const<64>{}, rows, alpha, v, Const<64 * kPanel>{}, n, dv_pad, o, Const<64>{})
+                        : pv_strided(p, Const<64>{}, rows, alpha, v, Const<64 * kPanel>{}, n, dv_pad, o, Const<128>{});
+  pv_strided(p, ldp, rows, alpha, v, ldv, n, dv_pad, o, ldo);
 }
 
 // The 16-bit conversions, 16 values at a time, the tail under a mask: exact widening (F16C's
