@@ -238,8 +238,8 @@ void dots_rxn(const float* q, std::int64_t ldq, const typename L::E* k, std::int
 // dots_rx1<F32, 4>'s, but q's first pieces stay in registers across the keys (24 of the 32 zmm
 // registers; 4 accumulators, a K piece and a q piece take the rest). Zen 4 loads one 512-bit
 // vector per cycle and issues one 512-bit FMA: dots_rx1 loads q's four pieces and K's one for
-// every four FMAs, so its dots ran at half the FMA rate in L1; with q held, K's eight loads and
-// q's last pieces (8 at D = 128, none at D = 64) feed 32 FMAs.
+// every four FMAs, so its dots ran at half the FMA rate in L1; with q held, a key's 32 FMAs at
+// D = 128 take K's eight loads and q's last eight pieces (at D = 64: 16 FMAs, four K loads).
 template <int DC, class Tune>
 void dots_4rows_q_held(const float* q, std::int64_t ldq, const float* k, std::int64_t ldk, int n, float scale,
                        float* s, std::int64_t lds) {
