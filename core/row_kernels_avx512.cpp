@@ -128,6 +128,14 @@ __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+// Four rows' chains against one key, summed by hsum4 and scaled: s[i lds] for i < 4.
+void store_4_dots(const __m512* acc, __m128 scale, float* s, std::int64_t lds) {
+  const __m128 sums = hsum4(halves(acc[0]), halves(acc[1]), halves(acc[2]), halves(acc[3]));
+  float out[4];
+  _mm_storeu_ps(out, _mm_mul_ps(sums, scale));
+  for (int i = 0; i < 4; ++i) s[i * lds] = out[i];
+}
+
 // R (4 or 8) rows against one key: each 16-value piece of k loaded once for the R rows.
 template <class L, int R>
 void dots_rx1(const float* q, std::int64_t ldq, const typename L::E* k, std::int64_t dk_pad, __m128 scale, float* s,
@@ -148,12 +156,7 @@ void dots_rx1(const float* q, std::int64_t ldq, const typename L::E* k, std::int
       acc[r] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(kLow8, q + r * ldq + d), x, acc[r], kLow8);
   }
 #pragma GCC unroll 2
-  for (int r = 0; r < R; r += 4) {
-    const __m128 sums = hsum4(halves(acc[r]), halves(acc[r + 1]), halves(acc[r + 2]), halves(acc[r + 3]));
-    float out[4];
-    _mm_storeu_ps(out, _mm_mul_ps(sums, scale));
-    for (int i = 0; i < 4; ++i) s[(r + i) * lds] = out[i];
-  }
+  for (int r = 0; r < R; r += 4) store_4_dots(acc + r, scale, s + r * lds, lds);
 }
 
 // One row against one key: the AVX2 set's four 8-lane chains as two 16-lane ones.
@@ -263,10 +266,7 @@ void dots_4rows_q_held(const float* q, std::int64_t ldq, const float* k, std::in
       for (int r = 0; r < 4; ++r)
         acc[r] = _mm512_fmadd_ps(j < H ? qh[r][j] : _mm512_loadu_ps(q + r * ldq + 16 * j), x, acc[r]);
     }
-    const __m128 sums = hsum4(halves(acc[0]), halves(acc[1]), halves(acc[2]), halves(acc[3]));
-    float out[4];
-    _mm_storeu_ps(out, _mm_mul_ps(sums, sc));
-    for (int i = 0; i < 4; ++i) s[i * lds + c] = out[i];
+    store_4_dots(acc, sc, s + c, lds);
   }
 }
 
