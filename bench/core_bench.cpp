@@ -228,7 +228,7 @@ double pairs(const Problem& p, bool visible_only) {
 }
 
 // Args: dtype, T, D, causal, ISA path (static_cast<int>(core::Isa): 0 best, 1 portable, 2 avx2,
-// 3 avx512; a path this CPU lacks is reported as an error, not run on another path).
+// 3 avx512, 4 avx512_bf16; a path this CPU lacks is reported as an error, not run on another path).
 void BM_CoreForward(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const std::int64_t T = state.range(1), D = state.range(2);
@@ -297,7 +297,8 @@ void BM_CoreBackward(benchmark::State& state) {
                  (passes == 2 ? " (two passes)" : ""));
 }
 
-// Every dtype, D and mask on the default path (the widest), then f32 non-causal on each path.
+// Every dtype, D and mask on the default path (the widest), then f32 non-causal on each path,
+// then bf16 on the avx512_bf16 path.
 void forward_args(benchmark::internal::Benchmark* b) {
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (std::int64_t D : {128, 64})
@@ -305,6 +306,10 @@ void forward_args(benchmark::internal::Benchmark* b) {
   for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
     for (std::int64_t D : {128, 64})
       b->Args({static_cast<std::int64_t>(DType::f32), 4096, D, 0, static_cast<std::int64_t>(isa)});
+  // The opt-in avx512_bf16 path differs for bf16 storage only (core/isa.h).
+  for (std::int64_t D : {128, 64})
+    for (int causal : {0, 1})
+      b->Args({static_cast<std::int64_t>(DType::bf16), 4096, D, causal, static_cast<std::int64_t>(Isa::avx512_bf16)});
 }
 BENCHMARK(BM_CoreForward)->Apply(forward_args)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->MinTime(1.0);

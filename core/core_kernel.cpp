@@ -33,7 +33,11 @@ Capabilities CoreKernel::capabilities() const {
 }
 
 PrecisionModel CoreKernel::precision(DType storage) const {
-  return PrecisionModel::natural(storage, kKeyBlock);
+  PrecisionModel m = PrecisionModel::natural(storage, kKeyBlock);
+  // The avx512_bf16 path's Q.K^T on vdpbf16ps flushes subnormals (microkernels_avx512_bf16.cpp).
+  // Declared for every stage though only the dot flushes: the model has one flag (precision.h).
+  if (opt_.isa == Isa::avx512_bf16 && storage == DType::bf16) m.flush_subnormals = true;
+  return m;
 }
 
 namespace {

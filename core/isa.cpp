@@ -17,6 +17,7 @@ const char* isa_name(Isa isa) {
     case Isa::portable: return "portable";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::avx512_bf16: return "avx512_bf16";
   }
   return "?";
 }
@@ -27,12 +28,13 @@ const char* isa_features(Isa isa) {
     case Isa::portable: return "portable";
     case Isa::avx2: return "avx2+fma+f16c";
     case Isa::avx512: return "avx512f+avx512bw+avx512vl+avx512dq+fma+f16c";
+    case Isa::avx512_bf16: return "avx512f+avx512bw+avx512vl+avx512dq+avx512bf16+fma+f16c";
   }
   return "?";
 }
 
 std::optional<Isa> parse_isa(std::string_view name) {
-  for (Isa i : {Isa::portable, Isa::avx2, Isa::avx512})
+  for (Isa i : {Isa::portable, Isa::avx2, Isa::avx512, Isa::avx512_bf16})
     if (name == isa_name(i)) return i;
   return std::nullopt;
 }
@@ -74,6 +76,8 @@ CpuFeatures detect() {
     f.avx512vl = zmm_state && (b & bit_AVX512VL) != 0;
     f.avx512dq = zmm_state && (b & bit_AVX512DQ) != 0;
   }
+  // Leaf 7 subleaf 1, EAX bit 5: AVX512_BF16.
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = zmm_state && (a & (1u << 5)) != 0;
   return f;
 }
 #else
@@ -97,11 +101,12 @@ std::string missing_features(Isa isa, const CpuFeatures& cpu) {
   std::string m;
   if (isa == Isa::portable || isa == Isa::best) return m;
   if (!cpu.x86_64) return "x86-64 (this build has only the portable path)";
-  if (isa == Isa::avx512) {
+  if (isa == Isa::avx512 || isa == Isa::avx512_bf16) {
     add(m, cpu.avx512f, "avx512f");
     add(m, cpu.avx512bw, "avx512bw");
     add(m, cpu.avx512vl, "avx512vl");
     add(m, cpu.avx512dq, "avx512dq");
+    if (isa == Isa::avx512_bf16) add(m, cpu.avx512bf16, "avx512bf16");
   } else {
     add(m, cpu.avx2, "avx2");
   }
@@ -123,7 +128,7 @@ Isa resolve_isa(Isa requested, const char* env, const CpuFeatures& cpu) {
     const std::optional<Isa> e = parse_isa(env);
     if (!e)
       throw InputError(std::string("ATTNV_CORE_ISA=") + env +
-                       ": unknown ISA path (the paths are portable, avx2 and avx512)");
+                       ": unknown ISA path (the paths are portable, avx2, avx512 and avx512_bf16)");
     requested = *e;
     origin = std::string("ATTNV_CORE_ISA=") + env;
   }

@@ -4,7 +4,11 @@
 // all three; the CPU is asked once (cpuid, and whether the OS saves the vector state), and each
 // call picks its path from ForwardOptions::isa, else the environment, else the widest the CPU has:
 //
-//   ATTNV_CORE_ISA=portable|avx2|avx512   forces a path for every call that does not choose one
+//   ATTNV_CORE_ISA=portable|avx2|avx512|avx512_bf16   forces a path for every call that does not choose one
+//
+// avx512_bf16 is the avx512 path plus AVX512_BF16's vdpbf16ps for the forward's Q.K^T on bf16
+// storage (microkernels_avx512_bf16.cpp): a different precision model (subnormals flushed,
+// CoreKernel::precision), so it is never picked unasked; `best` stops at avx512.
 //
 // A forced path the CPU cannot run is an InputError naming the missing features, never a
 // silent fallback (a certificate must say what it certified) and never an illegal instruction.
@@ -20,14 +24,15 @@ enum class Isa {
   portable,  // plain C++ (glibc exp), no FMA contraction assumed
   avx2,      // AVX2 + FMA + F16C
   avx512,    // AVX-512 F/BW/VL/DQ + FMA + F16C
+  avx512_bf16,  // avx512 + AVX512_BF16 (bf16 storage: Q.K^T on vdpbf16ps); opt-in only
 };
 
-// "best", "portable", "avx2", "avx512": the names ATTNV_CORE_ISA takes.
+// "best", "portable", "avx2", "avx512", "avx512_bf16": the names ATTNV_CORE_ISA takes.
 const char* isa_name(Isa isa);
 // The features a path needs, as the provenance of a certificate names them:
-// "portable", "avx2+fma+f16c", "avx512f+avx512bw+avx512vl+avx512dq+fma+f16c".
+// "portable", "avx2+fma+f16c", "avx512f+avx512bw+avx512vl+avx512dq+fma+f16c" (+avx512bf16).
 const char* isa_features(Isa isa);
-// The three path names; nullopt for anything else ("best" is not a path).
+// The four path names; nullopt for anything else ("best" is not a path).
 std::optional<Isa> parse_isa(std::string_view name);
 
 // What the CPU (and the OS: XCR0 must enable the AVX and AVX-512 register state) offers.
@@ -35,6 +40,7 @@ struct CpuFeatures {
   bool x86_64 = false;  // this build's target; false: only the portable path is compiled
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512bf16 = false;
   // The vendor, for tuning only (never for correctness): the decode's software prefetch goes to
   // L1 on Intel and to L2 on AMD, as measured on each (row_kernels_avx512.cpp).
   bool amd = false;
@@ -45,7 +51,7 @@ const CpuFeatures& cpu_features();
 // The features of `isa` that `cpu` lacks, comma-separated ("avx512bw, avx512vl"); empty when the
 // path runs there. For a build not targeting x86-64, every SIMD path lacks "x86-64".
 std::string missing_features(Isa isa, const CpuFeatures& cpu);
-// The widest path `cpu` runs.
+// The widest path `cpu` runs among portable, avx2 and avx512 (avx512_bf16 is opt-in: isa.h's top).
 Isa widest_isa(const CpuFeatures& cpu);
 
 // The path a call takes: `requested` unless it is `best`; then `env` (the value of

@@ -68,6 +68,17 @@ struct MicroKernels {
   // Why: at n = 64 a row is four vectors, so per-row calls spend as much on setting up constants
   // and on the serial sum as on the exps (a sixth of the AVX-512 forward's time at D = 64).
   void (*exp_sum_rows)(T* x, std::int64_t ldx, int rows, int n, const T* m, T* sum) = nullptr;
+  // The forward's Q.K^T for bf16 storage on AVX512_BF16 (the avx512_bf16 path's set only; null
+  // elsewhere). Operands are bf16 pairs in 32-bit words, element 2w in the low half:
+  //   q [rows x ldq] words, word w of row r = q_r's dimensions 2w, 2w + 1
+  //   k word (w, c) at k[w * ldk + c] = key c's dimensions 2w, 2w + 1 (zero past Dk and n, as
+  //     scores' k: pack them with transpose_keys, whose exact copies move words as they move floats)
+  // s[r][c] = fl(dot * scale) as scores, the dot in vdpbf16ps's arithmetic: pairs ascending, in
+  // each the odd dimension's product first, each product exact and added with one rounding, and
+  // every subnormal operand read as zero and subnormal sum flushed (the precision model declares
+  // flush_subnormals: CoreKernel::precision).
+  void (*scores_bf16)(const std::uint32_t* q, std::int64_t ldq, int rows, const std::uint32_t* k,
+                      std::int64_t ldk, int n, std::int64_t words, T scale, T* s, std::int64_t lds) = nullptr;
 };
 
 // mk.exp_sum_rows, or mk.exp_sum row by row where the set has none (the same bits either way).
@@ -82,6 +93,7 @@ const MicroKernels<double>& portable_kernels_f64();
 // Null when not compiled for x86-64 or the CPU lacks a feature of the path (isa.h).
 const MicroKernels<float>* avx2_kernels_f32();
 const MicroKernels<float>* avx512_kernels_f32();
+const MicroKernels<float>* avx512_bf16_kernels_f32();  // avx512's set plus scores_bf16
 
 // The f32 set of a path: resolve_isa(isa) (isa.h), so `best` follows ATTNV_CORE_ISA, then the
 // CPU; InputError when the path asked for cannot run here.

@@ -109,7 +109,8 @@ const MicroKernels<float>& kernels_f32(Isa isa) {
   // resolve_isa has checked the CPU, so a null table here is a path this build lacks, which
   // missing_features reports as such: never reached on x86-64.
   const Isa path = resolve_isa(isa);
-  const MicroKernels<float>* k = path == Isa::avx512 ? avx512_kernels_f32()
+  const MicroKernels<float>* k = path == Isa::avx512_bf16 ? avx512_bf16_kernels_f32()
+                                 : path == Isa::avx512    ? avx512_kernels_f32()
                                  : path == Isa::avx2 ? avx2_kernels_f32()
                                                      : &portable_kernels_f32();
   if (k == nullptr) throw InputError(std::string("core: the ") + isa_name(path) + " path is not compiled in this build");

@@ -40,7 +40,8 @@ void pv_rows(const T* p, std::int64_t ldp, int rows, const T* v, std::int64_t ld
 const RowKernels<float>& row_kernels_f32(Isa isa) {
   static const RowKernels<float> portable{"portable-rows-f32", &dots<float>, &axpy<float>, &pv_rows<float>};
   const Isa path = resolve_isa(isa);
-  const RowKernels<float>* k = path == Isa::avx512 ? avx512_row_kernels_f32()
+  // avx512_bf16 differs from avx512 in the forward's Q.K^T only (isa.h): the same row kernels.
+  const RowKernels<float>* k = path == Isa::avx512 || path == Isa::avx512_bf16 ? avx512_row_kernels_f32()
                                : path == Isa::avx2 ? avx2_row_kernels_f32()
                                                    : &portable;
   if (k == nullptr) throw InputError(std::string("core: the ") + isa_name(path) + " path is not compiled in this build");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/block_range.h"
 #include "core/dropout.h"
@@ -26,6 +27,14 @@ void write_rows(const ForwardParams& p, const MicroKernels<T>& mk, const QueryBl
   }
 }
 
+// Whether the forward takes Q.K^T on bf16 pairs (MicroKernels::scores_bf16): the avx512_bf16
+// path's set, with Q and K both stored in bf16. Then ws.q() holds Q's rows and ws.k() the K tile
+// as bf16 pairs (tile_ops.h), and everything after the scores is the f32 loop's.
+template <class T>
+bool bf16_pairs(const ForwardParams& p, const MicroKernels<T>& mk) {
+  return mk.scores_bf16 != nullptr && p.views.q.dtype == DType::bf16 && p.views.k.dtype == DType::bf16;
+}
+
 template <class T>
 SoftmaxRows<T> offset_rows(const SoftmaxRows<T>& st, int r0) {
   return {st.m + r0, st.l + r0, st.alpha + r0, st.tile_sum + r0};
@@ -37,7 +46,7 @@ SoftmaxRows<T> offset_rows(const SoftmaxRows<T>& st, int r0) {
 template <class T>
 void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, SoftmaxRows<T> st,
                  int r0, int rows, std::int64_t i0, std::int64_t b, std::int64_t h, std::int64_t j0, int n,
-                 TileKind kind) {
+                 TileKind kind, bool pairs) {
   if (kind == TileKind::partial) {
     // Only the run of rows from the first to the last whose interval meets the tile. A row
     // outside it would get -inf for every logit of the tile, which leaves its m, l and O as they
@@ -59,8 +68,13 @@ void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>
   T* o = ws.o() + r0 * ws.dv_pad;
   const bool elementwise_always = p.has_softcap || p.has_bias || p.has_alibi;
   const bool dropping = p.dropout.active();
-  mk.scores(ws.q() + r0 * ws.dk_pad, ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, static_cast<T>(p.scale),
-            ws.s(), ws.lds);
+  if (pairs)
+    mk.scores_bf16(reinterpret_cast<const std::uint32_t*>(ws.q() + r0 * ws.dk_pad), ws.dk_pad, rows,
+                   reinterpret_cast<const std::uint32_t*>(ws.k()), ws.ldk, n, ws.dk_pad / 2, static_cast<T>(p.scale),
+                   ws.s(), ws.lds);
+  else
+    mk.scores(ws.q() + r0 * ws.dk_pad, ws.dk_pad, rows, ws.k(), ws.ldk, n, ws.dk_pad, static_cast<T>(p.scale),
+              ws.s(), ws.lds);
   if (kind == TileKind::partial || elementwise_always)
     apply_logit_rules(p, b, h, ranges, i0, rows, j0, n, ws.s(), ws.lds);
   softmax_rows_update(mk, st, ws.s(), ws.lds, rows, n);
@@ -79,8 +93,14 @@ void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>
 
 template <class T>
 void load_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, std::int64_t b,
-               std::int64_t hkv, std::int64_t j0, int n) {
-  load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
+               std::int64_t hkv, std::int64_t j0, int n, bool pairs) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (pairs)
+      load_k_bf16_pairs(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad / 2, ws.dk_pad, ws.ldk, ws.row(),
+                        ws.k());
+  }
+  if (!pairs)
+    load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
   load_panels(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
 }
 
@@ -88,14 +108,14 @@ void load_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& 
 template <class T>
 void attend_key_tiles_at(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                          const SoftmaxRows<T>& st, int r0, int rows, std::int64_t i0, std::int64_t b,
-                         std::int64_t hkv, KeyRange keys, std::int64_t h) {
+                         std::int64_t hkv, KeyRange keys, std::int64_t h, bool pairs) {
   const KeyRange* ranges = ws.ranges() + r0;
   for (std::int64_t j0 = keys.lo; j0 < keys.hi; j0 += kKeyBlock) {
     const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, keys.hi - j0));
     const TileKind kind = classify_tile(ranges, rows, j0, j0 + n, p.has_mask || p.has_bias);
     if (kind == TileKind::skip) continue;  // fully masked tile: not even loaded
-    load_tile(p, mk, ws, b, hkv, j0, n);
-    attend_tile(p, mk, ws, st, r0, rows, i0, b, h, j0, n, kind);
+    load_tile(p, mk, ws, b, hkv, j0, n, pairs);
+    attend_tile(p, mk, ws, st, r0, rows, i0, b, h, j0, n, kind, pairs);
   }
 }
 
@@ -113,7 +133,7 @@ struct BlockPart {
 // always without a window, whose intervals all start at 0); otherwise each block sweeps alone.
 template <class T>
 void attend_blocks(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, const SoftmaxRows<T>& st,
-                   const BlockPart* parts, int n_parts, std::int64_t b, std::int64_t h) {
+                   const BlockPart* parts, int n_parts, std::int64_t b, std::int64_t h, bool pairs) {
   const std::int64_t hkv = h / p.group;
   KeyRange all{0, 0};
   bool shared = true, any = false;
@@ -130,7 +150,7 @@ void attend_blocks(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<
     for (int k = 0; k < n_parts; ++k) {
       const BlockPart& bp = parts[k];
       if (!bp.keys.empty())
-        attend_key_tiles_at(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, hkv, bp.keys, h);
+        attend_key_tiles_at(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, hkv, bp.keys, h, pairs);
     }
     return;
   }
@@ -142,9 +162,10 @@ void attend_blocks(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<
       const int n = static_cast<int>(std::min<std::int64_t>(kKeyBlock, bp.keys.hi - j0));
       const TileKind kind = classify_tile(ws.ranges() + bp.r0, bp.rows, j0, j0 + n, p.has_mask || p.has_bias);
       if (kind == TileKind::skip) continue;
-      if (!loaded) load_tile(p, mk, ws, b, hkv, j0, static_cast<int>(std::min<std::int64_t>(kKeyBlock, all.hi - j0)));
+      if (!loaded)
+        load_tile(p, mk, ws, b, hkv, j0, static_cast<int>(std::min<std::int64_t>(kKeyBlock, all.hi - j0)), pairs);
       loaded = true;
-      attend_tile(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, h, j0, n, kind);
+      attend_tile(p, mk, ws, offset_rows(st, bp.r0), bp.r0, bp.rows, bp.i0, b, h, j0, n, kind, pairs);
     }
   }
 }
@@ -155,7 +176,7 @@ template <class T>
 void attend_key_tiles(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws,
                       const SoftmaxRows<T>& st, int rows, std::int64_t i0, std::int64_t b,
                       std::int64_t hkv, KeyRange keys, std::int64_t h) {
-  attend_key_tiles_at(p, mk, ws, st, 0, rows, i0, b, hkv, keys, h);
+  attend_key_tiles_at(p, mk, ws, st, 0, rows, i0, b, hkv, keys, h, false);  // Q in ws.q() as T (tile_loop.h)
 }
 
 template <class T>
@@ -173,6 +194,7 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
     softmax_rows_init(st, rows);
   std::fill(ws.o(), ws.o() + rows * ws.dv_pad, T(0));
 
+  const bool pairs = bf16_pairs(p, mk);
   BlockPart parts[kForwardBlocks];
   int n_parts = 0;
   for (int r0 = 0; r0 < rows; r0 += kQueryBlock) {
@@ -181,10 +203,17 @@ void forward_query_block(const ForwardParams& p, const MicroKernels<T>& mk, Work
     bp.rows = std::min(kQueryBlock, rows - r0);
     bp.i0 = qb.i0 + r0;
     bp.keys = block_key_hull(ranges + r0, bp.rows);
-    if (!bp.keys.empty())
-      load_rows(mk, p.views.q, qb.b, qb.h, bp.i0, bp.rows, p.shape.Dk, ws.dk_pad, ws.q() + r0 * ws.dk_pad);
+    if (bp.keys.empty()) continue;
+    if constexpr (std::is_same_v<T, float>) {
+      if (pairs) {
+        load_rows_bf16_pairs(p.views.q, qb.b, qb.h, bp.i0, bp.rows, p.shape.Dk, ws.dk_pad / 2, ws.dk_pad,
+                             ws.q() + r0 * ws.dk_pad);
+        continue;
+      }
+    }
+    load_rows(mk, p.views.q, qb.b, qb.h, bp.i0, bp.rows, p.shape.Dk, ws.dk_pad, ws.q() + r0 * ws.dk_pad);
   }
-  attend_blocks(p, mk, ws, st, parts, n_parts, qb.b, qb.h);
+  attend_blocks(p, mk, ws, st, parts, n_parts, qb.b, qb.h, pairs);
 
   softmax_rows_finish(st, rows, ws.o(), ws.dv_pad, p.shape.Dv, ws.lse());
   if (p.dropout.active()) {

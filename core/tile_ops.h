@@ -99,6 +99,53 @@ void load_k_transposed(const MicroKernels<T>& mk, const TensorRef& t, const Cach
   }
 }
 
+// Row `off` of a bf16 view as bf16 pairs in 32-bit words (MicroKernels::scores_bf16): word w
+// holds the bits of dimensions 2w (low half) and 2w + 1, zero past d, for w < words. The words
+// go into float storage by memcpy (the workspace's buffers are float; no value is ever read as
+// a float), and are only ever moved by exact copies.
+inline void load_bf16_pairs(const TensorRef& t, std::int64_t off, std::int64_t d, std::int64_t words, float* out) {
+  const auto* x = static_cast<const std::uint16_t*>(t.data) + off;
+  const std::int64_t s = t.stride[3];
+  for (std::int64_t w = 0; w < words; ++w) {
+    const std::uint32_t lo = 2 * w < d ? x[2 * w * s] : 0, hi = 2 * w + 1 < d ? x[(2 * w + 1) * s] : 0;
+    const std::uint32_t word = lo | hi << 16;
+    std::memcpy(out + w, &word, sizeof word);
+  }
+}
+
+// Query rows [first, first + n) of a bf16 view as bf16 pairs, row r at buf + r * ld (ld >= words).
+inline void load_rows_bf16_pairs(const TensorRef& t, std::int64_t b, std::int64_t h, std::int64_t first,
+                                 std::int64_t n, std::int64_t d, std::int64_t words, std::int64_t ld, float* buf) {
+  for (std::int64_t r = 0; r < n; ++r) load_bf16_pairs(t, offset_of(t, b, h, first + r), d, words, buf + r * ld);
+}
+
+// K rows [first, first + n) of a bf16 view as the transposed tile of bf16 pairs scores_bf16
+// reads: word (w, c) at kt[w * ldk + c], zero for w >= ceil(dk / 2) (up to `words`) and for c in
+// [n, round_up(n, 16)). A row with unit stride and even dk is transposed in place (its words
+// are the pairs); others are packed into row_buf first (kStagingRows rows of >= words floats).
+inline void load_k_bf16_pairs(const MicroKernels<float>& mk, const TensorRef& t, const CachePages& pages,
+                              std::int64_t b, std::int64_t h, std::int64_t first, int n, std::int64_t dk,
+                              std::int64_t words, std::int64_t ld_buf, std::int64_t ldk, float* row_buf, float* kt) {
+  const std::int64_t used = (dk + 1) / 2;
+  for (int c = 0; c < n; c += kStagingRows) {
+    const float* rows[kStagingRows] = {};
+    const int m = std::min(kStagingRows, n - c);
+    for (int i = 0; i < m; ++i) {
+      const std::int64_t off = pages.offset(t, b, h, first + c + i);
+      if (t.stride[3] == 1 && dk % 2 == 0) {
+        // The row's bytes read as words (the kernels load them with intrinsics, never as floats).
+        rows[i] = reinterpret_cast<const float*>(static_cast<const std::uint16_t*>(t.data) + off);
+      } else {
+        load_bf16_pairs(t, off, dk, used, row_buf + i * ld_buf);
+        rows[i] = row_buf + i * ld_buf;
+      }
+    }
+    mk.transpose_keys(rows, m, used, kt + c, ldk);
+  }
+  const int n16 = static_cast<int>(round_up(n, 16));
+  for (std::int64_t w = 0; w < words; ++w) std::fill(kt + w * ldk + (w < used ? n : 0), kt + w * ldk + n16, 0.0f);
+}
+
 // Whether the first n rows of a panel-major tile are all finite.
 template <class T>
 bool all_finite(const T* panels, int n, std::int64_t d_pad, std::int64_t ldp) {

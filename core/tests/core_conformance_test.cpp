@@ -4,6 +4,8 @@
 //   Core          the path a user gets (ATTNV_CORE_ISA, else the widest this CPU runs), every dtype
 //   CorePortable, CoreAvx2, CoreAvx512   each narrower path forced, on f32 only (the widest
 //                 is the Core suite's, so it is not run twice)
+//   CoreAvx512Bf16   the opt-in avx512_bf16 path (never the default), on bf16 only: the one
+//                 storage it computes differently (Q.K^T on vdpbf16ps, subnormals flushed)
 //
 // Why f32 only on the forced paths: the whole suite takes about 90 s per path on the 2-core CI
 // machine, and the paths differ only in the f32 micro-kernels (f64 always takes the portable
@@ -21,14 +23,14 @@ namespace {
 
 using namespace attnv;
 
-// The core on one forced path, claiming f32 storage only (see the top of the file).
-class CoreF32Only final : public Kernel {
+// The core on one forced path, claiming one storage dtype only (see the top of the file).
+class CoreOneDtype final : public Kernel {
  public:
-  explicit CoreF32Only(core::Isa isa) : core_({.isa = isa}) {}
+  CoreOneDtype(core::Isa isa, DType dtype) : core_({.isa = isa}), dtype_(dtype) {}
   std::string name() const override { return core_.name(); }
   Capabilities capabilities() const override {
     Capabilities c = core_.capabilities();
-    c.dtypes = {DType::f32};
+    c.dtypes = {dtype_};
     return c;
   }
   PrecisionModel precision(DType storage) const override { return core_.precision(storage); }
@@ -38,6 +40,7 @@ class CoreF32Only final : public Kernel {
 
  private:
   core::CoreKernel core_;
+  DType dtype_;
 };
 
 class MissingPath : public ::testing::Test {
@@ -50,12 +53,12 @@ class MissingPath : public ::testing::Test {
 };
 
 // The suite on `isa` when this CPU runs it, else one skipped test saying why.
-bool register_path(const char* name, core::Isa isa) {
+bool register_path(const char* name, core::Isa isa, DType dtype = DType::f32) {
   const std::string missing = core::missing_features(isa, core::cpu_features());
   if (isa == core::widest_isa(core::cpu_features())) return false;  // the Core suite's path
   if (missing.empty())
     return conformance::register_conformance_suite(name, __FILE__, __LINE__,
-                                                   [isa] { return std::make_unique<CoreF32Only>(isa); });
+                                                   [isa, dtype] { return std::make_unique<CoreOneDtype>(isa, dtype); });
   const std::string why = std::string("the ") + core::isa_name(isa) + " path cannot run here: this CPU lacks " + missing;
   ::testing::RegisterTest((std::string(name) + "/ConformanceTest").c_str(), "path_not_runnable", nullptr, nullptr,
                           __FILE__, __LINE__, [why]() -> ::testing::Test* { return new MissingPath(why); });
@@ -65,6 +68,7 @@ bool register_path(const char* name, core::Isa isa) {
 [[maybe_unused]] const bool portable = register_path("CorePortable", core::Isa::portable);
 [[maybe_unused]] const bool avx2 = register_path("CoreAvx2", core::Isa::avx2);
 [[maybe_unused]] const bool avx512 = register_path("CoreAvx512", core::Isa::avx512);
+[[maybe_unused]] const bool avx512_bf16 = register_path("CoreAvx512Bf16", core::Isa::avx512_bf16, DType::bf16);
 
 }  // namespace
 

@@ -103,6 +103,13 @@ std::vector<Isa> runnable_isas() {
   return v;
 }
 
+std::vector<Isa> runnable_isas(DType storage) {
+  std::vector<Isa> v = runnable_isas();
+  if (storage == DType::bf16 && missing_features(Isa::avx512_bf16, cpu_features()).empty())
+    v.push_back(Isa::avx512_bf16);
+  return v;
+}
+
 bool same_gradients(const Outputs& a, const Outputs& b) {
   return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv);
 }

@@ -40,6 +40,9 @@ Case with_dout(Case c, std::uint64_t seed);
 // The ISA paths (core/isa.h) this CPU runs, portable first, widest last: tests that cover
 // every path loop over these (the others cannot run here; isa_test.cpp says which are missing).
 std::vector<Isa> runnable_isas();
+// The paths that compute `storage` differently: runnable_isas(), plus the opt-in avx512_bf16
+// path for bf16 when this CPU runs it (it differs from avx512 for bf16 storage only; isa.h).
+std::vector<Isa> runnable_isas(DType storage);
 
 // Bitwise equality of two kernel outputs (NaN-free by construction of the cases).
 bool bitwise_equal(const Outputs& a, const Outputs& b);

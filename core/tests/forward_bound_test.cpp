@@ -42,7 +42,7 @@ TEST_P(CoreFamilies, MediumCaseWithinBound) {
 // Every ISA path this CPU runs (the tests above take the widest) on the same small cases.
 TEST_P(CoreFamilies, EveryIsaPathWithinBound) {
   const Case c = gen::make_case(GetParam().family, 5, {GetParam().dtype, gen::Size::small, false, true});
-  for (Isa isa : runnable_isas()) {
+  for (Isa isa : runnable_isas(GetParam().dtype)) {
     CoreKernel core({.threads = 0, .isa = isa});
     EXPECT_TRUE(forward_within_bound(core, c, Layout::bthd)) << isa_name(isa);
   }

@@ -98,10 +98,12 @@ TEST(CoreEdges, FullyMaskedRowsExact) {
 // Hidden keys whose K, V and bias hold NaN/inf must not change any output (SPEC).
 // Every micro-kernel path and accumulator type: the NaN-safe P.V variant must round exactly like
 // the micro-kernel it stands in for (the f64/portable path once differed in the last bits; found
-// by the conformance suite, requirement R6).
+// by the conformance suite, requirement R6); and bf16 on avx512_bf16, whose Q.K^T reads a hidden
+// key's NaN through vdpbf16ps.
 TEST(CoreEdges, HiddenNonFiniteValuesIgnored) {
-  for (DType t : {DType::f32, DType::f64})
-    for (Isa isa : runnable_isas()) {
+  for (DType t : {DType::f32, DType::bf16, DType::f64})
+    for (Isa isa : runnable_isas(t)) {
+      if (t == DType::bf16 && isa != Isa::avx512_bf16) continue;  // the f32 kernels: as f32
       CoreKernel core({.threads = 0, .isa = isa});
       Problem p = make_problem(70, 90, t);
       p.has_mask = true;
@@ -148,9 +150,11 @@ TEST(CoreEdges, BitwiseDeterministic) {
 // different keys among them), every path: the same bits either way.
 TEST(CoreEdges, SharedKeyTilesGiveTheBitsOfOneBlockAtATime) {
   std::uint64_t seed = 2600;
-  for (Isa isa : runnable_isas())
+  for (Isa isa : runnable_isas(DType::bf16))
     for (int variant = 0; variant < kFeatureVariants; ++variant) {
-      const Problem p = feature_variant(variant, 5 * kQueryBlock - 7, 300, 40, DType::f32);
+      // f32, except on avx512_bf16, which computes differently only for bf16 (Q and K packed as pairs).
+      const DType t = isa == Isa::avx512_bf16 ? DType::bf16 : DType::f32;
+      const Problem p = feature_variant(variant, 5 * kQueryBlock - 7, 300, 40, t);
       const Case c = random_case(p, ++seed);
       CoreKernel grouped({.threads = 1, .isa = isa}), single({.threads = 8, .isa = isa});
       EXPECT_TRUE(bitwise_equal(run_forward(grouped, c, Layout::bhtd), run_forward(single, c, Layout::bhtd)))

@@ -62,6 +62,20 @@ TEST(CoreIsa, BestIsTheWidestPathTheCpuRuns) {
   EXPECT_EQ(resolve_isa(Isa::best, nullptr, CpuFeatures{}), Isa::portable);
 }
 
+// avx512_bf16 declares another precision model (subnormals flushed), so `best` never picks it,
+// even on a CPU that has every feature; asked for, it runs, or names what is missing.
+TEST(CoreIsa, Avx512Bf16IsOptIn) {
+  CpuFeatures cpu = all_features();
+  cpu.avx512bf16 = true;
+  EXPECT_EQ(resolve_isa(Isa::best, nullptr, cpu), Isa::avx512);
+  EXPECT_EQ(resolve_isa(Isa::best, "avx512_bf16", cpu), Isa::avx512_bf16);
+  EXPECT_EQ(parse_isa("avx512_bf16"), Isa::avx512_bf16);
+  cpu.avx512bf16 = false;
+  const std::string msg = input_error([&] { resolve_isa(Isa::best, "avx512_bf16", cpu); });
+  EXPECT_NE(msg.find("lacks avx512bf16 (it runs avx512)"), std::string::npos) << msg;
+  EXPECT_EQ(missing_features(Isa::avx512, cpu), "");
+}
+
 TEST(CoreIsa, EnvironmentForcesAPath) {
   const CpuFeatures cpu = all_features();
   EXPECT_EQ(resolve_isa(Isa::best, "portable", cpu), Isa::portable);
@@ -74,7 +88,7 @@ TEST(CoreIsa, EnvironmentForcesAPath) {
 TEST(CoreIsa, UnknownEnvironmentValueIsAnInputError) {
   const std::string msg = input_error([] { resolve_isa(Isa::best, "avx9", all_features()); });
   EXPECT_NE(msg.find("ATTNV_CORE_ISA=avx9"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("portable, avx2 and avx512"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("portable, avx2, avx512 and avx512_bf16"), std::string::npos) << msg;
 }
 
 // Forcing a path the CPU lacks names each missing feature and where the request came from; it
