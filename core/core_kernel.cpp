@@ -34,9 +34,13 @@ Capabilities CoreKernel::capabilities() const {
 
 PrecisionModel CoreKernel::precision(DType storage) const {
   PrecisionModel m = PrecisionModel::natural(storage, kKeyBlock);
-  // The avx512_bf16 path's Q.K^T on vdpbf16ps flushes subnormals (microkernels_avx512_bf16.cpp).
-  // Declared for every stage though only the dot flushes: the model has one flag (precision.h).
-  if (opt_.isa == Isa::avx512_bf16 && storage == DType::bf16) m.flush_subnormals = true;
+  // The avx512_bf16 path's forward rounds P to bf16 and runs Q.K^T and P.V on vdpbf16ps, which
+  // flushes subnormals (microkernels_avx512_bf16.cpp). The flush is declared for every stage
+  // though only the products flush: the model has one flag (precision.h).
+  if (opt_.isa == Isa::avx512_bf16 && storage == DType::bf16) {
+    m.p_dtype = DType::bf16;
+    m.flush_subnormals = true;
+  }
   return m;
 }
 

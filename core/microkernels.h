@@ -79,6 +79,19 @@ struct MicroKernels {
   // flush_subnormals: CoreKernel::precision).
   void (*scores_bf16)(const std::uint32_t* q, std::int64_t ldq, int rows, const std::uint32_t* k,
                       std::int64_t ldk, int n, std::int64_t words, T scale, T* s, std::int64_t lds) = nullptr;
+  // Its P.V on vdpbf16ps too (the same set only), P rounded to bf16 (p_dtype = bf16, declared):
+  //   p_to_bf16_pairs: rows of n weights in s become ceil(n / 2) words of bf16 pairs in place
+  //     (round to nearest even, a subnormal weight read as zero, P[n] zero when n is odd)
+  //   pack_values_bf16: the V rows of keys 2w, 2w + 1 (bf16; b null: zero) as row w of pair words
+  //     of every 16-column panel: word d of panel j at panels[j * ldv] for the row's `panels`
+  //   pv_bf16: o[r][d] <- alpha[r] o[r][d] (one f32 multiply), then per key pair w ascending the
+  //     odd key's exact product added, then the even one's, each one rounding, flushing as
+  //     scores_bf16 (tile_ops.h's pv_bf16_skipping_hidden emulates it bit for bit)
+  void (*p_to_bf16_pairs)(T* s, std::int64_t lds, int rows, int n) = nullptr;
+  void (*pack_values_bf16)(const std::uint16_t* a, const std::uint16_t* b, std::int64_t dv, std::int64_t dv_pad,
+                           std::uint32_t* panels, std::int64_t ldv) = nullptr;
+  void (*pv_bf16)(const std::uint32_t* p, std::int64_t ldp, int rows, const T* alpha, const std::uint32_t* v,
+                  std::int64_t ldv, int n, std::int64_t dv_pad, T* o, std::int64_t ldo) = nullptr;
 };
 
 // mk.exp_sum_rows, or mk.exp_sum row by row where the set has none (the same bits either way).

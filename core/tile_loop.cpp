@@ -27,12 +27,15 @@ void write_rows(const ForwardParams& p, const MicroKernels<T>& mk, const QueryBl
   }
 }
 
-// Whether the forward takes Q.K^T on bf16 pairs (MicroKernels::scores_bf16): the avx512_bf16
-// path's set, with Q and K both stored in bf16. Then ws.q() holds Q's rows and ws.k() the K tile
-// as bf16 pairs (tile_ops.h), and everything after the scores is the f32 loop's.
+// Whether the forward takes Q.K^T and P.V on bf16 pairs (MicroKernels::scores_bf16, pv_bf16): the
+// avx512_bf16 path's set, with Q, K and V stored in bf16. Then ws.q() holds Q's rows, ws.k() the
+// K tile and ws.v() the V tile as bf16 pairs (tile_ops.h), and P is rounded to bf16 pairs before
+// P.V; the online softmax (max, exp, row sums on the f32 weights), the logit rules and dropout
+// are the f32 loop's.
 template <class T>
 bool bf16_pairs(const ForwardParams& p, const MicroKernels<T>& mk) {
-  return mk.scores_bf16 != nullptr && p.views.q.dtype == DType::bf16 && p.views.k.dtype == DType::bf16;
+  return mk.scores_bf16 != nullptr && p.views.q.dtype == DType::bf16 && p.views.k.dtype == DType::bf16 &&
+         p.views.v.dtype == DType::bf16;
 }
 
 template <class T>
@@ -85,6 +88,20 @@ void attend_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>
     const std::uint64_t threshold = dropout_threshold(p.dropout.p);
     for (int r = 0; r < rows; ++r) dropout_row(p.dropout, threshold, b, h, i0 + r, j0, n, ws.s() + r * ws.lds);
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (pairs) {
+      // P to bf16 pairs over the scores, then P.V on pairs. The NaN-safe emulation also when n is
+      // odd: the last pair holds key n of the tile (loaded for another block), weight 0 here.
+      mk.p_to_bf16_pairs(ws.s(), ws.lds, rows, n);
+      const std::int64_t ldv = ws.ldv / 2;  // words per panel: kKeyBlock / 2 pairs x 16
+      if ((kind == TileKind::partial || dropping || n % 2 != 0) && !all_finite_bf16_pairs(ws.v(), n, ws.dv_pad, ldv))
+        pv_bf16_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ldv, n, ws.dv_pad, o, ws.dv_pad);
+      else
+        mk.pv_bf16(reinterpret_cast<const std::uint32_t*>(ws.s()), ws.lds, rows, st.alpha,
+                   reinterpret_cast<const std::uint32_t*>(ws.v()), ldv, n, ws.dv_pad, o, ws.dv_pad);
+      return;
+    }
+  }
   if ((kind == TileKind::partial || dropping) && !all_finite(ws.v(), n, ws.dv_pad, ws.ldv))
     pv_skipping_hidden(ws.s(), ws.lds, rows, st.alpha, ws.v(), ws.ldv, n, ws.dv_pad, o, ws.dv_pad, mk.pv_fused);
   else
@@ -95,12 +112,14 @@ template <class T>
 void load_tile(const ForwardParams& p, const MicroKernels<T>& mk, Workspace<T>& ws, std::int64_t b,
                std::int64_t hkv, std::int64_t j0, int n, bool pairs) {
   if constexpr (std::is_same_v<T, float>) {
-    if (pairs)
+    if (pairs) {
       load_k_bf16_pairs(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad / 2, ws.dk_pad, ws.ldk, ws.row(),
                         ws.k());
+      load_v_bf16_pairs(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv / 2, ws.row(), ws.v());
+      return;
+    }
   }
-  if (!pairs)
-    load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
+  load_k_transposed(mk, p.views.k, p.pages, b, hkv, j0, n, p.shape.Dk, ws.dk_pad, ws.ldk, ws.row(), ws.k());
   load_panels(mk, p.views.v, p.pages, b, hkv, j0, n, p.shape.Dv, ws.dv_pad, ws.ldv, ws.row(), ws.v());
 }
 

@@ -146,6 +146,77 @@ inline void load_k_bf16_pairs(const MicroKernels<float>& mk, const TensorRef& t,
   for (std::int64_t w = 0; w < words; ++w) std::fill(kt + w * ldk + (w < used ? n : 0), kt + w * ldk + n16, 0.0f);
 }
 
+// V rows [first, first + n) of a bf16 view as the pair panels pv_bf16 reads: row w of panel j
+// (16 words at panels + j ldv + 16 w) = keys 2w and 2w + 1, columns 16 j .. 16 j + 15, zero past
+// dv and for key n when n is odd. Rows with unit stride are read in place, others staged as bf16
+// in row_buf (two rows of >= dv_pad / 2 floats each, which hold dv_pad bf16).
+inline void load_v_bf16_pairs(const MicroKernels<float>& mk, const TensorRef& t, const CachePages& pages,
+                              std::int64_t b, std::int64_t h, std::int64_t first, int n, std::int64_t dv,
+                              std::int64_t dv_pad, std::int64_t ldv, float* row_buf, float* panels) {
+  const auto row = [&](int c, int slot) -> const std::uint16_t* {
+    const std::int64_t off = pages.offset(t, b, h, first + c);
+    const auto* x = static_cast<const std::uint16_t*>(t.data) + off;
+    if (t.stride[3] == 1) return x;
+    float* buf = row_buf + slot * dv_pad;
+    for (std::int64_t d = 0; d < dv; ++d) std::memcpy(reinterpret_cast<char*>(buf) + 2 * d, x + d * t.stride[3], 2);
+    return reinterpret_cast<const std::uint16_t*>(buf);
+  };
+  auto* words = reinterpret_cast<std::uint32_t*>(panels);
+  for (int c = 0; c < n; c += 2)
+    mk.pack_values_bf16(row(c, 0), c + 1 < n ? row(c + 1, 1) : nullptr, dv, dv_pad, words + 16 * (c / 2), ldv);
+}
+
+// Whether the first n keys of a bf16 pair tile (load_v_bf16_pairs) are all finite: no half with
+// an all-ones exponent.
+inline bool all_finite_bf16_pairs(const float* panels, int n, std::int64_t dv_pad, std::int64_t ldv) {
+  const std::int64_t pairs = (n + 1) / 2;
+  for (std::int64_t d = 0; d < dv_pad; d += kPanel)
+    for (std::int64_t i = 0; i < pairs * kPanel; ++i) {
+      std::uint32_t w;
+      std::memcpy(&w, panels + (d / kPanel) * ldv + i, sizeof w);
+      if ((w & 0x7f80u) == 0x7f80u || (w & 0x7f800000u) == 0x7f800000u) return false;
+    }
+  return true;
+}
+
+// pv_bf16 (microkernels.h) emulated in scalar code, bit for bit, skipping keys of weight 0 so that
+// a hidden key's NaN/inf V cannot reach the output, as pv_skipping_hidden does for pv: per lane
+// (SDM) acc = ftz(fma(daz(p_odd), daz(v_odd), daz(acc))), then the even key likewise. A key of
+// weight +0 adds +0 v = a zero of v's sign to daz(acc): that is daz(acc) unless daz(acc) is a zero,
+// which stays -0 only if it was -0 and v's sign bit is set. Taken from v's bits as the instruction
+// would for any finite v, so the emulation equals the kernel wherever both can run.
+inline void pv_bf16_skipping_hidden(const float* p, std::int64_t ldp, int rows, const float* alpha, const float* v,
+                                    std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+  const auto flush = [](float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; };
+  const auto half = [](const float* at, int which) {
+    std::uint32_t w;
+    std::memcpy(&w, at, sizeof w);
+    const std::uint32_t bits = (which == 0 ? w & 0xffffu : w >> 16) << 16;
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+  };
+  const std::int64_t pairs = (n + 1) / 2;
+  for (int r = 0; r < rows; ++r) {
+    float* orow = o + r * ldo;
+    for (std::int64_t d = 0; d < dv_pad; ++d) {
+      float acc = orow[d] * alpha[r];
+      for (std::int64_t w = 0; w < pairs; ++w)
+        for (int which : {1, 0}) {
+          const float pw = flush(half(p + r * ldp + w, which));
+          const float vw = flush(half(v + (d / kPanel) * ldv + w * kPanel + d % kPanel, which));
+          if (pw == 0) {
+            acc = flush(acc);
+            if (acc == 0) acc = std::signbit(acc) && std::signbit(vw) ? -0.0f : 0.0f;
+            continue;
+          }
+          acc = flush(std::fma(pw, vw, flush(acc)));
+        }
+      orow[d] = acc;
+    }
+  }
+}
+
 // Whether the first n rows of a panel-major tile are all finite.
 template <class T>
 bool all_finite(const T* panels, int n, std::int64_t d_pad, std::int64_t ldp) {
