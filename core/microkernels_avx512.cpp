@@ -17,18 +17,7 @@
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512DQ__) && defined(__FMA__) && defined(__F16C__)
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialised variable) as the
-// unused operand of their masked builtins, and -Wuninitialized reports it at every inlined call
-// (GCC bug 105593, fixed in GCC 13). Silenced for the header's lines only, not for this file.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
+#include "core/avx512_intrinsics.h"
 
 #include <limits>
 #include <type_traits>

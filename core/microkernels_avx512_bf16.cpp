@@ -19,15 +19,7 @@
 #include "core/microkernels.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BF16__)
-#if defined(__GNUC__) && !defined(__clang__)  // GCC bug 105593: see microkernels_avx512.cpp
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
+#include "core/avx512_intrinsics.h"
 
 #include "core/row_blocks.h"
 
