@@ -21,6 +21,8 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BF16__)
 #include "core/avx512_intrinsics.h"
 
+#include <type_traits>
+
 #include "core/row_blocks.h"
 
 namespace attnv::core {
@@ -102,11 +104,14 @@ void pack_values_bf16(const std::uint16_t* a, const std::uint16_t* b, std::int64
   }
 }
 
+template <std::int64_t N>
+using Const = std::integral_constant<std::int64_t, N>;
+
 // R rows x NP panels of o: acc = alpha o (vmulps), then per key pair one vdpbf16ps: the pair's odd
 // key's exact product added first, then the even one's. Blocking as the avx512 set's pv.
-template <int R, int NP>
-inline void pv_block(const std::uint32_t* p, std::int64_t ldp, const float* alpha, const std::uint32_t* v,
-                     std::int64_t ldv, std::int64_t pairs, float* o, std::int64_t ldo) {
+template <int R, int NP, class LdP, class LdV, class LdO>
+inline void pv_block(const std::uint32_t* p, LdP ldp, const float* alpha, const std::uint32_t* v, LdV ldv,
+                     std::int64_t pairs, float* o, LdO ldo) {
   __m512 acc[R][NP];
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
@@ -131,20 +136,31 @@ inline void pv_block(const std::uint32_t* p, std::int64_t ldp, const float* alph
     for (int j = 0; j < NP; ++j) _mm512_storeu_ps(o + r * ldo + 16 * j, acc[r][j]);
 }
 
-template <int R>
-inline void pv_rows(const std::uint32_t* p, std::int64_t ldp, const float* alpha, const std::uint32_t* v,
-                    std::int64_t ldv, std::int64_t pairs, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+template <int R, class LdP, class LdV, class LdO>
+inline void pv_rows(const std::uint32_t* p, LdP ldp, const float* alpha, const std::uint32_t* v, LdV ldv,
+                    std::int64_t pairs, std::int64_t dv_pad, float* o, LdO ldo) {
   std::int64_t d = 0;
   for (; d + 64 <= dv_pad; d += 64) pv_block<R, 4>(p, ldp, alpha, v + (d / 16) * ldv, ldv, pairs, o + d, ldo);
   for (; d < dv_pad; d += 16) pv_block<R, 1>(p, ldp, alpha, v + (d / 16) * ldv, ldv, pairs, o + d, ldo);
 }
 
-void pv_bf16(const std::uint32_t* p, std::int64_t ldp, int rows, const float* alpha, const std::uint32_t* v,
-             std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+template <class LdP, class LdV, class LdO>
+void pv_strided(const std::uint32_t* p, LdP ldp, int rows, const float* alpha, const std::uint32_t* v, LdV ldv,
+                int n, std::int64_t dv_pad, float* o, LdO ldo) {
   const std::int64_t pairs = (n + 1) / 2;
   for_row_blocks<6>(rows, [&](auto R, int r) {
     pv_rows<decltype(R)::value>(p + r * ldp, ldp, alpha + r, v, ldv, pairs, dv_pad, o + r * ldo, ldo);
   });
+}
+
+// The forward's strides as constants for D = 64 and 128, as the avx512 set's pv does (P rows 64
+// words apart, V panels of 32 pairs, O rows dv_pad apart): the same operations in the same order.
+void pv_bf16(const std::uint32_t* p, std::int64_t ldp, int rows, const float* alpha, const std::uint32_t* v,
+             std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
+  if (ldp == 64 && ldv == 32 * 16 && ldo == dv_pad && (dv_pad == 64 || dv_pad == 128))
+    return dv_pad == 64 ? pv_strided(p, Const<64>{}, rows, alpha, v, Const<32 * 16>{}, n, dv_pad, o, Const<64>{})
+                        : pv_strided(p, Const<64>{}, rows, alpha, v, Const<32 * 16>{}, n, dv_pad, o, Const<128>{});
+  pv_strided(p, ldp, rows, alpha, v, ldv, n, dv_pad, o, ldo);
 }
 
 }  // namespace
