@@ -135,9 +135,14 @@ std::string reproduce_command(const Certificate& c, const RequirementResult& r) 
     return "attnv.certify(" + c.kernel.name + ", claims, suite='" + std::string(conformance::tier_name(c.report.tier)) +
            "', dtypes=['" + std::string(dtype_name(r.dtype)) + "'], seed=" + std::to_string(c.report.seed) +
            ", only=['" + r.id + "'])";
-  return "attnv certify --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) + " --suite " +
-         std::string(conformance::tier_name(c.report.tier)) + " --dtype " + std::string(dtype_name(r.dtype)) +
-         " --seed " + std::to_string(c.report.seed) + " --only " + shell_quote(r.id);
+  return in_environment(c, "attnv certify --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) +
+                               " --suite " + std::string(conformance::tier_name(c.report.tier)) + " --dtype " +
+                               std::string(dtype_name(r.dtype)) + " --seed " + std::to_string(c.report.seed) +
+                               " --only " + shell_quote(r.id));
+}
+
+std::string in_environment(const Certificate& c, const std::string& command) {
+  return c.environment.empty() ? command : c.environment + " " + command;
 }
 
 std::vector<std::pair<std::string, int>> decline_reasons(const RequirementResult& r) {
@@ -159,7 +164,8 @@ std::string kind_text(const std::string& id) {
 
 std::string repro_command(const Certificate& c, const conformance::Finding& f) {
   if (f.saved_case.empty() || f.saved_case.front() == '(' || c.kernel.spec.rfind("files:", 0) == 0) return "";
-  return "attnv repro --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) + " " + shell_quote(f.saved_case);
+  return in_environment(c, "attnv repro --kernel " + shell_quote(c.kernel.spec) + kernel_option_args(c.kernel) + " " +
+                               shell_quote(f.saved_case));
 }
 
 std::string kernel_option_args(const KernelInfo& k) {

@@ -46,10 +46,15 @@ struct Provenance {
 
 struct Certificate {
   std::string attnv_version;  // "0.1.0"
-  std::string command;        // the command line that reproduces the whole run
+  std::string command;        // the command line that reproduces the whole run (environment first)
   Provenance provenance;
   KernelInfo kernel;
   conformance::ConformanceReport report;
+  // The environment the run depended on, as a shell prefix: "ATTNV_CORE_ISA=avx2" when the
+  // built-in core ran on a path forced by it (another path computes other bits, and
+  // avx512_bf16 another precision model); empty otherwise. Every rerun and repro command the
+  // certificate prints starts with it, so that none of them judges another path's kernel.
+  std::string environment;
 };
 
 // The run at a glance, as every renderer states it.
@@ -88,6 +93,8 @@ std::string reproduce_command(const Certificate& c, const conformance::Requireme
 // Judges a saved finding again: "attnv repro --kernel KERNEL FOLDER" ("" when it was not saved, or
 // when the kernel is answers read from files, which repro cannot call).
 std::string repro_command(const Certificate& c, const conformance::Finding& f);
+// `command` run in the certificate's environment: "ATTNV_CORE_ISA=avx2 attnv ...", or as is.
+std::string in_environment(const Certificate& c, const std::string& command);
 
 // A finding's kind for people: "outside_bound" -> "outside the bound" (the id itself if unknown).
 std::string kind_text(const std::string& kind_id);

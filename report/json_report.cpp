@@ -192,6 +192,7 @@ std::string to_json(const Certificate& c) {
                  {"version", 1},
                  {"attnv_version", c.attnv_version},
                  {"command", c.command},
+                 {"environment", c.environment},
                  {"provenance", Json{{"attnv_commit", c.provenance.attnv_commit},
                                      {"compiler", c.provenance.compiler},
                                      {"cpu", c.provenance.cpu},

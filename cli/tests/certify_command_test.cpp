@@ -206,8 +206,13 @@ TEST(CertifyCommand, CoreIsaEnvironmentChoosesThePathTheCertificateNames) {
   const fs::path dir = fresh_dir("certify_isa");
   auto r = run_split("ATTNV_CORE_ISA=portable", "certify --kernel builtin:core --only R13 --dtype f32 --json -", dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["provenance"]["isa"], "portable");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["provenance"]["isa"], "portable");
   EXPECT_NE(r.err.find("(portable path)"), std::string::npos) << r.err;
+  // Every rerun command repeats the setting: without it, a rerun would judge the default path.
+  EXPECT_EQ(j["environment"], "ATTNV_CORE_ISA=portable");
+  EXPECT_EQ(j["command"].get<std::string>().rfind("ATTNV_CORE_ISA=portable attnv certify --kernel builtin:core", 0), 0u) << j["command"];
+  EXPECT_NE(r.err.find("rerun: ATTNV_CORE_ISA=portable attnv certify"), std::string::npos) << r.err;
   r = run_split("ATTNV_CORE_ISA=avx9", "certify --kernel builtin:core --only R13 --dtype f32", dir);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("ATTNV_CORE_ISA=avx9: unknown ISA path"), std::string::npos) << r.err;
@@ -229,6 +234,8 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
   EXPECT_NE(p["compiler"].get<std::string>().find_first_of("0123456789"), std::string::npos) << p;
   EXPECT_FALSE(p["cpu"].get<std::string>().empty());
   EXPECT_EQ(p["isa"], core::isa_features(core::resolve_isa(core::Isa::best))) << p;
+  EXPECT_EQ(j["environment"], "") << "nothing forced (and the naive kernel does not use the core)";
+  EXPECT_EQ(j["command"].get<std::string>().rfind("attnv certify ", 0), 0u) << j["command"];
   EXPECT_EQ(j["kernel"]["sha256"], "") << "a built-in kernel has no file";
   EXPECT_NE(r.err.find("certified by attnv"), std::string::npos) << r.err;
   fs::remove_all(dir);

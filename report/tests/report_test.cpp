@@ -311,6 +311,28 @@ TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
   EXPECT_TRUE(contains(to_html(c), "id=\"declined\""));
 }
 
+// A run of the built-in core on a path ATTNV_CORE_ISA forced: every command the certificate
+// prints, in every form, starts with that setting, so that no rerun or repro judges another path.
+TEST(ReportSample, ForcedCorePathStartsEveryCommand) {
+  Certificate c = cert("naive");
+  c.environment = "ATTNV_CORE_ISA=avx2";
+  c.command = in_environment(c, "attnv certify --kernel builtin:core --suite quick --seed 1");
+  conformance::Finding f;
+  f.saved_case = "cert/failures/R1-f32-0";
+  EXPECT_EQ(repro_command(c, f), "ATTNV_CORE_ISA=avx2 attnv repro --kernel " + c.kernel.spec + " cert/failures/R1-f32-0");
+  ASSERT_FALSE(c.report.results.empty());
+  EXPECT_TRUE(reproduce_command(c, c.report.results[0]).rfind("ATTNV_CORE_ISA=avx2 attnv certify ", 0) == 0)
+      << reproduce_command(c, c.report.results[0]);
+  const std::string json = to_json(c);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["environment"], "ATTNV_CORE_ISA=avx2");
+  EXPECT_TRUE(j["results"][0]["reproduce_command"].get<std::string>().rfind("ATTNV_CORE_ISA=avx2 ", 0) == 0);
+  expect_schema("forced_path", json, true);
+  EXPECT_TRUE(contains(terminal_summary(c, false), "rerun: ATTNV_CORE_ISA=avx2 attnv certify")) << terminal_summary(c, false);
+  c.environment.clear();  // not forced: the commands as they were
+  EXPECT_TRUE(reproduce_command(c, c.report.results[0]).rfind("attnv certify ", 0) == 0);
+}
+
 // Claims a run never exercised: still certified for the rest, but the headline names them (in
 // every form), and the schema holds the counts.
 TEST(ReportSample, ClaimsNoJudgedCaseUsedAreNamedNotCertified) {
