@@ -41,7 +41,7 @@ struct Provenance {
   std::string attnv_commit;  // git commit attnv was configured from ("unknown" outside a git checkout)
   std::string compiler;      // the compiler that built attnv: "GCC 12.2.0"
   std::string cpu;           // the CPU's model name (/proc/cpuinfo; "unknown" when absent)
-  std::string isa;           // the ISA path attnv's optimized core took (core/isa.h isa_features): "avx512f+avx512bw+avx512vl+avx512dq+fma+f16c", "avx2+fma+f16c" or "portable"
+  std::string isa;           // the ISA path attnv's optimized core took (core/isa.h isa_features): "avx512f+avx512bw+avx512vl+avx512dq+fma+f16c", the same with "+avx512bf16" (avx512_bf16), "avx2+fma+f16c" or "portable"
 };
 
 struct Certificate {
