@@ -1,7 +1,6 @@
 // attnv certify: hold a kernel to every conformance requirement its claims cover and print the
 // certificate (properties/conformance/conformance.h for the requirements, report/ for the
 // certificate's forms).
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -11,7 +10,6 @@
 #include "cli/commands.h"
 #include "cli/seed_option.h"
 #include "cli/dtype_option.h"
-#include "core/isa.h"
 #include "cli/kernel_spec.h"
 #include "cli/output_target.h"
 #include "cli/progress.h"
@@ -75,9 +73,7 @@ int run_certify(const CertifyArgs& a) {
   cert.report = conformance::run_conformance(choice.make, opt);
   progress.finish();
   cert.kernel = choice.info;
-  // The built-in core's path, when ATTNV_CORE_ISA forced it (checked before the run: core/isa.h).
-  if (const char* isa = std::getenv("ATTNV_CORE_ISA"); isa != nullptr && *isa != '\0' && choice.info.spec == "builtin:core")
-    cert.environment = std::string("ATTNV_CORE_ISA=") + core::isa_name(core::resolve_isa(core::Isa::best));
+  cert.environment = kernel_environment(choice.info.spec);
   cert.command = report::in_environment(cert, reproduce_command(a, choice.info.spec, opt.dtypes));
   return emit_certificate(cert, a.out);
 }

@@ -151,7 +151,9 @@ int run_fuzz(const FuzzArgs& a) {
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
   std::cout << path_note();
-  std::cout << "  reproduce:  attnv repro --kernel " << io::printable(report::shell_quote(choice.info.spec))
+  const std::string env = kernel_environment(choice.info.spec);  // the same core path, when one was forced
+  std::cout << "  reproduce:  " << (env.empty() ? "" : env + " ") << "attnv repro --kernel "
+            << io::printable(report::shell_quote(choice.info.spec))
             << io::printable(report::kernel_option_args(choice.info)) << ' '
             << io::printable(report::shell_quote(a.out)) << '\n';
   return 1;

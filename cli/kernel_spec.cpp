@@ -1,8 +1,10 @@
 #include "cli/kernel_spec.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/core_kernel.h"
+#include "core/isa.h"
 #include "plugin/plugin_kernel.h"
 #include "problem/error.h"
 #include "kernels/naive_kernel.h"
@@ -35,6 +37,12 @@ void add_kernel_option_flag(CLI::App& cmd, std::vector<std::string>& into) {
       ->type_name("KEY=VALUE")
       // One value per --kernel-option, so that a positional after it (repro's DIR) stays one.
       ->allow_extra_args(false);
+}
+
+std::string kernel_environment(const std::string& spec) {
+  const char* isa = std::getenv("ATTNV_CORE_ISA");
+  if (spec != "builtin:core" || isa == nullptr || *isa == '\0') return "";
+  return std::string("ATTNV_CORE_ISA=") + core::isa_name(core::resolve_isa(core::Isa::best));
 }
 
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt) {

@@ -33,6 +33,11 @@ struct KernelChoice {
 // InputError (naming the spec) before any case runs.
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt = {});
 
+// The environment a run of `spec` depends on, as a shell prefix for the commands that rerun it:
+// "ATTNV_CORE_ISA=<path>" when spec is builtin:core and that variable forced its path (another
+// path computes other bits; avx512_bf16 declares another precision model), else "".
+std::string kernel_environment(const std::string& spec);
+
 // The accepted forms, for help texts and errors.
 inline constexpr const char* kKernelSpecForms = "builtin:core, builtin:naive or plugin:PATH";
 

@@ -191,10 +191,7 @@ inline void pv_bf16_skipping_hidden(const float* p, std::int64_t ldp, int rows, 
   const auto half = [](const float* at, int which) {
     std::uint32_t w;
     std::memcpy(&w, at, sizeof w);
-    const std::uint32_t bits = (which == 0 ? w & 0xffffu : w >> 16) << 16;
-    float x;
-    std::memcpy(&x, &bits, sizeof x);
-    return x;
+    return bf16_bits_to_f32(static_cast<std::uint16_t>(which == 0 ? w : w >> 16));
   };
   const std::int64_t pairs = (n + 1) / 2;
   for (int r = 0; r < rows; ++r) {

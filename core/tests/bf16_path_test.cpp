@@ -30,7 +30,6 @@ std::string missing_bf16() { return missing_features(Isa::avx512_bf16, cpu_featu
 #define REQUIRE_BF16_PATH() \
   if (!missing_bf16().empty()) GTEST_SKIP() << "the avx512_bf16 path cannot run here: this CPU lacks " << missing_bf16()
 
-float bf16_value(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
 float flushed(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
 
 // What one f32 lane of vdpbf16ps computes, per the Intel SDM: acc = fma(a_odd, b_odd, acc), then
@@ -40,8 +39,8 @@ float flushed(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysi
 enum class Emulation { sdm, even_first, no_flush };
 float dp_lane(float acc, std::uint32_t a, std::uint32_t b, Emulation e) {
   const auto f = [e](float x) { return e == Emulation::no_flush ? x : flushed(x); };
-  const float a0 = f(bf16_value(a & 0xffff)), a1 = f(bf16_value(a >> 16));
-  const float b0 = f(bf16_value(b & 0xffff)), b1 = f(bf16_value(b >> 16));
+  const float a0 = f(bf16_bits_to_f32(a & 0xffff)), a1 = f(bf16_bits_to_f32(a >> 16));
+  const float b0 = f(bf16_bits_to_f32(b & 0xffff)), b1 = f(bf16_bits_to_f32(b >> 16));
   acc = f(acc);
   if (e == Emulation::even_first) return f(std::fma(a1, b1, f(std::fma(a0, b0, acc))));
   return f(std::fma(a0, b0, f(std::fma(a1, b1, acc))));
