@@ -146,7 +146,7 @@ int run_fuzz(const FuzzArgs& a) {
   if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
   text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
   text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
-  write_reproducer(a.out, f, choice.info.spec, probe->precision_for(f.c.problem), text.str());
+  write_reproducer(a.out, f, choice.info.spec, probe->configuration(), probe->precision_for(f.c.problem), text.str());
   // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";

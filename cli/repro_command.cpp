@@ -39,9 +39,13 @@ std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
 // does, is neither, and exits 2.
 int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice, const std::string& dir) {
   std::unique_ptr<Kernel> k = make_kernel(choice);
+  require_same_configuration(e.kernel_configuration, *k, dir);
+  const std::string config = e.kernel_configuration ? *e.kernel_configuration : k->configuration();
   std::cout << "evidence: " << io::printable(e.id) << ' ' << io::printable(e.property) << " on " << dtype_name(e.dtype)
             << ", case " << e.case_index << " of seed " << e.suite_seed << " (failed with kernel "
-            << io::printable(e.kernel) << ")\ncase: " << io::printable(e.pc.c.id) << ", layout " << layout_name(e.pc.layout)
+            << io::printable(e.kernel) << (config.empty() ? "" : ", " + io::printable(config))
+            << (e.kernel_configuration || config.empty() ? "" : " as this run has it: the evidence does not record one")
+            << ")\ncase: " << io::printable(e.pc.c.id) << ", layout " << layout_name(e.pc.layout)
             << ", " << e.runs.size() << " recorded call" << (e.runs.size() == 1 ? "" : "s") << '\n';
   const conformance::Rejudgement j = conformance::rejudge(*k, e);
   if (!j.mismatch.empty())
@@ -85,6 +89,7 @@ int run_repro(const ReproArgs& a) {
   int failed = 0;
   for (const io::ExchangeCase& ec : cases) {
     const Case& c = ec.c;
+    require_same_configuration(reproducer_configuration(ec), *k, "case '" + c.id + "'");
     if (const std::string why = caps.unsupported(c.problem); !why.empty())
       throw InputError("case '" + c.id + "' (" + describe(c.problem) + "): kernel " + choice.info.name +
                        " does not claim " + why);
@@ -130,9 +135,11 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "the case has dout and the kernel claims it, in the recorded layout), judged as `attnv\n"
       "fuzz` does: the exact reference and the error bound of the kernel's precision model, NaN,\n"
       "written inputs, determinism, crashes.\n"
-      "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error, or\n"
-      "a case the kernel's claims no longer let the requirement judge, 3 attnv could not judge it\n"
-      "(attnv's own error).\n"
+      "The kernel must run in the configuration the failure was recorded with (the built-in core's\n"
+      "ATTNV_CORE_ISA path, a plugin's --kernel-option flags): other code is another kernel.\n"
+      "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error,\n"
+      "another configuration, or a case the kernel's claims no longer let the requirement judge,\n"
+      "3 attnv could not judge it (attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   add_kernel_option_flag(*cmd, a->kernel_options);

@@ -10,7 +10,8 @@
 namespace attnv::cli {
 
 void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
-                      const PrecisionModel& model, const std::string& report_text) {
+                      const std::string& kernel_configuration, const PrecisionModel& model,
+                      const std::string& report_text) {
   io::ExchangeCase ec;
   ec.c = f.c;
   ec.c.id = "fuzz_" + std::string(fail_kind_id(f.kind));
@@ -19,6 +20,7 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
   meta["attnv_fuzz"] = {{"finding", fail_kind_id(f.kind)},
                         {"layout", layout_name(f.layout)},
                         {"kernel", kernel_spec},
+                        {"kernel_configuration", kernel_configuration},
                         {"worst", f.worst}};
   ec.meta_json = meta.dump();
   io::write_exchange(dir, std::vector<io::ExchangeCase>{ec});
@@ -48,13 +50,40 @@ std::string indent_lines(const std::string& text, const std::string& indent) {
   return out;
 }
 
-Layout reproducer_layout(const io::ExchangeCase& c) {
-  if (c.meta_json.empty()) return Layout::bhtd;
+namespace {
+
+// meta.attnv_fuzz[key] of a case, null when the case has none.
+nlohmann::json fuzz_meta(const io::ExchangeCase& c, const char* key) {
+  if (c.meta_json.empty()) return nullptr;
   const nlohmann::json meta = nlohmann::json::parse(c.meta_json, nullptr, /*allow_exceptions=*/false);
   if (!meta.is_object() || !meta.contains("attnv_fuzz") || !meta["attnv_fuzz"].is_object() ||
-      !meta["attnv_fuzz"].contains("layout"))
-    return Layout::bhtd;
-  const nlohmann::json& l = meta["attnv_fuzz"]["layout"];
+      !meta["attnv_fuzz"].contains(key))
+    return nullptr;
+  return meta["attnv_fuzz"][key];
+}
+
+}  // namespace
+
+std::optional<std::string> reproducer_configuration(const io::ExchangeCase& c) {
+  const nlohmann::json v = fuzz_meta(c, "kernel_configuration");
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_string())
+    throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.kernel_configuration " + v.dump() + " is not a string");
+  return v.get<std::string>();
+}
+
+void require_same_configuration(const std::optional<std::string>& recorded, const Kernel& k, const std::string& where) {
+  if (!recorded || *recorded == k.configuration()) return;
+  const auto named = [](const std::string& c) { return c.empty() ? std::string("none") : "'" + c + "'"; };
+  throw InputError(where + ": the failure was recorded with kernel configuration " + named(*recorded) + ", and this run's " +
+                   k.name() + " has " + named(k.configuration()) +
+                   ": other code is another kernel, whose verdict would not say whether this failure is fixed; run "
+                   "attnv repro again " + (recorded->empty() ? std::string("without") : "with " + *recorded));
+}
+
+Layout reproducer_layout(const io::ExchangeCase& c) {
+  const nlohmann::json l = fuzz_meta(c, "layout");
+  if (l.is_null()) return Layout::bhtd;
   if (l.is_string())
     if (const std::optional<Layout> x = parse_layout(l.get<std::string>())) return *x;
   throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.layout " + l.dump() + " is not a layout (bhtd, bthd, gapped)");

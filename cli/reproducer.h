@@ -4,8 +4,11 @@
 // backward was judged), the kernel's outputs (prefix ""), the reference's ("ref_") and the
 // per-element bound ("bound_"), and finding.txt (what was found, for people). The case's meta
 // holds what a replay needs beyond the tensors: {"attnv_fuzz": {"finding", "layout", "kernel",
-// "worst"}}; the layout matters (a kernel may only fail on gapped or BTHD strides).
+// "kernel_configuration", "worst"}}; the layout matters (a kernel may only fail on gapped or
+// BTHD strides), and so does the configuration (Kernel::configuration(): the core's ISA path,
+// a plugin's options).
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "fuzz/numeric/oracle.h"
@@ -15,7 +18,8 @@ namespace attnv::cli {
 
 // Writes the reproducer into `dir` (created; every file atomically, manifest last).
 void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
-                      const PrecisionModel& model, const std::string& report_text);
+                      const std::string& kernel_configuration, const PrecisionModel& model,
+                      const std::string& report_text);
 
 // Text over several lines with every line after the first indented by `indent` (a finding's
 // message carries the comparison summary, one line per tensor); no trailing newline.
@@ -24,5 +28,15 @@ std::string indent_lines(const std::string& text, const std::string& indent);
 // The layout a reproducer's case asks for (meta.attnv_fuzz.layout), BHTD when absent.
 // InputError when it names no layout.
 Layout reproducer_layout(const io::ExchangeCase& c);
+
+// The kernel configuration a reproducer's case was found with (meta.attnv_fuzz.kernel_configuration),
+// nullopt when the case records none (a plain exchange folder, or one written before attnv
+// recorded it). InputError when it is not a string.
+std::optional<std::string> reproducer_configuration(const io::ExchangeCase& c);
+
+// InputError unless `k` runs in the configuration `recorded` names (when it names one): judging
+// a failure again with other code (another core path, other plugin options) would not say whether
+// it is fixed. `where` names the folder or case for the message.
+void require_same_configuration(const std::optional<std::string>& recorded, const Kernel& k, const std::string& where);
 
 }  // namespace attnv::cli

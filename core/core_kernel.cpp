@@ -14,6 +14,8 @@ namespace attnv::core {
 
 CoreKernel::CoreKernel(ForwardOptions opt) : opt_(opt) { opt_.isa = resolve_isa(opt.isa); }
 
+std::string CoreKernel::configuration() const { return std::string("ATTNV_CORE_ISA=") + isa_name(opt_.isa); }
+
 Capabilities CoreKernel::capabilities() const {
   Capabilities c;
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};

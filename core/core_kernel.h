@@ -18,6 +18,8 @@ class CoreKernel final : public Kernel {
   // The ISA path its f32 calls take (never `best`).
   Isa isa() const { return opt_.isa; }
   std::string name() const override { return "core"; }
+  // "ATTNV_CORE_ISA=<path>": each path is its own code (other bits; avx512_bf16 another model).
+  std::string configuration() const override;
   Capabilities capabilities() const override;
   // accum f32 (f64 for f64 storage), P kept in the accumulator, outputs in the storage dtype,
   // block = the forward's key tile (kKeyBlock), exp within 2 ulps (measured:

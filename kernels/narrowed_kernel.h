@@ -16,6 +16,7 @@ class NarrowedKernel : public Kernel {
   NarrowedKernel(std::unique_ptr<Kernel> inner, std::function<void(Capabilities&)> narrow)
       : inner_(std::move(inner)), narrow_(std::move(narrow)) {}
   std::string name() const override { return inner_->name(); }
+  std::string configuration() const override { return inner_->configuration(); }
   Capabilities capabilities() const override {
     Capabilities c = inner_->capabilities();
     narrow_(c);

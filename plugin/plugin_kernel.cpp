@@ -88,6 +88,12 @@ void PluginKernel::start_worker() {
   for (std::size_t i = 0; i < d.precision.size(); ++i) precision_[i] = d.precision[i];
 }
 
+std::string PluginKernel::configuration() const {
+  std::string s;
+  for (const auto& [key, value] : opt_.kernel_options) s += (s.empty() ? "" : " ") + std::string("--kernel-option ") + key + "=" + value;
+  return s;
+}
+
 PrecisionModel PluginKernel::precision(DType storage) const { return precision_[dtype_to_abi(storage)]; }
 
 PrecisionModel PluginKernel::precision_for(const Problem& p) const {

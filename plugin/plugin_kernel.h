@@ -52,6 +52,8 @@ class PluginKernel : public Kernel {
   ~PluginKernel() override;
 
   std::string name() const override { return name_; }
+  // Its options, "--kernel-option KEY=VALUE" each, in the order they were set ("" for none).
+  std::string configuration() const override;
   std::string version() const { return version_; }
   Capabilities capabilities() const override { return caps_; }
   bool claims_decode() const { return decode_; }

@@ -83,6 +83,12 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual std::string name() const = 0;
+  // What, beside the name, decides this kernel's code and so its bits and its precision model
+  // in this process, written the way a person sets it: "ATTNV_CORE_ISA=avx512" for the built-in
+  // core, "--kernel-option mode=fast" for a plugin given options; "" when nothing does. Evidence
+  // records it, and `attnv repro` refuses to judge a saved failure with another configuration
+  // (another kernel: its verdict would not say whether the failure is fixed).
+  virtual std::string configuration() const { return ""; }
   virtual Capabilities capabilities() const = 0;
   // The precision model the error bound is derived for, per storage dtype.
   virtual PrecisionModel precision(DType storage) const = 0;

@@ -21,6 +21,7 @@ class SupportGuard final : public Kernel {
   explicit SupportGuard(std::unique_ptr<Kernel> k) : owned_(std::move(k)), k_(*owned_) {}
 
   std::string name() const override { return k_.name(); }
+  std::string configuration() const override { return k_.configuration(); }
   Capabilities capabilities() const override { return k_.capabilities(); }
   PrecisionModel precision(DType storage) const override { return k_.precision(storage); }
   PrecisionModel precision_for(const Problem& p) const override { return k_.precision_for(p); }

@@ -4,7 +4,10 @@
 // rejects bad arguments with exit 2 and a message naming what is wrong.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "attnv_mutant_plugins.h"
@@ -46,6 +49,13 @@ TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
   const auto fixed = run_attnv("repro --kernel builtin:naive " + out.string(), dir);
   EXPECT_EQ(fixed.status, 0) << fixed.output;
   EXPECT_TRUE(has(fixed.output, "PASS")) << fixed.output;
+  // Found with no kernel options: a kernel run with some is other code, and is not judged.
+  const auto other = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
+                                   out.string(), dir);
+  EXPECT_EQ(other.status, 2) << other.output;
+  EXPECT_TRUE(has(other.output, "recorded with kernel configuration none, and this run's v2_declines has "
+                                "'--kernel-option decline=none'")) << other.output;
+  EXPECT_FALSE(has(other.output, "PASS")) << other.output;
   fs::remove_all(dir);
 }
 
@@ -79,6 +89,71 @@ TEST(FuzzCommand, ReproOfACertifyFindingFailsUntilTheKernelIsFixed) {
     }
     EXPECT_EQ(folders, 2) << p.mutant;
   }
+  fs::remove_all(dir);
+}
+
+// Sets an environment variable for the attnv processes a test starts, and takes it back.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A failure is judged again only by the code that failed (Kernel::configuration()): the built-in
+// core on the ISA path it was recorded on, a plugin with the options it was given. Other code is
+// another kernel; its PASS would say "fixed" of a failure it never ran. The folder of a mutant's
+// finding is relabelled as a failure of the core's portable path (the core itself gives no
+// finding to record).
+TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
+  const fs::path dir = fresh_dir("repro_configuration");
+  const std::string spec = "plugin:" + mutant_plugin("dense_strides_assumed");
+  const fs::path report = dir / "report";
+  const auto r = run_attnv("certify --kernel " + spec + " --dtype f32 --only R1 --max-findings 1 --stop-at-findings --report " +
+                               report.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  fs::path folder;
+  for (const fs::directory_entry& f : fs::directory_iterator(report / "failures")) folder = f.path();
+  ASSERT_FALSE(folder.empty()) << r.output;
+  const auto opts = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
+                                  folder.string(), dir);
+  EXPECT_EQ(opts.status, 2) << opts.output;
+  EXPECT_TRUE(has(opts.output, "recorded with kernel configuration none")) << opts.output;
+
+  std::string manifest = read_file(folder / "manifest.json");
+  const std::string recorded = "\"kernel_configuration\": \"\"";
+  const std::size_t at = manifest.find(recorded);
+  ASSERT_NE(at, std::string::npos) << manifest.substr(0, 2000);
+  manifest.replace(at, recorded.size(), "\"kernel_configuration\": \"ATTNV_CORE_ISA=portable\"");
+  std::ofstream(folder / "manifest.json") << manifest;
+  {
+    const ScopedEnv same("ATTNV_CORE_ISA", "portable");
+    const auto ok = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+    EXPECT_EQ(ok.status, 0) << ok.output;
+    EXPECT_TRUE(has(ok.output, "failed with kernel dense_strides_assumed, ATTNV_CORE_ISA=portable)")) << ok.output;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    for (const char* env : {"avx2", ""}) {  // forced, and the default (the widest path, never portable here)
+      const ScopedEnv other("ATTNV_CORE_ISA", env);
+      const auto no = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+      EXPECT_EQ(no.status, 2) << env << "\n" << no.output;
+      EXPECT_TRUE(has(no.output, "recorded with kernel configuration 'ATTNV_CORE_ISA=portable', and this run's core has "
+                                 "'ATTNV_CORE_ISA=")) << no.output;
+      EXPECT_TRUE(has(no.output, "run attnv repro again with ATTNV_CORE_ISA=portable")) << no.output;
+      EXPECT_FALSE(has(no.output, "passes")) << no.output;
+    }
+  }
+  // Evidence from before attnv recorded the configuration is judged as this run has it, and says so.
+  const std::size_t field = manifest.find("\"kernel_configuration\"");
+  manifest.replace(field, 22, "\"unread_old_field\"");
+  std::ofstream(folder / "manifest.json") << manifest;
+  const auto old = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+  EXPECT_EQ(old.status, 0) << old.output;
+  EXPECT_TRUE(has(old.output, "as this run has it: the evidence does not record one")) << old.output;
   fs::remove_all(dir);
 }
 

@@ -104,10 +104,11 @@ std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed
 
 // The finding as finding.txt states it (the certificate's words, for a reader of the folder).
 std::string finding_text(const Requirement& r, DType dtype, const props::PropertyResult& pr, const std::string& line,
-                         const std::string& kernel) {
+                         const Kernel& k) {
   std::ostringstream o;
-  o << r.id << ' ' << r.property << " on " << dtype_name(dtype) << ": " << r.statement << "\nkernel:    " << kernel
-    << "\nfinding:   " << pr.message;
+  o << r.id << ' ' << r.property << " on " << dtype_name(dtype) << ": " << r.statement << "\nkernel:    " << k.name();
+  if (!k.configuration().empty()) o << " (" << k.configuration() << ')';
+  o << "\nfinding:   " << pr.message;
   if (!pr.worst.empty()) o << "\nworst:     " << pr.worst;
   o << "\ncase:      " << pr.case_id << "\ncase line: " << line << '\n';
   return o.str();
@@ -116,7 +117,7 @@ std::string finding_text(const Requirement& r, DType dtype, const props::Propert
 // Saves the evidence of a failing case (evidence.h); returns its folder, or why it could not.
 std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index,
                       const props::PropertyCase& pc, const props::PropertyResult& pr, const props::Recording& rec,
-                      const std::string& kernel) {
+                      const Kernel& k) {
   if (opt.save_failures_dir.empty()) return "";
   try {
     const std::filesystem::path dir = std::filesystem::path(opt.save_failures_dir) /
@@ -124,7 +125,9 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
                                        std::to_string(index));
     std::filesystem::create_directories(dir.parent_path());
     const std::string line = reproduce_line(r, dtype, opt.seed, index);
-    return write_evidence(dir, r, dtype, opt.seed, index, pc, rec, kernel, finding_text(r, dtype, pr, line, kernel)).string();
+    return write_evidence(dir, r, dtype, opt.seed, index, pc, rec, k.name(), k.configuration(),
+                          finding_text(r, dtype, pr, line, k))
+        .string();
   } catch (const std::exception& e) {
     return std::string("(not saved: ") + e.what() + ")";
   }
@@ -370,7 +373,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
       if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
         res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
-                                save_case(opt, r, dtype, i, pc, pr, rec, k.name()), std::string(props::fail_kind_id(pr.kind))});
+                                save_case(opt, r, dtype, i, pc, pr, rec, k), std::string(props::fail_kind_id(pr.kind))});
       }
       // A call that failed (a crash, a hang, a refusal, a stray write) is not counted on: each would
       // cost a worker restart or a timeout. Nor is anything once the caller asked to stop at its findings.

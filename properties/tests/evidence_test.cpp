@@ -136,6 +136,44 @@ TEST(Evidence, EvidenceThatNoLongerMatchesTheCheckIsAttnvsError) {
   fs::remove_all(dir);
 }
 
+// Which code of the kernel failed is recorded with the failure (Kernel::configuration(): the
+// core's ISA path, a plugin's options), so `attnv repro` can refuse to judge it with other code;
+// evidence written before attnv recorded it reads as "unknown", not as "no configuration".
+TEST(Evidence, TheKernelsConfigurationIsRecordedWithItsFailure) {
+  struct Configured final : props::NarrowedKernel {
+    Configured() : NarrowedKernel(mutant("no_max_subtraction"), [](Capabilities&) {}) {}
+    std::string configuration() const override { return "--kernel-option mode=fast"; }
+  };
+  const fs::path dir = fresh("configuration");
+  ConformanceOptions opt;
+  opt.save_failures_dir = dir.string();
+  opt.max_findings = 1;
+  opt.stop_at_findings = true;
+  Configured k;
+  const RequirementResult r = run_requirement(k, "R1", DType::f32, opt);
+  ASSERT_EQ(r.findings.size(), 1u) << describe(r);
+  const std::optional<Evidence> e = read_evidence(r.findings[0].saved_case);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kernel_configuration, std::optional<std::string>("--kernel-option mode=fast"));
+  EXPECT_NE(e->finding.find("(--kernel-option mode=fast)"), std::string::npos) << e->finding;
+  // A kernel with none records "", which is not the same as an unrecorded one.
+  const std::vector<Evidence> plain = failures("no_max_subtraction", "R1", dir / "plain", 1);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].kernel_configuration, std::optional<std::string>(""));
+  const fs::path manifest = fs::path(r.findings[0].saved_case) / "manifest.json";
+  std::ifstream in(manifest);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string field = "\"kernel_configuration\":";
+  const std::size_t at = text.find(field);
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 2000);
+  text.replace(at, field.size(), "\"old_unread_field\":");
+  std::ofstream(manifest) << text;
+  const std::optional<Evidence> old = read_evidence(r.findings[0].saved_case);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_FALSE(old->kernel_configuration.has_value());
+  fs::remove_all(dir);
+}
+
 // A case the reference declines (a log-sum-exp beyond the double range) cannot be judged: that
 // is attnv's error, reported as such, and no verdict on the kernel (it used to be "threw: ...",
 // a FAIL charged to the kernel).
