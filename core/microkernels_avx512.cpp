@@ -8,11 +8,7 @@
 // exp_sum keeps the AVX2 set's 8 lane partial sums. Only row_max on NaN scores may differ
 // (which NaN-free lane wins), and a NaN score gives a NaN row either way.
 //
-// Register blocking for 32 zmm registers:
-// scores: 6 rows x 64 keys (24 accumulators, 4 K vectors): per head dimension d, four loads of
-//   the transposed K tile and six broadcasts of Q for 24 FMAs.
-// pv: 6 rows x 64 output columns (four 16-column V panels, 24 accumulators): per key, four panel
-//   loads and six broadcasts of P for 24 FMAs.
+// Register blocking for 32 zmm registers: avx512_blocking.h (shared with the avx512_bf16 set).
 #include "core/microkernels.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
@@ -20,11 +16,10 @@
 #include "core/avx512_intrinsics.h"
 
 #include <limits>
-#include <type_traits>
 
 #include "core/avx2_hsum.h"
+#include "core/avx512_blocking.h"
 #include "core/exp_constants.h"
-#include "core/row_blocks.h"
 
 namespace attnv::core {
 namespace {
@@ -59,47 +54,18 @@ inline __m512 load_tail(const float* x, std::int64_t n, float fill) {
   return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), tail_mask(n), x);
 }
 
-// R rows x 16 NV keys: acc[r][v] += q[r][d] * kt[d][16 v ..] over d ascending, then scaled.
-template <int R, int NV>
-inline void scores_block(const float* q, std::int64_t ldq, const float* kt, std::int64_t ldk,
-                         std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
-  __m512 acc[R][NV];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-  for (std::int64_t d = 0; d < dk_pad; ++d) {
-    __m512 k[NV];
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) k[v] = _mm512_loadu_ps(kt + d * ldk + 16 * v);
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m512 w = _mm512_set1_ps(q[r * ldq + d]);
-      _Pragma("GCC unroll 4")
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(w, k[v], acc[r][v]);
-    }
-  }
-  const __m512 sc = _mm512_set1_ps(scale);
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(s + r * lds + 16 * v, _mm512_mul_ps(acc[r][v], sc));
-}
-
-// Keys in blocks of 64, then 16 at a time (columns up to round_up(n, 16) are defined).
-template <int R>
-inline void scores_rows(const float* q, std::int64_t ldq, const float* kt, std::int64_t ldk,
-                        int n, std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
-  int c = 0;
-  for (; c + 64 <= n; c += 64) scores_block<R, 4>(q, ldq, kt + c, ldk, dk_pad, scale, s + c, lds);
-  for (; c < n; c += 16) scores_block<R, 1>(q, ldq, kt + c, ldk, dk_pad, scale, s + c, lds);
-}
+// Q.K^T on f32 FMAs, one head dimension a step.
+struct F32Dots {
+  using Elem = float;
+  static constexpr std::int64_t kTileSteps = 64;  // keys of a forward tile
+  static __m512 load(const float* x) { return _mm512_loadu_ps(x); }
+  static __m512 broadcast(float x) { return _mm512_set1_ps(x); }
+  static __m512 madd(__m512 acc, __m512 w, __m512 k) { return _mm512_fmadd_ps(w, k, acc); }
+};
 
 void scores(const float* q, std::int64_t ldq, int rows, const float* kt, std::int64_t ldk, int n,
             std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
-  for_row_blocks<6>(rows, [&](auto R, int r) {
-    scores_rows<decltype(R)::value>(q + r * ldq, ldq, kt, ldk, n, dk_pad, scale, s + r * lds, lds);
-  });
+  blocked_scores<F32Dots>(q, ldq, rows, kt, ldk, n, dk_pad, scale, s, lds);
 }
 
 float row_max(const float* x, int n) {
@@ -179,65 +145,11 @@ void exp_inplace(float* x, int n) {
   if (c < n) _mm512_mask_storeu_ps(x + c, tail_mask(n - c), exp_ps(load_tail(x + c, n - c, 0.0f)));
 }
 
-template <std::int64_t N>
-using Const = std::integral_constant<std::int64_t, N>;
-
-// R rows x NP panels (16 NP columns) of o: acc = alpha * o, then one FMA per key, keys ascending.
-template <int R, int NP, class LdP, class LdV, class LdO>
-inline void pv_block(const float* p, LdP ldp, const float* alpha, const float* v, LdV ldv, int n, float* o, LdO ldo) {
-  __m512 acc[R][NP];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) {
-    const __m512 a = _mm512_set1_ps(alpha[r]);
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_mul_ps(a, _mm512_loadu_ps(o + r * ldo + 16 * j));
-  }
-  for (int c = 0; c < n; ++c) {
-    __m512 vv[NP];
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) vv[j] = _mm512_load_ps(v + j * ldv + c * kPanel);
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m512 w = _mm512_set1_ps(p[r * ldp + c]);
-      _Pragma("GCC unroll 4")
-      for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_fmadd_ps(w, vv[j], acc[r][j]);
-    }
-  }
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) _mm512_storeu_ps(o + r * ldo + 16 * j, acc[r][j]);
-}
-
-// Output columns in blocks of four panels, then one panel at a time.
-template <int R, class LdP, class LdV, class LdO>
-inline void pv_rows(const float* p, LdP ldp, const float* alpha, const float* v, LdV ldv, int n,
-                    std::int64_t dv_pad, float* o, LdO ldo) {
-  std::int64_t d = 0;
-  for (; d + 4 * kPanel <= dv_pad; d += 4 * kPanel)
-    pv_block<R, 4>(p, ldp, alpha, v + (d / kPanel) * ldv, ldv, n, o + d, ldo);
-  for (; d < dv_pad; d += kPanel) pv_block<R, 1>(p, ldp, alpha, v + (d / kPanel) * ldv, ldv, n, o + d, ldo);
-}
-
-template <class LdP, class LdV, class LdO>
-void pv_strided(const float* p, LdP ldp, int rows, const float* alpha, const float* v, LdV ldv, int n,
-                std::int64_t dv_pad, float* o, LdO ldo) {
-  for_row_blocks<6>(rows, [&](auto R, int r) {
-    pv_rows<decltype(R)::value>(p + r * ldp, ldp, alpha + r, v, ldv, n, dv_pad, o + r * ldo, ldo);
-  });
-}
-
-// The forward's strides (tile_loop.cpp: P rows kKeyBlock = 64 apart, V panels of 64 keys, O rows
-// dv_pad apart) as constants for D = 64 and 128: each row's address is then a base plus a fixed
-// offset, where with run-time strides GCC kept a pointer per row and spilled them around the key
-// loop. The same operations in the same order; on the Zen 4 forward +0.5-2% at D = 128, +1-2% at
-// D = 64 (bench/README.md, session 16).
+// P.V: one key a step, added onto alpha * o in key order (avx512_blocking.h).
 void pv(const float* p, std::int64_t ldp, int rows, const float* alpha, const float* v,
         std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
-  if (ldp == 64 && ldv == 64 * kPanel && ldo == dv_pad && (dv_pad == 64 || dv_pad == 128))
-    return dv_pad == 64 ? pv_strided(p, Const<64>{}, rows, alpha, v, Const<64 * kPanel>{}, n, dv_pad, o, Const<64>{})
-                        : pv_strided(p, Const<64>{}, rows, alpha, v, Const<64 * kPanel>{}, n, dv_pad, o, Const<128>{});
-  pv_strided(p, ldp, rows, alpha, v, ldv, n, dv_pad, o, ldo);
+  static_assert(kPanel == 16, "avx512_blocking.h: V panels of 16 columns");
+  blocked_pv<F32Dots>(p, ldp, rows, alpha, v, ldv, n, dv_pad, o, ldo);
 }
 
 // The 16-bit conversions, 16 values at a time, the tail under a mask: exact widening (F16C's

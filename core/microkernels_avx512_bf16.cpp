@@ -19,11 +19,7 @@
 #include "core/microkernels.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BF16__)
-#include "core/avx512_intrinsics.h"
-
-#include <type_traits>
-
-#include "core/row_blocks.h"
+#include "core/avx512_blocking.h"
 
 namespace attnv::core {
 namespace {
@@ -31,47 +27,20 @@ namespace {
 inline __m512bh as_bf16_pairs(__m512i x) { return reinterpret_cast<__m512bh&>(x); }
 inline __m512i as_words(__m512bh x) { return reinterpret_cast<__m512i&>(x); }
 
-// R rows x 16 NV keys, register blocking as the avx512 set's scores (6 x 64: 24 accumulators, 4
-// K vectors, 6 broadcasts), over words (dimension pairs) instead of dimensions.
-template <int R, int NV>
-inline void scores_block(const std::uint32_t* q, std::int64_t ldq, const std::uint32_t* kt, std::int64_t ldk,
-                         std::int64_t words, float scale, float* s, std::int64_t lds) {
-  __m512 acc[R][NV];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-  for (std::int64_t w = 0; w < words; ++w) {
-    __m512bh k[NV];
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) k[v] = as_bf16_pairs(_mm512_loadu_si512(kt + w * ldk + 16 * v));
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m512bh x = as_bf16_pairs(_mm512_set1_epi32(static_cast<int>(q[r * ldq + w])));
-      _Pragma("GCC unroll 4")
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, k[v]);
-    }
-  }
-  const __m512 sc = _mm512_set1_ps(scale);
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(s + r * lds + 16 * v, _mm512_mul_ps(acc[r][v], sc));
-}
-
-template <int R>
-inline void scores_rows(const std::uint32_t* q, std::int64_t ldq, const std::uint32_t* kt, std::int64_t ldk, int n,
-                        std::int64_t words, float scale, float* s, std::int64_t lds) {
-  int c = 0;
-  for (; c + 64 <= n; c += 64) scores_block<R, 4>(q, ldq, kt + c, ldk, words, scale, s + c, lds);
-  for (; c < n; c += 16) scores_block<R, 1>(q, ldq, kt + c, ldk, words, scale, s + c, lds);
-}
+// Q.K^T and P.V on vdpbf16ps, one pair of head dimensions (of keys in P.V) a step, with the
+// avx512 set's register blocking (avx512_blocking.h). Per pair the odd element's exact product
+// is added first, then the even one's.
+struct Bf16PairDots {
+  using Elem = std::uint32_t;                     // a bf16 pair: element 2i low, 2i + 1 high
+  static constexpr std::int64_t kTileSteps = 32;  // key pairs of a forward tile
+  static __m512bh load(const std::uint32_t* x) { return as_bf16_pairs(_mm512_loadu_si512(x)); }
+  static __m512bh broadcast(std::uint32_t x) { return as_bf16_pairs(_mm512_set1_epi32(static_cast<int>(x))); }
+  static __m512 madd(__m512 acc, __m512bh x, __m512bh y) { return _mm512_dpbf16_ps(acc, x, y); }
+};
 
 void scores_bf16(const std::uint32_t* q, std::int64_t ldq, int rows, const std::uint32_t* kt, std::int64_t ldk,
                  int n, std::int64_t words, float scale, float* s, std::int64_t lds) {
-  for_row_blocks<6>(rows, [&](auto R, int r) {
-    scores_rows<decltype(R)::value>(q + r * ldq, ldq, kt, ldk, n, words, scale, s + r * lds, lds);
-  });
+  blocked_scores<Bf16PairDots>(q, ldq, rows, kt, ldk, n, words, scale, s, lds);
 }
 
 // P rows to bf16 pairs in place: row r's words [0, ceil(n / 2)) become (P[2w], P[2w + 1]) rounded
@@ -104,63 +73,12 @@ void pack_values_bf16(const std::uint16_t* a, const std::uint16_t* b, std::int64
   }
 }
 
-template <std::int64_t N>
-using Const = std::integral_constant<std::int64_t, N>;
-
-// R rows x NP panels of o: acc = alpha o (vmulps), then per key pair one vdpbf16ps: the pair's odd
-// key's exact product added first, then the even one's. Blocking as the avx512 set's pv.
-template <int R, int NP, class LdP, class LdV, class LdO>
-inline void pv_block(const std::uint32_t* p, LdP ldp, const float* alpha, const std::uint32_t* v, LdV ldv,
-                     std::int64_t pairs, float* o, LdO ldo) {
-  __m512 acc[R][NP];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) {
-    const __m512 al = _mm512_set1_ps(alpha[r]);
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_mul_ps(al, _mm512_loadu_ps(o + r * ldo + 16 * j));
-  }
-  for (std::int64_t w = 0; w < pairs; ++w) {
-    __m512bh vv[NP];
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) vv[j] = as_bf16_pairs(_mm512_loadu_si512(v + j * ldv + w * 16));
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m512bh x = as_bf16_pairs(_mm512_set1_epi32(static_cast<int>(p[r * ldp + w])));
-      _Pragma("GCC unroll 4")
-      for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, vv[j]);
-    }
-  }
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r)
-    _Pragma("GCC unroll 4")
-    for (int j = 0; j < NP; ++j) _mm512_storeu_ps(o + r * ldo + 16 * j, acc[r][j]);
-}
-
-template <int R, class LdP, class LdV, class LdO>
-inline void pv_rows(const std::uint32_t* p, LdP ldp, const float* alpha, const std::uint32_t* v, LdV ldv,
-                    std::int64_t pairs, std::int64_t dv_pad, float* o, LdO ldo) {
-  std::int64_t d = 0;
-  for (; d + 64 <= dv_pad; d += 64) pv_block<R, 4>(p, ldp, alpha, v + (d / 16) * ldv, ldv, pairs, o + d, ldo);
-  for (; d < dv_pad; d += 16) pv_block<R, 1>(p, ldp, alpha, v + (d / 16) * ldv, ldv, pairs, o + d, ldo);
-}
-
-template <class LdP, class LdV, class LdO>
-void pv_strided(const std::uint32_t* p, LdP ldp, int rows, const float* alpha, const std::uint32_t* v, LdV ldv,
-                int n, std::int64_t dv_pad, float* o, LdO ldo) {
-  const std::int64_t pairs = (n + 1) / 2;
-  for_row_blocks<6>(rows, [&](auto R, int r) {
-    pv_rows<decltype(R)::value>(p + r * ldp, ldp, alpha + r, v, ldv, pairs, dv_pad, o + r * ldo, ldo);
-  });
-}
-
-// The forward's strides as constants for D = 64 and 128, as the avx512 set's pv does (P rows 64
-// words apart, V panels of 32 pairs, O rows dv_pad apart): the same operations in the same order.
+// P.V over key pairs (n odd: the last pair's missing key has a zero weight and a zero V row);
+// the forward's strides as constants for D = 64 and 128 (P rows 64 words apart, V panels of 32
+// pairs, O rows dv_pad apart).
 void pv_bf16(const std::uint32_t* p, std::int64_t ldp, int rows, const float* alpha, const std::uint32_t* v,
              std::int64_t ldv, int n, std::int64_t dv_pad, float* o, std::int64_t ldo) {
-  if (ldp == 64 && ldv == 32 * 16 && ldo == dv_pad && (dv_pad == 64 || dv_pad == 128))
-    return dv_pad == 64 ? pv_strided(p, Const<64>{}, rows, alpha, v, Const<32 * 16>{}, n, dv_pad, o, Const<64>{})
-                        : pv_strided(p, Const<64>{}, rows, alpha, v, Const<32 * 16>{}, n, dv_pad, o, Const<128>{});
-  pv_strided(p, ldp, rows, alpha, v, ldv, n, dv_pad, o, ldo);
+  blocked_pv<Bf16PairDots>(p, ldp, rows, alpha, v, ldv, (n + 1) / 2, dv_pad, o, ldo);
 }
 
 }  // namespace
