@@ -28,6 +28,7 @@ class CoreOneDtype final : public Kernel {
  public:
   CoreOneDtype(core::Isa isa, DType dtype) : core_({.isa = isa}), dtype_(dtype) {}
   std::string name() const override { return core_.name(); }
+  std::string configuration() const override { return core_.configuration(); }  // its evidence names the path
   Capabilities capabilities() const override {
     Capabilities c = core_.capabilities();
     c.dtypes = {dtype_};
