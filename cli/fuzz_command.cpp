@@ -127,6 +127,25 @@ int run_fuzz(const FuzzArgs& a) {
               << " declined by the kernel): " << status_line(r.status) << '\n';
     return 2;
   }
+  const std::string env = kernel_environment(choice.info.spec);  // the same core path, when one was forced
+  const auto reproduce_line = [&] {
+    return "  reproduce:  " + (env.empty() ? "" : env + " ") + "attnv repro --kernel " +
+           io::printable(report::shell_quote(choice.info.spec)) + io::printable(report::kernel_option_args(choice.info)) +
+           ' ' + io::printable(report::shell_quote(a.out)) + '\n';
+  };
+  if (r.attnv_error) {
+    // attnv could not judge an input (its reference or bound failed): no verdict on the kernel,
+    // and the search cannot go on honestly past it. The case is kept, unshrunk, so the defect
+    // can be reproduced and found.
+    const Case c = fuzz::genome_case(r.genome, claims, opt.oracle.backward && claims.backward);
+    const Layout layout = fuzz::genome_layout(r.genome, claims);
+    std::ostringstream text;
+    text << "attnv fuzz: ATTNV ERROR (attnv's own defect, not the kernel's) after " << r.status.execs
+         << " execs: " << *r.attnv_error << "\n  case:  " << fuzz::case_line(c, layout) << '\n';
+    write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), *r.attnv_error, text.str());
+    std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
+    return 3;
+  }
   if (!r.finding) {
     std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
     return 0;
@@ -151,11 +170,7 @@ int run_fuzz(const FuzzArgs& a) {
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
   std::cout << path_note();
-  const std::string env = kernel_environment(choice.info.spec);  // the same core path, when one was forced
-  std::cout << "  reproduce:  " << (env.empty() ? "" : env + " ") << "attnv repro --kernel "
-            << io::printable(report::shell_quote(choice.info.spec))
-            << io::printable(report::kernel_option_args(choice.info)) << ' '
-            << io::printable(report::shell_quote(a.out)) << '\n';
+  std::cout << reproduce_line();
   return 1;
 }
 

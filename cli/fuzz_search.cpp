@@ -9,6 +9,7 @@
 
 #include "fuzz/numeric/genome_mutator.h"
 #include "fuzz/numeric/numeric_signal.h"
+#include "problem/kernel_fault.h"
 
 namespace attnv::cli {
 namespace {
@@ -30,7 +31,8 @@ struct Shared {
   std::vector<char> buckets;       // union over searchers (status only)
   std::size_t corpus = 0;
   double best_ratio = 0;
-  std::exception_ptr error;        // a harness error in a searcher
+  std::exception_ptr error;        // an error that is no input's (making the kernel)
+  std::optional<std::string> attnv_error;  // attnv's error judging `genome`
 };
 
 std::vector<std::uint8_t> random_input(std::mt19937_64& rng) {
@@ -77,7 +79,19 @@ void searcher(int index, const conformance::KernelFactory& make, const SearchOpt
         }
       }
       const fuzz::Genome g = fuzz::decode(input.data(), input.size());
-      const fuzz::Verdict v = fuzz::judge_genome(*k, g, claims, opt.oracle);
+      fuzz::Verdict v;
+      try {
+        v = fuzz::judge_genome(*k, g, claims, opt.oracle);
+      } catch (const HarnessError& e) {
+        std::lock_guard lock(sh.mu);
+        if (!sh.finding && !sh.attnv_error) {
+          sh.attnv_error = e.what();
+          sh.genome = g;
+        }
+        sh.stop = true;
+        sh.cv.notify_all();
+        return;
+      }
       sh.execs.fetch_add(1, std::memory_order_relaxed);
       if (!v.judged) {
         sh.skipped.fetch_add(1, std::memory_order_relaxed);
@@ -86,7 +100,7 @@ void searcher(int index, const conformance::KernelFactory& make, const SearchOpt
       }
       if (v.finding) {
         std::lock_guard lock(sh.mu);
-        if (!sh.finding) {
+        if (!sh.finding && !sh.attnv_error) {
           sh.finding = v.finding;
           sh.genome = g;
         }
@@ -157,6 +171,7 @@ SearchResult run_search(const conformance::KernelFactory& make, const SearchOpti
   if (sh.error) std::rethrow_exception(sh.error);
   SearchResult r;
   r.finding = sh.finding;
+  r.attnv_error = sh.attnv_error;
   r.genome = sh.genome;
   r.status = status_of(sh, t0);
   return r;

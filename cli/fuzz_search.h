@@ -40,12 +40,15 @@ struct SearchStatus {
 
 struct SearchResult {
   std::optional<fuzz::Finding> finding;
-  fuzz::Genome genome;          // the input that found it
+  // attnv's own error (a HarnessError: its reference or bound could not judge) on `genome`: the
+  // search stops with no verdict on the kernel, and the case is kept so the defect can be found.
+  std::optional<std::string> attnv_error;
+  fuzz::Genome genome;          // the input that found it (or met attnv's error)
   SearchStatus status;          // at the end
 };
 
-// Runs until the first finding or max_seconds. The factory is called once per searcher.
-// Exceptions from the harness (not the kernel) propagate.
+// Runs until the first finding, attnv's first own error on an input, or max_seconds. The factory
+// is called once per searcher. Other exceptions (a kernel that cannot be made) propagate.
 SearchResult run_search(const conformance::KernelFactory& make, const SearchOptions& opt,
                         const std::function<void(const SearchStatus&)>& on_status);
 

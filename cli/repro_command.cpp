@@ -39,8 +39,10 @@ std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
 // does, is neither, and exits 2.
 int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice, const std::string& dir) {
   std::unique_ptr<Kernel> k = make_kernel(choice);
-  require_same_configuration(e.kernel_configuration, *k, dir);
-  const std::string config = e.kernel_configuration ? *e.kernel_configuration : k->configuration();
+  const bool same_kernel = e.kernel == k->name();
+  require_same_configuration(e.kernel_configuration, same_kernel, *k, dir);
+  const std::string config =
+      e.kernel_configuration ? *e.kernel_configuration : (same_kernel ? k->configuration() : std::string());
   std::cout << "evidence: " << io::printable(e.id) << ' ' << io::printable(e.property) << " on " << dtype_name(e.dtype)
             << ", case " << e.case_index << " of seed " << e.suite_seed << " (failed with kernel "
             << io::printable(e.kernel) << (config.empty() ? "" : ", " + io::printable(config))
@@ -89,7 +91,9 @@ int run_repro(const ReproArgs& a) {
   int failed = 0;
   for (const io::ExchangeCase& ec : cases) {
     const Case& c = ec.c;
-    require_same_configuration(reproducer_configuration(ec), *k, "case '" + c.id + "'");
+    const std::optional<std::string> found_with = reproducer_field(ec, "kernel");
+    require_same_configuration(reproducer_field(ec, "kernel_configuration"), !found_with || *found_with == choice.info.spec,
+                               *k, "case '" + c.id + "'");
     if (const std::string why = caps.unsupported(c.problem); !why.empty())
       throw InputError("case '" + c.id + "' (" + describe(c.problem) + "): kernel " + choice.info.name +
                        " does not claim " + why);
@@ -135,8 +139,8 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "the case has dout and the kernel claims it, in the recorded layout), judged as `attnv\n"
       "fuzz` does: the exact reference and the error bound of the kernel's precision model, NaN,\n"
       "written inputs, determinism, crashes.\n"
-      "The kernel must run in the configuration the failure was recorded with (the built-in core's\n"
-      "ATTNV_CORE_ISA path, a plugin's --kernel-option flags): other code is another kernel.\n"
+      "The kernel that failed must run in the configuration it was recorded with (the built-in\n"
+      "core's ATTNV_CORE_ISA path, a plugin's --kernel-option flags): other code is another kernel.\n"
       "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error,\n"
       "another configuration, or a case the kernel's claims no longer let the requirement judge,\n"
       "3 attnv could not judge it (attnv's own error).\n"

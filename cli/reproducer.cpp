@@ -9,35 +9,56 @@
 
 namespace attnv::cli {
 
+namespace {
+
+// The one case of a fuzz folder: its inputs as `id`, meta.attnv_fuzz = `fields` plus the layout,
+// the kernel and its configuration; finding.txt. Returns the case's own folder.
+std::filesystem::path write_fuzz_case(const std::filesystem::path& dir, const Case& c, const std::string& id,
+                                      nlohmann::json fields, Layout layout, const std::string& kernel_spec,
+                                      const std::string& kernel_configuration, const std::string& report_text) {
+  io::ExchangeCase ec;
+  ec.c = c;
+  ec.c.id = id;
+  ec.dir = "case";
+  fields["layout"] = layout_name(layout);
+  fields["kernel"] = kernel_spec;
+  fields["kernel_configuration"] = kernel_configuration;
+  nlohmann::json meta;
+  meta["attnv_fuzz"] = std::move(fields);
+  ec.meta_json = meta.dump();
+  io::write_exchange(dir, std::vector<io::ExchangeCase>{ec});
+  io::write_file_atomic(dir / "finding.txt", std::span<const unsigned char>(
+                                                 reinterpret_cast<const unsigned char*>(report_text.data()), report_text.size()));
+  return io::case_dir(dir, ec);
+}
+
+}  // namespace
+
 void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
                       const std::string& kernel_configuration, const PrecisionModel& model,
                       const std::string& report_text) {
-  io::ExchangeCase ec;
-  ec.c = f.c;
-  ec.c.id = "fuzz_" + std::string(fail_kind_id(f.kind));
-  ec.dir = "case";
-  nlohmann::json meta;
-  meta["attnv_fuzz"] = {{"finding", fail_kind_id(f.kind)},
-                        {"layout", layout_name(f.layout)},
-                        {"kernel", kernel_spec},
-                        {"kernel_configuration", kernel_configuration},
-                        {"worst", f.worst}};
-  ec.meta_json = meta.dump();
-  io::write_exchange(dir, std::vector<io::ExchangeCase>{ec});
-  const std::filesystem::path folder = io::case_dir(dir, ec);
+  const std::filesystem::path folder =
+      write_fuzz_case(dir, f.c, "fuzz_" + std::string(fail_kind_id(f.kind)),
+                      {{"finding", fail_kind_id(f.kind)}, {"worst", f.worst}}, f.layout, kernel_spec, kernel_configuration,
+                      report_text);
   const DType t = f.c.problem.dtype;
-  if (!f.got.out.empty()) io::write_outputs(folder, "", ec.c, f.got, t);
+  if (!f.got.out.empty()) io::write_outputs(folder, "", f.c, f.got, t);
   // The reference and the bound the kernel was judged by, in f64 (the reference's values are
   // correctly rounded doubles). A case the reference declines has neither.
   try {
-    const Outputs exact = f.backward ? ref::fast_backward(ec.c) : ref::fast_forward(ec.c);
-    const bound::Bounds b = f.backward ? bound::backward_bound(ec.c, exact, model) : bound::forward_bound(ec.c, exact, model);
-    io::write_outputs(folder, "ref_", ec.c, exact, DType::f64);
-    io::write_outputs(folder, "bound_", ec.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv, b.dsinks}, DType::f64);
+    const Outputs exact = f.backward ? ref::fast_backward(f.c) : ref::fast_forward(f.c);
+    const bound::Bounds b = f.backward ? bound::backward_bound(f.c, exact, model) : bound::forward_bound(f.c, exact, model);
+    io::write_outputs(folder, "ref_", f.c, exact, DType::f64);
+    io::write_outputs(folder, "bound_", f.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv, b.dsinks}, DType::f64);
   } catch (const InputError&) {
   }
-  io::write_file_atomic(dir / "finding.txt", std::span<const unsigned char>(
-                                                 reinterpret_cast<const unsigned char*>(report_text.data()), report_text.size()));
+}
+
+void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, const std::string& kernel_spec,
+                            const std::string& kernel_configuration, const std::string& error,
+                            const std::string& report_text) {
+  write_fuzz_case(dir, c, "fuzz_attnv_error", {{"attnv_error", error}}, layout, kernel_spec, kernel_configuration,
+                  report_text);
 }
 
 std::string indent_lines(const std::string& text, const std::string& indent) {
@@ -64,16 +85,17 @@ nlohmann::json fuzz_meta(const io::ExchangeCase& c, const char* key) {
 
 }  // namespace
 
-std::optional<std::string> reproducer_configuration(const io::ExchangeCase& c) {
-  const nlohmann::json v = fuzz_meta(c, "kernel_configuration");
+std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const char* key) {
+  const nlohmann::json v = fuzz_meta(c, key);
   if (v.is_null()) return std::nullopt;
   if (!v.is_string())
-    throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.kernel_configuration " + v.dump() + " is not a string");
+    throw InputError("case '" + c.c.id + "': meta.attnv_fuzz." + key + " " + v.dump() + " is not a string");
   return v.get<std::string>();
 }
 
-void require_same_configuration(const std::optional<std::string>& recorded, const Kernel& k, const std::string& where) {
-  if (!recorded || *recorded == k.configuration()) return;
+void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
+                                const std::string& where) {
+  if (!same_kernel || !recorded || *recorded == k.configuration()) return;
   const auto named = [](const std::string& c) { return c.empty() ? std::string("none") : "'" + c + "'"; };
   throw InputError(where + ": the failure was recorded with kernel configuration " + named(*recorded) + ", and this run's " +
                    k.name() + " has " + named(k.configuration()) +

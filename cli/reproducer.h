@@ -21,6 +21,14 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
                       const std::string& kernel_configuration, const PrecisionModel& model,
                       const std::string& report_text);
 
+// The case of attnv's own error during `attnv fuzz` (its reference or bound could not judge it),
+// as an exchange folder in `dir` like a reproducer's: the inputs only, meta.attnv_fuzz =
+// {"attnv_error", "layout", "kernel", "kernel_configuration"}, and finding.txt. `attnv repro`
+// on it meets the same error (exit 3) until attnv is fixed.
+void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, const std::string& kernel_spec,
+                            const std::string& kernel_configuration, const std::string& error,
+                            const std::string& report_text);
+
 // Text over several lines with every line after the first indented by `indent` (a finding's
 // message carries the comparison summary, one line per tensor); no trailing newline.
 std::string indent_lines(const std::string& text, const std::string& indent);
@@ -29,14 +37,16 @@ std::string indent_lines(const std::string& text, const std::string& indent);
 // InputError when it names no layout.
 Layout reproducer_layout(const io::ExchangeCase& c);
 
-// The kernel configuration a reproducer's case was found with (meta.attnv_fuzz.kernel_configuration),
-// nullopt when the case records none (a plain exchange folder, or one written before attnv
-// recorded it). InputError when it is not a string.
-std::optional<std::string> reproducer_configuration(const io::ExchangeCase& c);
+// A string field of a reproducer case's meta.attnv_fuzz ("kernel", "kernel_configuration"), nullopt
+// when the case records none (a plain exchange folder, or one written before attnv recorded it).
+// InputError when it is not a string.
+std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const char* key);
 
-// InputError unless `k` runs in the configuration `recorded` names (when it names one): judging
-// a failure again with other code (another core path, other plugin options) would not say whether
-// it is fixed. `where` names the folder or case for the message.
-void require_same_configuration(const std::optional<std::string>& recorded, const Kernel& k, const std::string& where);
+// InputError when `k` is the kernel a failure was recorded with (same_kernel) but runs in another
+// configuration than `recorded` (when that names one): judging the failure again with other code
+// (another core path, other plugin options) would not say whether it is fixed. Another kernel
+// altogether is judged: the output names both. `where` names the folder or case for the message.
+void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
+                                const std::string& where);
 
 }  // namespace attnv::cli

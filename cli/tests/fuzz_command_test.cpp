@@ -28,6 +28,18 @@ std::string mutant_plugin(const std::string& name) {
   throw std::runtime_error("no mutant plugin " + name);
 }
 
+// Sets an environment variable for the attnv processes a test starts, and takes it back.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
   const fs::path dir = fresh_dir("fuzz_mutant");
   const std::string spec = "plugin:" + mutant_plugin("no_max_subtraction");
@@ -49,13 +61,24 @@ TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
   const auto fixed = run_attnv("repro --kernel builtin:naive " + out.string(), dir);
   EXPECT_EQ(fixed.status, 0) << fixed.output;
   EXPECT_TRUE(has(fixed.output, "PASS")) << fixed.output;
-  // Found with no kernel options: a kernel run with some is other code, and is not judged.
-  const auto other = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
-                                   out.string(), dir);
+  // The same kernel with kernel options is other code: not judged. (The mutant takes none, so
+  // the folder is relabelled as found in the v2_declines plugin with no options.)
+  std::string manifest = read_file(out / "manifest.json");
+  const std::string found_in = "\"kernel\": \"" + spec + "\"";
+  const std::size_t at = manifest.find(found_in);
+  ASSERT_NE(at, std::string::npos) << manifest.substr(0, 2000);
+  const std::string v2 = fs::absolute(PLUGIN_V2_DECLINES).lexically_normal().string();
+  manifest.replace(at, found_in.size(), "\"kernel\": \"plugin:" + v2 + "\"");
+  std::ofstream(out / "manifest.json") << manifest;
+  const auto other = run_attnv("repro --kernel plugin:" + v2 + " --kernel-option decline=none " + out.string(), dir);
   EXPECT_EQ(other.status, 2) << other.output;
   EXPECT_TRUE(has(other.output, "recorded with kernel configuration none, and this run's v2_declines has "
                                 "'--kernel-option decline=none'")) << other.output;
   EXPECT_FALSE(has(other.output, "PASS")) << other.output;
+  // With its recorded configuration it is judged as far as its claims go (it claims no sinks).
+  const auto same = run_attnv("repro --kernel plugin:" + v2 + " " + out.string(), dir);
+  EXPECT_FALSE(has(same.output, "recorded with kernel configuration")) << same.output;
+  EXPECT_TRUE(has(same.output, "kernel v2_declines does not claim")) << same.output;
   fs::remove_all(dir);
 }
 
@@ -92,23 +115,12 @@ TEST(FuzzCommand, ReproOfACertifyFindingFailsUntilTheKernelIsFixed) {
   fs::remove_all(dir);
 }
 
-// Sets an environment variable for the attnv processes a test starts, and takes it back.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  const char* name_;
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // A failure is judged again only by the code that failed (Kernel::configuration()): the built-in
 // core on the ISA path it was recorded on, a plugin with the options it was given. Other code is
-// another kernel; its PASS would say "fixed" of a failure it never ran. The folder of a mutant's
-// finding is relabelled as a failure of the core's portable path (the core itself gives no
-// finding to record).
+// the same kernel's name on another kernel; its PASS would say "fixed" of a failure it never ran.
+// A kernel of another name is judged. The folder of a mutant's finding is relabelled as a failure
+// of the v2_declines plugin with options, then of the core's portable path (neither gives a
+// finding of its own to record).
 TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
   const fs::path dir = fresh_dir("repro_configuration");
   const std::string spec = "plugin:" + mutant_plugin("dense_strides_assumed");
@@ -119,41 +131,63 @@ TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
   fs::path folder;
   for (const fs::directory_entry& f : fs::directory_iterator(report / "failures")) folder = f.path();
   ASSERT_FALSE(folder.empty()) << r.output;
-  const auto opts = run_attnv(std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES + " --kernel-option decline=none " +
-                                  folder.string(), dir);
-  EXPECT_EQ(opts.status, 2) << opts.output;
-  EXPECT_TRUE(has(opts.output, "recorded with kernel configuration none")) << opts.output;
+  const std::string manifest = read_file(folder / "manifest.json");
+  // The two fields as certify wrote them, replaced in place.
+  const std::string name_field = "\"kernel\": \"dense_strides_assumed\"", config_field = "\"kernel_configuration\": \"\"";
+  ASSERT_NE(manifest.find(name_field), std::string::npos) << manifest.substr(0, 2000);
+  ASSERT_NE(manifest.find(config_field), std::string::npos) << manifest.substr(0, 2000);
+  const auto relabel = [&](const std::string& kernel, const std::string& config) {
+    std::string m = manifest;
+    m.replace(m.find(name_field), name_field.size(), "\"kernel\": \"" + kernel + "\"");
+    const std::size_t c = m.find(config_field);
+    if (config == "(absent)")  // written before attnv recorded it
+      m.replace(c, config_field.size(), "\"unread_old_field\": \"\"");
+    else
+      m.replace(c, config_field.size(), "\"kernel_configuration\": \"" + config + "\"");
+    std::ofstream(folder / "manifest.json") << m;
+  };
 
-  std::string manifest = read_file(folder / "manifest.json");
-  const std::string recorded = "\"kernel_configuration\": \"\"";
-  const std::size_t at = manifest.find(recorded);
-  ASSERT_NE(at, std::string::npos) << manifest.substr(0, 2000);
-  manifest.replace(at, recorded.size(), "\"kernel_configuration\": \"ATTNV_CORE_ISA=portable\"");
-  std::ofstream(folder / "manifest.json") << manifest;
+  relabel("v2_declines", "--kernel-option decline=none");
+  const std::string v2 = std::string("repro --kernel plugin:") + PLUGIN_V2_DECLINES;
+  auto run = run_attnv(v2 + " " + folder.string(), dir);
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(has(run.output, "recorded with kernel configuration '--kernel-option decline=none', and this run's "
+                              "v2_declines has none")) << run.output;
+  EXPECT_FALSE(has(run.output, "passes")) << run.output;
+  // With its recorded options it is judged as far as its claims go (it claims no bottom-right causal).
+  run = run_attnv(v2 + " --kernel-option decline=none " + folder.string(), dir);
+  EXPECT_FALSE(has(run.output, "recorded with kernel configuration")) << run.output;
+  EXPECT_TRUE(has(run.output, "NOT JUDGED: not claimed")) << run.output;
+
+  relabel("core", "ATTNV_CORE_ISA=portable");
   {
     const ScopedEnv same("ATTNV_CORE_ISA", "portable");
-    const auto ok = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
-    EXPECT_EQ(ok.status, 0) << ok.output;
-    EXPECT_TRUE(has(ok.output, "failed with kernel dense_strides_assumed, ATTNV_CORE_ISA=portable)")) << ok.output;
+    run = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+    EXPECT_EQ(run.status, 0) << run.output;
+    EXPECT_TRUE(has(run.output, "failed with kernel core, ATTNV_CORE_ISA=portable)")) << run.output;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     for (const char* env : {"avx2", ""}) {  // forced, and the default (the widest path, never portable here)
       const ScopedEnv other("ATTNV_CORE_ISA", env);
-      const auto no = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
-      EXPECT_EQ(no.status, 2) << env << "\n" << no.output;
-      EXPECT_TRUE(has(no.output, "recorded with kernel configuration 'ATTNV_CORE_ISA=portable', and this run's core has "
-                                 "'ATTNV_CORE_ISA=")) << no.output;
-      EXPECT_TRUE(has(no.output, "run attnv repro again with ATTNV_CORE_ISA=portable")) << no.output;
-      EXPECT_FALSE(has(no.output, "passes")) << no.output;
+      run = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+      EXPECT_EQ(run.status, 2) << env << "\n" << run.output;
+      EXPECT_TRUE(has(run.output, "recorded with kernel configuration 'ATTNV_CORE_ISA=portable', and this run's core has "
+                                  "'ATTNV_CORE_ISA=")) << run.output;
+      EXPECT_TRUE(has(run.output, "run attnv repro again with ATTNV_CORE_ISA=portable")) << run.output;
+      EXPECT_FALSE(has(run.output, "passes")) << run.output;
     }
   }
+  // Another kernel is judged, and named: whether a correct kernel passes the case.
+  run = run_attnv("repro --kernel builtin:naive " + folder.string(), dir);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(has(run.output, "failed with kernel core, ATTNV_CORE_ISA=portable)")) << run.output;
+  EXPECT_TRUE(has(run.output, "holds on this case with kernel naive")) << run.output;
+
   // Evidence from before attnv recorded the configuration is judged as this run has it, and says so.
-  const std::size_t field = manifest.find("\"kernel_configuration\"");
-  manifest.replace(field, 22, "\"unread_old_field\"");
-  std::ofstream(folder / "manifest.json") << manifest;
-  const auto old = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
-  EXPECT_EQ(old.status, 0) << old.output;
-  EXPECT_TRUE(has(old.output, "as this run has it: the evidence does not record one")) << old.output;
+  relabel("core", "(absent)");
+  run = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(has(run.output, "as this run has it: the evidence does not record one")) << run.output;
   fs::remove_all(dir);
 }
 
