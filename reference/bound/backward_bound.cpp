@@ -155,7 +155,11 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
               const double dc = 1 - th * th;
               const double e_c = (dtanh2 * (r.delta_pre[jj] + u * std::fabs(r.s[jj]) * 1.01) / cap +
                                   2.01 * k.u_exp + 2.01 * u);
-              e_S = (dc * e_S + e_c * (dS_abs + e_S)) * (1 + u) + u * dS_abs * dc;
+              // times(): a saturated tanh gives dc = 0 in double, and an unbounded e_S (an
+              // unbounded P_hat) times it was a NaN bound (attnv fuzz, the core's avx512_bf16 path:
+              // scale 5, |q|, |k| up to 1e3, softcap 6). The term e_c (dS_abs + e_S) keeps it
+              // unbounded, as it must be: the kernel's own derivative need not be 0 there.
+              e_S = (times(dc, e_S) + times(e_c, dS_abs + e_S)) * (1 + u) + u * dS_abs * dc;
               dS_abs *= dc;
             }
             double e_Pv = e_P;

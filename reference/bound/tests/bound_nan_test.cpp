@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "gen/families.h"
+#include "problem/case.h"
 #include "problem/kernel_fault.h"
 #include "reference/bound/bound.h"
 #include "reference/fast/fast.h"
@@ -68,6 +69,33 @@ TEST(BoundNaN, NoBoundElementIsNaN) {
   std::printf("%lld bound elements, none NaN (%lld infinite: nothing bounded there)\n",
               static_cast<long long>(elements), static_cast<long long>(infinite));
   EXPECT_GT(infinite, 0);  // the sweep reaches the unbounded factors it is meant to
+}
+
+// A softcap that saturates in double (tanh(s / cap) = +-1, so its derivative 1 - tanh^2 is 0)
+// on a key whose weight's error is unbounded (a logit of 2^120, whose f32 rounding alone is
+// 2^96): the derivative times that error was 0 * inf, a NaN bound for dq. attnv fuzz met it on
+// the core's avx512_bf16 path (scale 5, |q|, |k| up to 1e3, softcap 6) and stopped as attnv's
+// error. The bound there is +inf: the kernel's own derivative need not be 0, and its weight's
+// error is not bounded.
+TEST(BoundNaN, ASaturatedSoftcapOnAnUnboundedWeightIsNotNaN) {
+  Problem p;
+  p.shape = Shape{1, 1, 1, 1, 2, 1, 1};
+  p.dtype = DType::bf16;
+  p.softcap = 6;
+  Case c = make_zero_case(p, /*with_dout=*/true);
+  c.q = {0x1p60};
+  c.k = {0x1p60, -0x1p60};
+  c.v = {1, -1};
+  c.dout = {1};
+  const Outputs e = ref::fast_backward(c);
+  PrecisionModel m = PrecisionModel::natural(DType::bf16, 64);
+  for (bool flush : {false, true}) {
+    m.flush_subnormals = flush;
+    const Bounds b = backward_bound(c, e, m);
+    ASSERT_EQ(b.dq.size(), 1u);
+    EXPECT_FALSE(std::isnan(b.dq[0])) << describe(m);
+    EXPECT_TRUE(std::isinf(b.dq[0])) << b.dq[0] << " under " << describe(m);
+  }
 }
 
 // A NaN bound that reached the comparison anyway is attnv's error, named, never a kernel's FAIL.
