@@ -188,7 +188,8 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "claims it. Inputs that reach new headroom / error levels are kept, so the search climbs.\n"
       "The first finding is shrunk and written to --out as an exchange folder; replay it with\n"
       "`attnv repro --kernel KERNEL DIR`.\n"
-      "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error.\n"
+      "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error, 3 attnv's own\n"
+      "error on an input (its case is saved in --out; no verdict on the kernel).\n"
       "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   add_kernel_option_flag(*cmd, a->kernel_options);
