@@ -100,7 +100,8 @@ void require_same_configuration(const std::optional<std::string>& recorded, bool
   throw InputError(where + ": the failure was recorded with kernel configuration " + named(*recorded) + ", and this run's " +
                    k.name() + " has " + named(k.configuration()) +
                    ": other code is another kernel, whose verdict would not say whether this failure is fixed; run "
-                   "attnv repro again " + (recorded->empty() ? std::string("without") : "with " + *recorded));
+                   "attnv repro again " +
+                   (recorded->empty() ? std::string("without --kernel-option flags") : "with " + *recorded));
 }
 
 Layout reproducer_layout(const io::ExchangeCase& c) {
