@@ -61,7 +61,7 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
 TEST(FuzzSearch, TheSameSearchWithoutTheErrorRunsClean) {
   SearchOptions opt;
   opt.dtype = DType::f32;
-  opt.max_seconds = 2;
+  opt.max_seconds = 1;
   opt.seed = 7;
   const conformance::KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<props::NaiveKernel>()); };
   const SearchResult r = run_search(make, opt, nullptr);
