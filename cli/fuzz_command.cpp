@@ -120,13 +120,6 @@ int run_fuzz(const FuzzArgs& a) {
             << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
   const SearchResult r = run_search(make, opt, [](const SearchStatus& s) { std::cerr << "attnv fuzz: " << status_line(s) << '\n'; });
 
-  if (!r.finding && r.status.execs > 0 && r.status.skipped == r.status.execs) {
-    // "No finding" would say the kernel held up; it was never judged (a kernel that declines
-    // every case, or a reference that can judge none).
-    std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
-              << " declined by the kernel): " << status_line(r.status) << '\n';
-    return 2;
-  }
   const std::string env = kernel_environment(choice.info.spec);  // the same core path, when one was forced
   const auto reproduce_line = [&] {
     return "  reproduce:  " + (env.empty() ? "" : env + " ") + "attnv repro --kernel " +
@@ -145,6 +138,13 @@ int run_fuzz(const FuzzArgs& a) {
     write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), *r.attnv_error, text.str());
     std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
     return 3;
+  }
+  if (!r.finding && r.status.execs > 0 && r.status.skipped == r.status.execs) {
+    // "No finding" would say the kernel held up; it was never judged (a kernel that declines
+    // every case, or a reference that can judge none).
+    std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
+              << " declined by the kernel): " << status_line(r.status) << '\n';
+    return 2;
   }
   if (!r.finding) {
     std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';

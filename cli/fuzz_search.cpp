@@ -83,6 +83,7 @@ void searcher(int index, const conformance::KernelFactory& make, const SearchOpt
       try {
         v = fuzz::judge_genome(*k, g, claims, opt.oracle);
       } catch (const HarnessError& e) {
+        sh.execs.fetch_add(1, std::memory_order_relaxed);  // the input ran: "after N execs" counts it
         std::lock_guard lock(sh.mu);
         if (!sh.finding && !sh.attnv_error) {
           sh.attnv_error = e.what();

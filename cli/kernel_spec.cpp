@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "core/core_kernel.h"
-#include "core/isa.h"
 #include "plugin/plugin_kernel.h"
 #include "problem/error.h"
 #include "kernels/naive_kernel.h"
@@ -42,7 +41,7 @@ void add_kernel_option_flag(CLI::App& cmd, std::vector<std::string>& into) {
 std::string kernel_environment(const std::string& spec) {
   const char* isa = std::getenv("ATTNV_CORE_ISA");
   if (spec != "builtin:core" || isa == nullptr || *isa == '\0') return "";
-  return std::string("ATTNV_CORE_ISA=") + core::isa_name(core::resolve_isa(core::Isa::best));
+  return core::CoreKernel().configuration();  // the path the variable resolves to, as the core names it
 }
 
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt) {
