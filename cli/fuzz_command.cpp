@@ -128,14 +128,22 @@ int run_fuzz(const FuzzArgs& a) {
   };
   if (r.attnv_error) {
     // attnv could not judge an input (its reference or bound failed): no verdict on the kernel,
-    // and the search cannot go on honestly past it. The case is kept, unshrunk, so the defect
-    // can be reproduced and found.
-    const Case c = fuzz::genome_case(r.genome, claims, opt.oracle.backward && claims.backward);
-    const Layout layout = fuzz::genome_layout(r.genome, claims);
+    // and the search cannot go on honestly past it. The case is kept, shrunk while the same
+    // error persists, so the defect can be reproduced and found.
+    const bool backward = opt.oracle.backward && claims.backward;
+    const std::string found_line =
+        fuzz::case_line(fuzz::genome_case(r.genome, claims, backward), fuzz::genome_layout(r.genome, claims));
+    std::cerr << "attnv fuzz: attnv's own error after " << r.status.execs << " execs; shrinking (up to "
+              << a.shrink_time << " s)\n";
+    const AttnvErrorShrinkResult s =
+        shrink_attnv_error(*probe, r.genome, *r.attnv_error, claims, opt.oracle, a.shrink_time);
+    const Case c = fuzz::genome_case(s.genome, claims, backward);
+    const Layout layout = fuzz::genome_layout(s.genome, claims);
     std::ostringstream text;
     text << "attnv fuzz: ATTNV ERROR (attnv's own defect, not the kernel's) after " << r.status.execs
-         << " execs: " << *r.attnv_error << "\n  case:  " << fuzz::case_line(c, layout) << '\n';
-    write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), *r.attnv_error, text.str());
+         << " execs: " << s.error << "\n  case:  " << fuzz::case_line(c, layout) << "\n  (shrunk in " << s.steps
+         << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+    write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), s.error, text.str());
     std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
     return 3;
   }
@@ -205,7 +213,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--corpus", a->corpus, "folder of seed inputs (default: the repository's fuzz/corpus/numeric when present)");
   cmd->add_flag("--no-corpus", a->no_corpus, "start from random inputs only")->excludes("--corpus");
   cmd->add_flag("--no-backward", a->no_backward, "judge the forward only, even where the kernel claims the backward");
-  cmd->add_option("--shrink-time", a->shrink_time, "seconds spent shrinking a finding")->check(CLI::Range(0.0, 86400.0))
+  cmd->add_option("--shrink-time", a->shrink_time, "seconds spent shrinking a finding (or a case of attnv's own error)")->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });
 }

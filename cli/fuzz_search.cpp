@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -238,28 +239,77 @@ std::vector<fuzz::Genome> candidates(const fuzz::Genome& g) {
   return out;
 }
 
-}  // namespace
-
-ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
-                    const fuzz::OracleOptions& opt, double max_seconds) {
+// Greedy: the first candidate that `keeps` becomes the genome, until none does or time is up.
+// Returns the genome, the execs spent and the accepted steps.
+template <class Keeps>
+fuzz::Genome shrink_while(const fuzz::Genome& g, double max_seconds, std::int64_t& execs, int& steps, Keeps keeps) {
   const Clock::time_point t0 = Clock::now();
-  ShrinkResult r{g, f, 0, 0};
+  fuzz::Genome best = g;
   bool progress = true;
   while (progress && since(t0) < max_seconds) {
     progress = false;
-    for (const fuzz::Genome& c : candidates(r.genome)) {
+    for (const fuzz::Genome& c : candidates(best)) {
       if (since(t0) >= max_seconds) break;
-      const fuzz::Verdict v = fuzz::judge_genome(k, c, claims, opt);
-      ++r.execs;
-      if (v.finding && v.finding->kind == f.kind) {
-        r.genome = c;
-        r.finding = *v.finding;
-        ++r.steps;
+      ++execs;
+      if (keeps(c)) {
+        best = c;
+        ++steps;
         progress = true;
         break;  // new candidates from the smaller genome
       }
     }
   }
+  return best;
+}
+
+}  // namespace
+
+ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
+                    const fuzz::OracleOptions& opt, double max_seconds) {
+  ShrinkResult r{g, f, 0, 0};
+  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, [&](const fuzz::Genome& c) {
+    fuzz::Verdict v;
+    try {
+      v = fuzz::judge_genome(k, c, claims, opt);
+    } catch (const HarnessError&) {
+      return false;  // attnv cannot judge this smaller case: it is no evidence of the finding
+    }
+    if (!v.finding || v.finding->kind != f.kind) return false;
+    r.finding = *v.finding;
+    return true;
+  });
+  return r;
+}
+
+std::string error_signature(const std::string& message) {
+  std::string out;
+  for (std::size_t i = 0; i < message.size();) {
+    if (std::isdigit(static_cast<unsigned char>(message[i]))) {
+      while (i < message.size() && (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '.' ||
+                                    ((message[i] == '-' || message[i] == '+') && (message[i - 1] == 'e' || message[i - 1] == 'E'))))
+        ++i;
+      out += '#';
+    } else {
+      out += message[i++];
+    }
+  }
+  return out;
+}
+
+AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, const std::string& error,
+                                          const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds) {
+  AttnvErrorShrinkResult r{g, error, 0, 0};
+  const std::string signature = error_signature(error);
+  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, [&](const fuzz::Genome& c) {
+    try {
+      fuzz::judge_genome(k, c, claims, opt);  // judged (a finding or not) or skipped: not this error
+    } catch (const HarnessError& e) {
+      if (error_signature(e.what()) != signature) return false;
+      r.error = e.what();
+      return true;
+    }
+    return false;
+  });
   return r;
 }
 

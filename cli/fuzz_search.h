@@ -62,7 +62,25 @@ struct ShrinkResult {
 // Greedy genome-level shrinking: fewer batches and heads, shorter Tq, Tk, Dk, Dv, options and
 // poison off, ordinary exponents, fewer and zeroed value codes, each kept only while the same
 // finding kind persists, until nothing more helps or the time is up.
+// A candidate on which attnv itself cannot judge (a HarnessError) is not kept: it is no evidence
+// of the finding.
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
                     const fuzz::OracleOptions& opt, double max_seconds);
+
+// The same shrinking for a case on which attnv met its own error: a candidate is kept while
+// judging it still throws a HarnessError of the same signature (the message with its numbers
+// left out: "bound is NaN at dq[350]" and "... at dq[7]" are one defect), so the saved case is
+// the smallest form of attnv's defect, not of some other one.
+struct AttnvErrorShrinkResult {
+  fuzz::Genome genome;
+  std::string error;            // the message on the shrunk genome
+  std::int64_t execs = 0;
+  int steps = 0;
+};
+AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, const std::string& error,
+                                          const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds);
+
+// A message with every number (digits, a decimal point, an exponent) written as '#'.
+std::string error_signature(const std::string& message);
 
 }  // namespace attnv::cli

@@ -2,10 +2,13 @@
 // judge, a harness that could not pass the call) stops the search with no verdict on the kernel
 // and keeps the input, so `attnv fuzz` can save the case (exit 3) where it used to end as a bare
 // "internal error" with nothing to reproduce. Planted here by a kernel whose harness fails on
-// cases with more than 3 keys.
+// cases with more than 3 keys. The case is then shrunk while the same error persists, and
+// shrinking a finding never keeps a step on which attnv itself cannot judge.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 #include "cli/fuzz_search.h"
@@ -27,6 +30,47 @@ class HarnessFailsPastThreeKeys final : public props::NarrowedKernel {
     NarrowedKernel::forward(p, v);
   }
 };
+
+// Past 3 keys the planted error; past `other_from` keys another one (another defect of attnv's).
+class HarnessFailsByKeys final : public props::NarrowedKernel {
+ public:
+  explicit HarnessFailsByKeys(std::int64_t other_from)
+      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), other_from_(other_from) {}
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (p.shape.Tk > other_from_) throw HarnessError("other planted error: Tk " + std::to_string(p.shape.Tk));
+    if (p.shape.Tk > 3) throw HarnessError("planted harness error: Tk " + std::to_string(p.shape.Tk));
+    NarrowedKernel::forward(p, v);
+  }
+
+ private:
+  std::int64_t other_from_;
+};
+
+// A kernel bug (its first output NaN) on cases with more than 2 keys, attnv's error on the rest.
+class NanOutputPastTwoKeys final : public props::NarrowedKernel {
+ public:
+  NanOutputPastTwoKeys() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (p.shape.Tk <= 2) throw HarnessError("planted harness error: Tk " + std::to_string(p.shape.Tk));
+    NarrowedKernel::forward(p, v);
+    static_cast<float*>(v.out.data)[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+};
+
+// A small f32 genome (every header byte 0 but the keys), its values from the seed.
+fuzz::Genome genome_with_keys(std::int64_t tk) {
+  fuzz::Genome g;
+  g.header[fuzz::kTk] = fuzz::code_for_length(tk, fuzz::kSmallT, fuzz::kMaxT);
+  return g;
+}
+
+std::int64_t keys_of(const fuzz::Genome& g) { return fuzz::shape_of(g).Tk; }
+
+TEST(FuzzSearch, ErrorSignaturesLeaveOutTheNumbers) {
+  EXPECT_EQ(error_signature("attnv's error bound is NaN at dq[350]"), error_signature("attnv's error bound is NaN at dq[7]"));
+  EXPECT_EQ(error_signature("ratio 1.5e-07 at f32 index 3"), "ratio # at f# index #");
+  EXPECT_NE(error_signature("planted harness error: Tk 5"), error_signature("other planted error: Tk 5"));
+}
 
 TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   SearchOptions opt;
@@ -55,6 +99,47 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   EXPECT_EQ(reproducer_layout(saved[0]), fuzz::genome_layout(r.genome, claims));
   EXPECT_TRUE(std::filesystem::exists(dir / "finding.txt"));
   std::filesystem::remove_all(dir);
+
+  // Shrunk while the planted error persists: down to 4 keys (3 would be judged), one batch entry.
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, r.genome, *r.attnv_error, claims, opt.oracle, 20);
+  const Case small = fuzz::genome_case(s.genome, claims, opt.oracle.backward && claims.backward);
+  EXPECT_EQ(small.problem.shape.Tk, 4) << fuzz::case_line(small, fuzz::genome_layout(s.genome, claims));
+  EXPECT_EQ(small.problem.shape.B, 1);
+  EXPECT_NE(s.error.find("planted harness error: Tk 4"), std::string::npos) << s.error;
+  EXPECT_THROW(fuzz::judge_genome(probe, s.genome, claims, opt.oracle), HarnessError) << "the saved case meets it";
+}
+
+// Another error of attnv's (or a judged case) on a smaller input is another defect: not kept.
+TEST(FuzzSearch, ShrinkingAttnvsErrorKeepsOnlyTheSameError) {
+  HarnessFailsByKeys probe(/*other_from=*/20);
+  const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
+  const fuzz::OracleOptions oracle;
+  std::string error;
+  try {
+    fuzz::judge_genome(probe, genome_with_keys(30), claims, oracle);
+  } catch (const HarnessError& e) {
+    error = e.what();
+  }
+  ASSERT_NE(error.find("other planted error"), std::string::npos) << "30 keys meet the other error: " << error;
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, genome_with_keys(30), error, claims, oracle, 20);
+  EXPECT_GT(keys_of(s.genome), 20) << "a step that met the first planted error was kept";
+  EXPECT_LT(keys_of(s.genome), 30) << "nothing was shrunk";
+  EXPECT_NE(s.error.find("other planted error"), std::string::npos) << s.error;
+}
+
+// A finding is shrunk past candidates attnv cannot judge (it used to end the command there as
+// attnv's internal error, the finding lost): those steps are not kept.
+TEST(FuzzSearch, ShrinkingAFindingSkipsStepsAttnvCannotJudge) {
+  NanOutputPastTwoKeys probe;
+  const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
+  const fuzz::OracleOptions oracle;
+  const fuzz::Genome g = genome_with_keys(30);
+  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);
+  ASSERT_TRUE(v.finding.has_value()) << "the NaN output is a finding on 30 keys";
+  ShrinkResult s;
+  ASSERT_NO_THROW(s = shrink(probe, g, *v.finding, claims, oracle, 20));
+  EXPECT_EQ(keys_of(s.genome), 3) << "down to the smallest case attnv judges";
+  EXPECT_EQ(s.finding.kind, v.finding->kind);
 }
 
 // The same kernel without the planted error runs clean: the error, not the search, stopped it.
