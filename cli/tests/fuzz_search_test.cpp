@@ -6,7 +6,6 @@
 // shrinking a finding never keeps a step on which attnv itself cannot judge.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <memory>
