@@ -43,6 +43,7 @@ report::Certificate for_terminal(report::Certificate c) {
   clean(c.kernel.spec);
   clean(c.kernel.name);
   clean(c.kernel.version);
+  clean(c.kernel.configuration);
   clean(c.provenance.cpu);
   clean(c.provenance.compiler);
   for (std::string& n : c.kernel.notes) clean(n, true);

@@ -18,6 +18,7 @@ report::KernelInfo describe(const std::string& spec, const Kernel& k, std::strin
   info.name = k.name();
   info.version = std::move(version);
   info.caps = k.capabilities();
+  info.configuration = k.configuration();
   for (DType d : info.caps.dtypes) info.precision.emplace_back(d, k.precision(d));
   return info;
 }

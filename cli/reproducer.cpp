@@ -101,7 +101,8 @@ void require_same_configuration(const std::optional<std::string>& recorded, bool
                    k.name() + " has " + named(k.configuration()) +
                    ": other code is another kernel, whose verdict would not say whether this failure is fixed; run "
                    "attnv repro again " +
-                   (recorded->empty() ? std::string("without --kernel-option flags") : "with " + *recorded));
+                   (recorded->empty() ? std::string("without --kernel-option flags, in the setting the failure was recorded in")
+                                      : "with " + *recorded));
 }
 
 Layout reproducer_layout(const io::ExchangeCase& c) {

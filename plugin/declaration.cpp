@@ -23,6 +23,7 @@ Declaration read_declaration(const wire::Hello& h, const std::string& who) {
   Declaration d;
   d.name = fixed_text(h.name, sizeof h.name, "name", who);
   d.version = fixed_text(h.version, sizeof h.version, "version", who);
+  d.configuration = fixed_text(h.configuration, sizeof h.configuration, "configuration", who);
   if (d.name.empty() || d.name.find_first_of(" \t\n\r") != std::string::npos)
     throw InputError(who + ": name '" + d.name + "' is empty or has spaces");
   // The same bit checks the worker made on the plugin's struct (check_kernel), made again on

@@ -20,6 +20,7 @@ struct Declaration {
   bool has_supports = false;               // supports() is set (version 2)
   bool has_precision_for = false;          // precision_for() is set (version 2, later field)
   std::array<PrecisionModel, 4> precision;  // index: ATTNV_F64 .. ATTNV_BF16
+  std::string configuration;               // attnv_kernel::configuration ("" when none)
 };
 
 // The text of a fixed-size char array from the worker, cut at its end when the terminator is

@@ -85,11 +85,12 @@ void PluginKernel::start_worker() {
   abi_version_ = d.abi_version;
   has_supports_ = d.has_supports;
   has_precision_for_ = d.has_precision_for;
+  own_configuration_ = std::move(d.configuration);
   for (std::size_t i = 0; i < d.precision.size(); ++i) precision_[i] = d.precision[i];
 }
 
 std::string PluginKernel::configuration() const {
-  std::string s;
+  std::string s = own_configuration_;  // the plugin's own word (the core plugin's ATTNV_CORE_ISA path), then attnv's flags
   for (const auto& [key, value] : opt_.kernel_options) s += (s.empty() ? "" : " ") + std::string("--kernel-option ") + key + "=" + value;
   return s;
 }

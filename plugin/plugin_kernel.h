@@ -52,7 +52,8 @@ class PluginKernel : public Kernel {
   ~PluginKernel() override;
 
   std::string name() const override { return name_; }
-  // Its options, "--kernel-option KEY=VALUE" each, in the order they were set ("" for none).
+  // The plugin's own attnv_kernel::configuration (the core plugin's "ATTNV_CORE_ISA=avx512"), then
+  // its options, "--kernel-option KEY=VALUE" each, in the order they were set; "" for neither.
   std::string configuration() const override;
   std::string version() const { return version_; }
   Capabilities capabilities() const override { return caps_; }
@@ -94,6 +95,7 @@ class PluginKernel : public Kernel {
   unsigned abi_version_ = 1;
   bool has_supports_ = false;
   bool has_precision_for_ = false;
+  std::string own_configuration_;  // attnv_kernel::configuration, as the worker read it
   PrecisionModel precision_[4];
   int starts_ = 0;
 };

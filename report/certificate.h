@@ -30,6 +30,10 @@ struct KernelInfo {
   // The configuration certified: --kernel-option key=value, in command line order (a plugin of
   // ABI version 2). Part of the run's provenance, and of every command that reruns it.
   std::vector<std::pair<std::string, std::string>> options;
+  // Kernel::configuration(): what, beside the name, picked the code certified (the core's
+  // "ATTNV_CORE_ISA=avx512"; a plugin's own declared configuration, then its options). The
+  // same string its failures' evidence records, which attnv repro holds a rerun to.
+  std::string configuration;
 };
 
 // " --kernel-option key=value ..." for the options (shell-quoted), "" without any.

@@ -48,6 +48,7 @@ void header(std::ostringstream& o, const Certificate& c, const Summary& s) {
   item("attnv", c.attnv_version + (c.provenance.attnv_commit.empty() ? "" : " (commit " + c.provenance.attnv_commit.substr(0, 12) + ")"));
   if (!c.kernel.sha256.empty()) item("plugin sha256", c.kernel.sha256);
   if (c.kernel.abi_version > 0) item("plugin ABI", "version " + std::to_string(c.kernel.abi_version));
+  if (!c.kernel.configuration.empty()) item("configuration", c.kernel.configuration);
   if (!c.kernel.options.empty()) {
     std::string opts;
     for (const auto& [key, value] : c.kernel.options) append(opts, key + "=" + value, " ");

@@ -60,7 +60,8 @@ Json kernel(const KernelInfo& k) {
               {"precision", precision},
               {"notes", k.notes},
               {"sha256", k.sha256},
-              {"abi_version", k.abi_version}};
+              {"abi_version", k.abi_version},
+              {"configuration", k.configuration}};
 }
 
 Json histogram(const bound::RatioHistogram& h) {

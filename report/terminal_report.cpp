@@ -160,6 +160,7 @@ std::string terminal_summary(const Certificate& c, bool color) {
   if (!c.kernel.version.empty()) o << " " << c.kernel.version;
   o << " (" << c.kernel.spec << ")\n";
   if (!c.kernel.sha256.empty()) o << "  sha256    " << c.kernel.sha256 << (c.kernel.abi_version ? " (plugin ABI version " + std::to_string(c.kernel.abi_version) + ")" : "") << "\n";
+  if (!c.kernel.configuration.empty()) o << "  configuration  " << c.kernel.configuration << "\n";
   if (!c.kernel.options.empty()) {
     o << "  options  ";
     for (const auto& [key, value] : c.kernel.options) o << " " << key << "=" << value;

@@ -211,6 +211,7 @@ TEST(CertifyCommand, CoreIsaEnvironmentChoosesThePathTheCertificateNames) {
   EXPECT_NE(r.err.find("(portable path)"), std::string::npos) << r.err;
   // Every rerun command repeats the setting: without it, a rerun would judge the default path.
   EXPECT_EQ(j["environment"], "ATTNV_CORE_ISA=portable");
+  EXPECT_EQ(j["kernel"]["configuration"], "ATTNV_CORE_ISA=portable") << "what its evidence records";
   EXPECT_EQ(j["command"].get<std::string>().rfind("ATTNV_CORE_ISA=portable attnv certify --kernel builtin:core", 0), 0u) << j["command"];
   EXPECT_NE(r.err.find("rerun: ATTNV_CORE_ISA=portable attnv certify"), std::string::npos) << r.err;
   r = run_split("ATTNV_CORE_ISA=avx9", "certify --kernel builtin:core --only R13 --dtype f32", dir);
@@ -237,6 +238,7 @@ TEST(CertifyCommand, CertificateIdentifiesAttnvTheMachineAndTheKernel) {
   EXPECT_EQ(j["environment"], "") << "nothing forced (and the naive kernel does not use the core)";
   EXPECT_EQ(j["command"].get<std::string>().rfind("attnv certify ", 0), 0u) << j["command"];
   EXPECT_EQ(j["kernel"]["sha256"], "") << "a built-in kernel has no file";
+  EXPECT_EQ(j["kernel"]["configuration"], "") << "nothing beside its name picks the naive kernel's code";
   EXPECT_NE(r.err.find("certified by attnv"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }

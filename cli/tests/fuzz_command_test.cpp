@@ -177,6 +177,21 @@ TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
       EXPECT_FALSE(has(run.output, "passes")) << run.output;
     }
   }
+  // The same core built as a plugin: its worker names the path it runs (attnv_kernel's
+  // configuration), so the plugin is held to the same rule.
+  const std::string core_plugin = std::string("repro --kernel plugin:") + PLUGIN_CORE + " " + folder.string();
+  {
+    const ScopedEnv same("ATTNV_CORE_ISA", "portable");
+    run = run_attnv(core_plugin, dir);
+    EXPECT_EQ(run.status, 0) << run.output;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    const ScopedEnv other("ATTNV_CORE_ISA", "avx2");
+    run = run_attnv(core_plugin, dir);
+    EXPECT_EQ(run.status, 2) << run.output;
+    EXPECT_TRUE(has(run.output, "recorded with kernel configuration 'ATTNV_CORE_ISA=portable', and this run's core has "
+                                "'ATTNV_CORE_ISA=avx2'")) << run.output;
+  }
   // Another kernel is judged, and named: whether a correct kernel passes the case.
   run = run_attnv("repro --kernel builtin:naive " + folder.string(), dir);
   EXPECT_EQ(run.status, 0) << run.output;

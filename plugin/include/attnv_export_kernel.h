@@ -35,7 +35,7 @@ namespace {  // one copy per plugin: the header belongs to one source file of on
 
 struct State {
   std::unique_ptr<Kernel> kernel;
-  std::string name, version;
+  std::string name, version, configuration;
   attnv_kernel desc{};
   std::string last_error;
 };
@@ -163,6 +163,8 @@ const attnv_kernel* describe(Factory&& make, const char* version) {
     s.desc.supports = &supports;
     s.desc.precision_for = may_choose_precision_per_problem<Made>() ? &precision_for : nullptr;
     withdrawn_to_abi(c, s.desc.withdrawn);
+    s.configuration = s.kernel->configuration();  // Kernel::configuration: the core's ATTNV_CORE_ISA path, say
+    s.desc.configuration = s.configuration.c_str();
     return &s.desc;
   } catch (...) {
     s.kernel.reset();

@@ -298,6 +298,13 @@ typedef struct attnv_kernel {
    * that hold for the other dtypes but not this one, a bias exact in f32 but not in f16, say.
    * Each must be declared in caps. 0: nothing withdrawn. */
   uint32_t withdrawn[4];
+  /* Optional (NULL or "": nothing does). What, beside the name and the `--kernel-option`s, picks
+   * the kernel's code in this process, written as a person sets it: "ATTNV_CORE_ISA=avx512" for
+   * an environment variable, "isa=avx2 (cpu dispatch)" for a path chosen from the CPU. Read
+   * after the options are set; at most 1023 bytes. attnv records it with every failure and
+   * `attnv repro` refuses to judge a saved failure under another configuration: other code is
+   * another kernel, whose pass would not mean the failure is fixed. */
+  const char* configuration;
 } attnv_kernel;
 
 /* The operation supports() is asked about. */

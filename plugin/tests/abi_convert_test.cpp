@@ -325,7 +325,7 @@ TEST(AbiConvert, WithdrawnClaimsRoundTripAndJunkBitsAreRejected) {
 TEST(AbiConvert, DeclarationChecks) {
   auto fwd = [](const attnv_problem*, const attnv_views*) { return 0; };
   attnv_kernel k{ATTNV_ABI_VERSION, sizeof(attnv_kernel), "k", "1", ATTNV_DTYPE_BIT(ATTNV_F32), 0,
-                 nullptr, +fwd, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, {}};
+                 nullptr, +fwd, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
   EXPECT_TRUE(check_kernel(k, "plugin p").empty());
   attnv_kernel b = k;
   b.caps = ATTNV_CAP_BACKWARD;

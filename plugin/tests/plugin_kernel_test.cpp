@@ -402,6 +402,26 @@ TEST(PluginKernelV2, MalformedDeclarationsAreInputErrorsSayingWhatIsWrong) {
   EXPECT_TRUE(has(large, "larger than the version 2 attnv_kernel")) << large;
   const std::string version = load_error(PLUGIN_V2_MALFORMED_VERSION);
   EXPECT_TRUE(has(version, "plugin " PLUGIN_V2_MALFORMED_VERSION ": ABI version 3; this attnv reads versions 1 and 2")) << version;
+  // Cut, a configuration would name other code: refused whole.
+  const std::string longer = load_error(PLUGIN_V2_MALFORMED_LONG_CONFIGURATION);
+  EXPECT_TRUE(has(longer, "attnv_kernel::configuration is 2000 bytes, longer than 1023")) << longer;
+}
+
+// The plugin's own configuration crosses the worker, before attnv's --kernel-option flags: the
+// core exported as a plugin names the path its worker runs (the worker inherits the
+// environment), so a failure recorded on one path is never re-judged on another.
+TEST(PluginKernelV2, ThePluginsOwnConfigurationComesFromItsWorker) {
+  ASSERT_EQ(setenv("ATTNV_CORE_ISA", "portable", 1), 0);
+  const std::string forced = PluginKernel(PLUGIN_CORE).configuration();
+  ASSERT_EQ(unsetenv("ATTNV_CORE_ISA"), 0);
+  EXPECT_EQ(forced, "ATTNV_CORE_ISA=portable");
+  const std::string by_cpu = PluginKernel(PLUGIN_CORE).configuration();
+  EXPECT_EQ(by_cpu.rfind("ATTNV_CORE_ISA=", 0), 0u) << by_cpu;  // the path the CPU gave, named too
+  // Plugins that declare none: their options alone (a version 1 plugin has no such field).
+  PluginOptions opt;
+  opt.kernel_options = {{"decline", "none"}};
+  EXPECT_EQ(PluginKernel(PLUGIN_V2_DECLINES, opt).configuration(), "--kernel-option decline=none");
+  EXPECT_EQ(PluginKernel(PLUGIN_EXAMPLE_MINIMAL).configuration(), "");
 }
 
 TEST(PluginKernelV2, VersionsAreReadFromWhatThePluginDeclares) {

@@ -90,6 +90,7 @@ struct Hello {
   std::int32_t has_supports = 0;   // supports() is set: calls may be declined
   std::int32_t has_precision_for = 0;  // precision_for() is set: the model may depend on the problem
   std::uint32_t withdrawn[4] = {};     // attnv_kernel::withdrawn
+  char configuration[1024] = {};       // attnv_kernel::configuration ("" when NULL)
   // Per storage dtype (index = ATTNV_F64..ATTNV_BF16): the plugin's precision() result.
   // has_precision = 0: the plugin gives none (NULL function), the natural model applies.
   std::int32_t has_precision = 0;

@@ -84,6 +84,11 @@ Hello describe(const attnv_kernel* k) {
   h.has_supports = k->supports != nullptr;
   h.has_precision_for = k->precision_for != nullptr;
   for (int d = 0; d < 4; ++d) h.withdrawn[d] = k->withdrawn[d];
+  // A configuration too long for the Hello is sent whole-or-not: cut, it would name other code.
+  if (k->configuration && std::strlen(k->configuration) >= sizeof h.configuration)
+    throw attnv::InputError("attnv_kernel::configuration is " + std::to_string(std::strlen(k->configuration)) +
+                            " bytes, longer than " + std::to_string(sizeof h.configuration - 1));
+  copy_text(h.configuration, sizeof h.configuration, k->configuration ? k->configuration : "");
   copy_text(h.name, sizeof h.name, k->name);
   copy_text(h.version, sizeof h.version, k->version);
   h.dtypes = k->dtypes;
@@ -279,6 +284,8 @@ int main(int argc, char** argv) {
     k = &kernel;
     hello = describe(k);
   } catch (const std::exception& e) {
+    k = nullptr;  // not loaded: the worker ends once the parent has the reason
+    hello = Hello{};
     hello.kind = wire::ReplyKind::load_error;
     copy_text(hello.text, sizeof hello.text, e.what());
   }

@@ -298,10 +298,12 @@ TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
   EXPECT_TRUE(contains(t, " > max_tk 64")) << t;
   EXPECT_TRUE(contains(t, "  options   max_tk=64\n")) << t;
   EXPECT_TRUE(contains(t, "(plugin ABI version 2)")) << t;
+  EXPECT_TRUE(contains(t, "  configuration  isa=avx2 (cpu dispatch) --kernel-option max_tk=64\n")) << t;
   const std::string json = to_json(c);
   const nlohmann::json j = nlohmann::json::parse(json);
   EXPECT_EQ(j["provenance"]["kernel_options"][0]["key"], "max_tk");
   EXPECT_EQ(j["kernel"]["abi_version"], 2);
+  EXPECT_EQ(j["kernel"]["configuration"], "isa=avx2 (cpu dispatch) --kernel-option max_tk=64");
   EXPECT_GT(j["verdict"]["cases_declined"].get<int>(), 0);
   EXPECT_FALSE(j["results"][0]["declined"].empty());
   EXPECT_TRUE(contains(j["results"][0]["reproduce_command"].get<std::string>(), "--kernel-option max_tk=64 --suite quick"));

@@ -38,7 +38,7 @@ class DecliningKernel : public NarrowKernel {
 };
 
 KernelInfo info(const Kernel& k, std::string spec, const std::vector<DType>& dtypes) {
-  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, "", 0, {}};
+  KernelInfo i{std::move(spec), k.name(), "test-1.0", k.capabilities(), {}, {}, "", 0, {}, k.configuration()};
   // A plugin is identified by its file's hash (a made-up one: these kernels are in process).
   if (i.spec.rfind("plugin:", 0) == 0) i.sha256 = std::string(64, 'a');
   for (DType d : dtypes) i.precision.emplace_back(d, k.precision(d));
@@ -50,7 +50,7 @@ Certificate certify(const conformance::KernelFactory& make, const std::string& s
   opt.threads = 2;
   const std::unique_ptr<Kernel> k = make();
   Certificate c{"0.1.0", "", {"0123456789abcdef0123456789abcdef01234567", "GCC 12.2.0", "Test CPU <model> & co", "portable"},
-                info(*k, spec, k->capabilities().dtypes), conformance::run_conformance(make, opt)};
+                info(*k, spec, k->capabilities().dtypes), conformance::run_conformance(make, opt), ""};
   c.command = "attnv certify --kernel " + shell_quote(spec) + " --suite quick --seed " + std::to_string(opt.seed);
   return c;
 }
@@ -102,6 +102,7 @@ Certificate declining_certificate(std::uint64_t seed) {
   Certificate c = certify([] { return std::make_unique<DecliningKernel>(); }, "plugin:/tmp/declining.so", opt);
   c.kernel.abi_version = 2;
   c.kernel.options = {{"max_tk", "64"}};
+  c.kernel.configuration = "isa=avx2 (cpu dispatch) --kernel-option max_tk=64";
   return c;
 }
 
