@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -77,6 +78,32 @@ void run_on_new_threads(Job& job, int workers) {
   for (auto& th : threads) th.join();
 }
 
+// How long an idle worker, or a caller waiting for its workers, polls before it sleeps. A decode
+// loop calls again within a fraction of a millisecond, and waking a sleeping thread took tens of
+// microseconds on the 2-vCPU VMs, a fifth of a short decode call (bench/README.md, "Zen 4,
+// session 19"); a few tens of microseconds of polling per call cost the machine little. Polling
+// changes when a thread takes chunks, never which chunks there are or what they compute. A pool
+// with more threads than the CPU has (ATTNV_THREADS=3 on 2 cores) does not poll: there a polling
+// thread would take the CPU from one that has work (ThreadSanitizer's core tests ran 12% longer).
+constexpr std::chrono::microseconds kPoll{50};
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// True as soon as ready() is, false after `limit` without it.
+template <class Ready>
+bool poll_for(std::chrono::microseconds limit, Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (unsigned i = 0;; ++i) {
+    if (ready()) return true;
+    if (i % 64 == 63 && std::chrono::steady_clock::now() >= until) return false;
+    cpu_relax();
+  }
+}
+
 // Workers started once (on first need) and kept asleep between calls. Why: a thread started per
 // call began running its first chunk 2.2 ms on average (median 2.7) into a 5 ms decode call on
 // the 2-vCPU VM (bench/README.md, "Decode per ISA path"): Linux queued the new thread on the
@@ -101,6 +128,7 @@ class Pool {
           const int index = static_cast<int>(threads_.size());
           threads_.emplace_back([this, index] { loop(index); });
         }
+        poll_ = threads_.size() + 1 <= std::max(1u, std::thread::hardware_concurrency());
       } catch (const std::exception&) {
         return false;  // the threads started so far stay for later calls
       }
@@ -113,6 +141,11 @@ class Pool {
     job.work();
     std::unique_lock lock(mutex_);
     job_ = nullptr;  // closed: no worker joins from now on
+    if (active_ != 0 && poll_) {
+      lock.unlock();
+      poll_for(kPoll, [this] { return active_.load(std::memory_order_acquire) == 0; });
+      lock.lock();
+    }
     done_.wait(lock, [this] { return active_ == 0; });
     busy_ = false;
     return true;
@@ -136,9 +169,15 @@ class Pool {
     std::uint64_t seen = 0;
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stopped_ || (job_ && generation_ != seen && index < helpers_); });
+      if (poll_ && !stopped_ && generation_ == seen) {  // poll a while for the next call, then sleep
+        lock.unlock();
+        poll_for(kPoll, [&] { return stopped_.load(std::memory_order_relaxed) || generation_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+      }
+      wake_.wait(lock, [&] { return stopped_ || generation_ != seen; });
       if (stopped_) return;
       seen = generation_;
+      if (!job_ || index >= helpers_) continue;  // closed before this worker came, or not wanted
       Job* job = job_;
       ++active_;
       lock.unlock();
@@ -152,11 +191,14 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> threads_;
-  bool busy_ = false, stopped_ = false;
+  // Written under mutex_; atomic because polling threads read them without it.
+  std::atomic<bool> stopped_{false};
+  std::atomic<int> active_{0};            // pool threads inside the current job's work()
+  std::atomic<std::uint64_t> generation_{0};  // calls published so far
+  std::atomic<bool> poll_{false};             // the pool's threads and the caller fit the CPU
+  bool busy_ = false;
   Job* job_ = nullptr;   // the open job, or none
   int helpers_ = 0;      // pool threads the open job may use: those with index < helpers_
-  int active_ = 0;       // pool threads inside the current job's work()
-  std::uint64_t generation_ = 0;
 };
 
 // Cleared when the pool is destroyed: a parallel_for from a static destructor that runs later
