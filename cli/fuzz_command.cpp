@@ -141,8 +141,11 @@ int run_fuzz(const FuzzArgs& a) {
     const Layout layout = fuzz::genome_layout(s.genome, claims);
     std::ostringstream text;
     text << "attnv fuzz: ATTNV ERROR (attnv's own defect, not the kernel's) after " << r.status.execs
-         << " execs: " << s.error << "\n  case:  " << fuzz::case_line(c, layout) << "\n  (shrunk in " << s.steps
-         << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+         << " execs: " << s.error << "\n  case:  " << fuzz::case_line(c, layout) << '\n';
+    if (s.recurred)
+      text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+    else
+      text << "  (not shrunk: judged again, this case did not meet the error; the saved case may not show it)\n";
     write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), s.error, text.str());
     std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
     return 3;

@@ -300,7 +300,7 @@ AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, cons
                                           const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds) {
   AttnvErrorShrinkResult r{g, error, 0, 0};
   const std::string signature = error_signature(error);
-  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, [&](const fuzz::Genome& c) {
+  const auto same_error = [&](const fuzz::Genome& c) {
     try {
       fuzz::judge_genome(k, c, claims, opt);  // judged (a finding or not) or skipped: not this error
     } catch (const HarnessError& e) {
@@ -309,7 +309,14 @@ AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, cons
       return true;
     }
     return false;
-  });
+  };
+  ++r.execs;
+  r.recurred = same_error(g);
+  if (!r.recurred) {
+    r.error = error;
+    return r;
+  }
+  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_error);
   return r;
 }
 

@@ -71,11 +71,15 @@ ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, co
 // judging it still throws a HarnessError of the same signature (the message with its numbers
 // left out: "bound is NaN at dq[350]" and "... at dq[7]" are one defect), so the saved case is
 // the smallest form of attnv's defect, not of some other one.
+// The found genome is judged once more first: an error that does not recur (on this kernel
+// instance, this time) is not shrunk, and `recurred` says so, for a saved case that may not
+// show it again must not be presented as one that does.
 struct AttnvErrorShrinkResult {
   fuzz::Genome genome;
   std::string error;            // the message on the shrunk genome
   std::int64_t execs = 0;
   int steps = 0;
+  bool recurred = false;        // the found genome met the same error again
 };
 AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, const std::string& error,
                                           const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds);

@@ -104,7 +104,7 @@ bool poll_for(std::chrono::microseconds limit, Ready ready) {
   }
 }
 
-// Workers started once (on first need) and kept asleep between calls. Why: a thread started per
+// Workers started once (on first need) and kept between calls (polling, then asleep: kPoll). Why: a thread started per
 // call began running its first chunk 2.2 ms on average (median 2.7) into a 5 ms decode call on
 // the 2-vCPU VM (bench/README.md, "Decode per ISA path"): Linux queued the new thread on the
 // caller's busy core. A sleeping worker is woken on an idle core instead.

@@ -5,9 +5,9 @@
 // throws is rethrown on the calling thread (the same one in every run, whatever the timing).
 // The workers are started on first need and kept for later calls (thread_local state such as
 // the decode's workspace survives between calls), polling for the next call for 50 us before
-// they sleep (a decode loop's next call comes sooner than a sleeping thread wakes); a call made while another holds them
-// (a nested call from inside a body, or one from another thread) starts threads of its own, so
-// calls never wait for each other. The workers are joined at exit.
+// they sleep (a decode loop's next call comes sooner than a sleeping thread wakes); a call made
+// while another holds them (a nested call from inside a body, or one from another thread) starts
+// threads of its own, so calls never wait for each other. The workers are joined at exit.
 #include <cstdint>
 #include <functional>
 

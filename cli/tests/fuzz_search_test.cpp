@@ -101,6 +101,7 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
 
   // Shrunk while the planted error persists: down to 4 keys (3 would be judged), one batch entry.
   const AttnvErrorShrinkResult s = shrink_attnv_error(probe, r.genome, *r.attnv_error, claims, opt.oracle, 20);
+  EXPECT_TRUE(s.recurred);
   const Case small = fuzz::genome_case(s.genome, claims, opt.oracle.backward && claims.backward);
   EXPECT_EQ(small.problem.shape.Tk, 4) << fuzz::case_line(small, fuzz::genome_layout(s.genome, claims));
   EXPECT_EQ(small.problem.shape.B, 1);
@@ -124,6 +125,32 @@ TEST(FuzzSearch, ShrinkingAttnvsErrorKeepsOnlyTheSameError) {
   EXPECT_GT(keys_of(s.genome), 20) << "a step that met the first planted error was kept";
   EXPECT_LT(keys_of(s.genome), 30) << "nothing was shrunk";
   EXPECT_NE(s.error.find("other planted error"), std::string::npos) << s.error;
+}
+
+// An error that does not come back when the found case is judged again is not shrunk, and the
+// result says so: shrinking it would keep whatever smaller case happened to throw.
+class HarnessFailsOnItsFirstCallOnly final : public props::NarrowedKernel {
+ public:
+  HarnessFailsOnItsFirstCallOnly() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (calls_++ == 0) throw HarnessError("planted harness error: call 1");
+    NarrowedKernel::forward(p, v);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(FuzzSearch, AnErrorThatDoesNotRecurIsNotShrunk) {
+  HarnessFailsOnItsFirstCallOnly probe;
+  const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
+  const fuzz::OracleOptions oracle;
+  const fuzz::Genome g = genome_with_keys(30);
+  EXPECT_THROW(fuzz::judge_genome(probe, g, claims, oracle), HarnessError);  // met once, as in the search
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, g, "planted harness error: call 1", claims, oracle, 20);
+  EXPECT_FALSE(s.recurred);
+  EXPECT_EQ(s.steps, 0);
+  EXPECT_EQ(keys_of(s.genome), 30) << "the found case is kept as found";
 }
 
 // A finding is shrunk past candidates attnv cannot judge (it used to end the command there as

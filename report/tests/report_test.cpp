@@ -311,6 +311,7 @@ TEST(ReportSample, DeclinedCasesAreCountedInEveryForm) {
   EXPECT_TRUE(contains(to_junit(c), "<property name=\"kernel_option\" value=\"max_tk=64\"/>"));
   EXPECT_TRUE(contains(to_junit(c), "cases declined by the kernel"));
   EXPECT_TRUE(contains(to_html(c), "id=\"declined\""));
+  EXPECT_TRUE(contains(to_html(c), "<dt>configuration</dt><dd>isa=avx2 (cpu dispatch) --kernel-option max_tk=64</dd>"));
 }
 
 // A run of the built-in core on a path ATTNV_CORE_ISA forced: every command the certificate
