@@ -17,8 +17,6 @@
 namespace attnv::props {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // SPEC visibility, written here again on purpose (see the header).
 struct Visibility {
   const Case& c;

@@ -62,18 +62,19 @@ std::int64_t span_elements(const std::array<std::int64_t, 4>& shape, const std::
   return last + 1;
 }
 
+// Every index in row-major order, with its flat position. The index is carried like an
+// odometer (not divided out of the flat position: the buffers walk every element of every case).
 template <class F>
 void for_each_index(const std::array<std::int64_t, 4>& shape, int rank, F f) {
   std::array<std::int64_t, 4> i{};
   std::int64_t n = 1;
   for (int d = 0; d < rank; ++d) n *= shape[static_cast<std::size_t>(d)];
   for (std::int64_t flat = 0; flat < n; ++flat) {
-    std::int64_t r = flat;
-    for (int d = rank - 1; d >= 0; --d) {
-      i[static_cast<std::size_t>(d)] = r % shape[static_cast<std::size_t>(d)];
-      r /= shape[static_cast<std::size_t>(d)];
-    }
     f(flat, i);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++i[static_cast<std::size_t>(d)] < shape[static_cast<std::size_t>(d)]) break;
+      i[static_cast<std::size_t>(d)] = 0;
+    }
   }
 }
 

@@ -6,27 +6,6 @@
 
 namespace attnv {
 
-std::size_t Case::qi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
-  const Shape& s = problem.shape;
-  return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dk + d);
-}
-std::size_t Case::ki(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
-  const Shape& s = problem.shape;
-  return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dk + d);
-}
-std::size_t Case::vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
-  const Shape& s = problem.shape;
-  return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dv + d);
-}
-std::size_t Case::oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
-  const Shape& s = problem.shape;
-  return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dv + d);
-}
-std::size_t Case::li(std::int64_t b, std::int64_t h, std::int64_t i) const {
-  const Shape& s = problem.shape;
-  return static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i);
-}
-
 Case make_zero_case(const Problem& p, bool with_dout) {
   Case c;
   c.problem = p;

@@ -32,12 +32,27 @@ struct Case {
   std::int64_t kv_len_of(std::int64_t b) const {
     return problem.has_kv_len ? kv_len[static_cast<std::size_t>(b)] : problem.shape.Tk;
   }
-  // Dense offsets.
-  std::size_t qi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const;
-  std::size_t ki(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const;
-  std::size_t vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const;
-  std::size_t oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const;  // out, dout
-  std::size_t li(std::int64_t b, std::int64_t h, std::int64_t i) const;                  // lse
+  // Dense offsets (inline: the references and the bound call them once per element).
+  std::size_t qi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {
+    const Shape& s = problem.shape;
+    return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dk + d);
+  }
+  std::size_t ki(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
+    const Shape& s = problem.shape;
+    return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dk + d);
+  }
+  std::size_t vi(std::int64_t b, std::int64_t h, std::int64_t j, std::int64_t d) const {
+    const Shape& s = problem.shape;
+    return static_cast<std::size_t>(((b * s.Hkv + h) * s.Tk + j) * s.Dv + d);
+  }
+  std::size_t oi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) const {  // out, dout
+    const Shape& s = problem.shape;
+    return static_cast<std::size_t>(((b * s.Hq + h) * s.Tq + i) * s.Dv + d);
+  }
+  std::size_t li(std::int64_t b, std::int64_t h, std::int64_t i) const {  // lse
+    const Shape& s = problem.shape;
+    return static_cast<std::size_t>((b * s.Hq + h) * s.Tq + i);
+  }
   // Mask and bias of query head h of batch b: their broadcast extents pick the plane, so every
   // reader addresses them by (b, h) and a broadcast cannot be forgotten.
   std::size_t mi(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {

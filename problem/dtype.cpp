@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace attnv {
@@ -54,8 +55,14 @@ int max_exponent(DType t) {
 
 double unit_roundoff(DType t) { return std::ldexp(1.0, -mantissa_bits(t)); }
 
-double max_finite(DType t) {
-  return std::ldexp(2.0 - std::ldexp(1.0, 1 - mantissa_bits(t)), max_exponent(t));
+double max_finite(DType t) {  // (2 - 2^(1-p)) 2^emax, written out: round_to asks for it per value
+  switch (t) {
+    case DType::f64: return std::numeric_limits<double>::max();
+    case DType::f32: return std::numeric_limits<float>::max();
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 0x1.fep127;
+  }
+  return std::numeric_limits<double>::max();
 }
 
 double min_normal(DType t) { return std::ldexp(1.0, min_exponent(t)); }
@@ -84,11 +91,31 @@ double round_with(DType t, double x, bool truncate) {
   return r;
 }
 
+double from_bits(std::uint64_t u) { return std::bit_cast<double>(u); }
+
+// Round to nearest, ties to even, the way round_with does, without its library calls (the
+// references and the buffers round every value they touch). The quantum q = 2^k comes from the
+// exponent bits; adding C = 1.5 * 2^(k+52) puts a in C's binade, whose ulp is q, so the double
+// addition itself rounds a to a multiple of q, to nearest even (C / q is even), and subtracting
+// C is exact. That needs a < 2^(k+51): a < 2^(e+1) = 2^(k+p) with p <= 11 here.
+double round_nearest_16(DType t, double x) {
+  if (!std::isfinite(x) || x == 0.0) return x;
+  const double a = std::fabs(x);
+  int e = static_cast<int>(std::bit_cast<std::uint64_t>(a) >> 52) - 1023;  // f64 subnormals: -1023
+  if (e > max_exponent(t)) return std::copysign(HUGE_VAL, x);  // a >= 2^(emax+1): past max + q/2
+  if (e < min_exponent(t)) e = min_exponent(t);
+  const int k = e - mantissa_bits(t) + 1;
+  const double c = from_bits(static_cast<std::uint64_t>(k + 52 + 1023) << 52 | std::uint64_t{1} << 51);
+  const double r = (a + c) - c;
+  return std::copysign(r > max_finite(t) ? HUGE_VAL : r, x);
+}
+
 }  // namespace
 
 double round_to(DType t, double x) {
   if (t == DType::f32) return static_cast<double>(static_cast<float>(x));  // hardware RNE
-  return round_with(t, x, false);
+  if (t == DType::f64) return x;
+  return round_nearest_16(t, x);
 }
 
 double truncate_to(DType t, double x) { return round_with(t, x, true); }
@@ -141,9 +168,37 @@ double value16(std::uint16_t b, int p, int emin, int exp_bias, int exp_field_bit
 
 }  // namespace
 
-std::uint16_t f16_bits(double x) { return bits16(round_to(DType::f16, x), 11, -14, 15, 5); }
-double f16_value(std::uint16_t b) { return value16(b, 11, -14, 15, 5); }
-std::uint16_t bf16_bits(double x) { return bits16(round_to(DType::bf16, x), 8, -126, 127, 8); }
-double bf16_value(std::uint16_t b) { return value16(b, 8, -126, 127, 8); }
+// The 16-bit formats through float, which holds every f16 and bf16 value exactly (bf16 is
+// float's upper half; an f16 normal is a float with a shorter fraction). NaN keeps the generic
+// packing, whose payload the tests pin.
+std::uint16_t f16_bits(double x) {
+  const double r = round_to(DType::f16, x);
+  if (std::isnan(r)) return bits16(r, 11, -14, 15, 5);
+  const std::uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  const double a = std::fabs(r);
+  if (a == HUGE_VAL) return sign | 0x7c00;
+  if (a < 0x1p-14) return sign | static_cast<std::uint16_t>(a * 0x1p24);  // subnormal: a multiple of 2^-24
+  const auto u = std::bit_cast<std::uint32_t>(static_cast<float>(a));
+  return sign | static_cast<std::uint16_t>((((u >> 23) - 127 + 15) << 10) | ((u >> 13) & 0x3ff));
+}
+double f16_value(std::uint16_t b) {
+  const std::uint32_t exp_field = (b >> 10) & 0x1f, frac = b & 0x3ffu;
+  if (exp_field == 0x1f) return value16(b, 11, -14, 15, 5);
+  const std::uint32_t sign = static_cast<std::uint32_t>(b & 0x8000) << 16;
+  if (exp_field == 0) {  // zero or subnormal: frac 2^-24
+    const double m = frac * 0x1p-24;
+    return sign ? -m : m;
+  }
+  return std::bit_cast<float>(sign | ((exp_field - 15 + 127) << 23) | (frac << 13));
+}
+std::uint16_t bf16_bits(double x) {
+  const double r = round_to(DType::bf16, x);
+  if (std::isnan(r)) return bits16(r, 8, -126, 127, 8);
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(r)) >> 16);  // exact: r is a bf16
+}
+double bf16_value(std::uint16_t b) {
+  if ((b & 0x7f80) == 0x7f80 && (b & 0x7f)) return std::numeric_limits<double>::quiet_NaN();
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
 
 }  // namespace attnv

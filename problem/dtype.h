@@ -6,6 +6,7 @@
 // a narrower dtype is emulated exactly (round to nearest, ties to even, IEEE overflow to inf,
 // gradual underflow), directly from the double: going through float first would round twice.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -14,6 +15,7 @@ namespace attnv {
 enum class DType : std::uint8_t { f64, f32, f16, bf16 };
 
 inline constexpr DType kAllDTypes[] = {DType::f64, DType::f32, DType::f16, DType::bf16};
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string_view dtype_name(DType t);                     // "f64", "f32", "f16", "bf16"
 std::optional<DType> parse_dtype(std::string_view name);  // also accepts "float32", "half", ...

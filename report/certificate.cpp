@@ -201,6 +201,12 @@ const CaseRecord* record_of(const RequirementResult& r, const std::string& case_
 
 }  // namespace
 
+const conformance::RequirementResult* find_result(const Certificate& c, const std::string& id, DType d) {
+  for (const conformance::RequirementResult& r : c.report.results)
+    if (r.id == id && r.dtype == d) return &r;
+  return nullptr;
+}
+
 std::optional<Worst> worst_for(const Certificate& c, DType d) {
   std::optional<Worst> best;
   for (const RequirementResult& r : c.report.results) {

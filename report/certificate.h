@@ -109,6 +109,9 @@ std::string shell_quote(const std::string& word);
 // A ratio for people: "0.031", "2.4e-05", "inf", "nan", "-" for "no ratio" (negative).
 std::string format_ratio(double r);
 
+// The result of requirement id on dtype d (null when the run has none).
+const conformance::RequirementResult* find_result(const Certificate& c, const std::string& id, DType d);
+
 // The worst case of each dtype over all results with a ratio (nullopt when none has one).
 struct Worst {
   double ratio = -1;

@@ -24,12 +24,6 @@ void append(std::string& list, const std::string& word, const char* sep) {
   list += word;
 }
 
-const RequirementResult* find(const Certificate& c, const std::string& id, DType d) {
-  for (const RequirementResult& r : c.report.results)
-    if (r.id == id && r.dtype == d) return &r;
-  return nullptr;
-}
-
 void header(std::ostringstream& o, const Certificate& c, const Summary& s) {
   const char* cls = s.certified ? "" : s.fail > 0 ? " bad" : " none";
   o << "<header class=\"hero" << cls << "\"><span class=\"badge\">" << (s.certified ? "CERTIFIED" : "NOT CERTIFIED")
@@ -107,11 +101,11 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
   for (const std::string& id : s.ids) {
     const RequirementResult* first = nullptr;
     for (DType d : s.dtypes)
-      if (!first) first = find(c, id, d);
+      if (!first) first = find_result(c, id, d);
     o << "<tr><td class=\"id\">" << html_escape(id) << "</td><td class=\"prop\">"
       << html_escape(first ? first->property : "") << "</td><td>" << html_escape(statement_of(id)) << "</td>";
     for (DType d : s.dtypes) {
-      const RequirementResult* r = find(c, id, d);
+      const RequirementResult* r = find_result(c, id, d);
       if (!r) {
         o << "<td class=\"v none\">&ndash;</td>";
         continue;

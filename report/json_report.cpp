@@ -24,15 +24,15 @@ Json real(double x) {
 // -1 is how the conformance report says "this check measures no ratio".
 Json ratio(double x) { return !std::isnan(x) && x < 0 ? Json(nullptr) : real(x); }
 
-std::string dt(DType d) { return std::string(dtype_name(d)); }
+std::string dtype_text(DType d) { return std::string(dtype_name(d)); }
 
 Json capabilities(const Capabilities& c) {
   Json dtypes = Json::array();
-  for (DType d : c.dtypes) dtypes.push_back(dt(d));
+  for (DType d : c.dtypes) dtypes.push_back(dtype_text(d));
   Json j{{"dtypes", dtypes}};
   for (const ClaimInfo& f : kClaims) j[std::string(f.key)] = c.*f.member;
   Json withdrawn = Json::object();
-  for (const auto& [d, keys] : c.withdrawn) withdrawn[dt(d)] = keys;
+  for (const auto& [d, keys] : c.withdrawn) withdrawn[dtype_text(d)] = keys;
   j["withdrawn"] = withdrawn;
   return j;
 }
@@ -40,17 +40,17 @@ Json capabilities(const Capabilities& c) {
 Json kernel(const KernelInfo& k) {
   Json precision = Json::array();
   for (const auto& [d, m] : k.precision)
-    precision.push_back(Json{{"dtype", dt(d)},
-                             {"storage", dt(m.storage)},
-                             {"accum", dt(m.accum)},
-                             {"p_dtype", dt(m.p_dtype)},
-                             {"out", dt(m.out)},
+    precision.push_back(Json{{"dtype", dtype_text(d)},
+                             {"storage", dtype_text(m.storage)},
+                             {"accum", dtype_text(m.accum)},
+                             {"p_dtype", dtype_text(m.p_dtype)},
+                             {"out", dtype_text(m.out)},
                              {"block", m.block},
                              {"exp_ulps", real(m.exp_ulps)},
-                             {"dot", dt(m.dot_dtype())},
-                             {"score", dt(m.score_dtype())},
-                             {"softmax", dt(m.softmax_dtype())},
-                             {"pv", dt(m.pv_dtype())},
+                             {"dot", dtype_text(m.dot_dtype())},
+                             {"score", dtype_text(m.score_dtype())},
+                             {"softmax", dtype_text(m.softmax_dtype())},
+                             {"pv", dtype_text(m.pv_dtype())},
                              {"flush_subnormals", m.flush_subnormals},
                              {"description", describe(m)}});
   return Json{{"spec", k.spec},
@@ -118,7 +118,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
   return Json{{"id", r.id},
               {"property", r.property},
               {"statement", statement_of(r.id)},
-              {"dtype", dt(r.dtype)},
+              {"dtype", dtype_text(r.dtype)},
               {"verdict", std::string(conformance::verdict_name(r.verdict))},
               {"cases_run", r.cases_run},
               {"cases_checked", r.cases_checked},
@@ -177,7 +177,7 @@ std::string to_json(const Certificate& c) {
   Json worst = Json::array();
   for (DType d : s.dtypes)
     if (const std::optional<Worst> w = worst_for(c, d))
-      worst.push_back(Json{{"dtype", dt(d)}, {"ratio", real(w->ratio)}, {"requirement", w->result->id},
+      worst.push_back(Json{{"dtype", dtype_text(d)}, {"ratio", real(w->ratio)}, {"requirement", w->result->id},
                            {"case_id", w->result->worst_case}});
   Json results = Json::array();
   for (const RequirementResult& r : c.report.results) results.push_back(result(c, r));

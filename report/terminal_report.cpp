@@ -42,12 +42,6 @@ std::string pad(std::string s, std::size_t w) {
   return s;
 }
 
-const RequirementResult* find(const Certificate& c, const std::string& id, DType d) {
-  for (const RequirementResult& r : c.report.results)
-    if (r.id == id && r.dtype == d) return &r;
-  return nullptr;
-}
-
 // The cell is padded before it is colored so escape codes do not break the columns.
 std::string cell(const RequirementResult* r, const Paint& paint) {
   if (!r) return pad("-", kCell);
@@ -73,7 +67,7 @@ void table(std::ostringstream& o, const Certificate& c, const Summary& s, const 
   o << paint(rtrim(head), "1") << "\n";
   for (const std::string& id : s.ids) {
     std::string line = pad(id, 5) + pad(statement_of(id), stmt - 1) + " ";  // a cut statement keeps a gap
-    for (DType d : s.dtypes) line += cell(find(c, id, d), paint);
+    for (DType d : s.dtypes) line += cell(find_result(c, id, d), paint);
     o << rtrim(line) << "\n";
   }
 }

@@ -18,7 +18,6 @@ namespace {
 using test::ScratchDir;
 using test::throws_input_error;
 
-const double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> tricky_values(DType t) {

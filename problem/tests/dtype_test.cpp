@@ -56,6 +56,45 @@ TEST(DType, RoundToNearestEvenAtTies) {
   EXPECT_EQ(round_to(DType::bf16, above), 1 + std::ldexp(1.0, -7));
 }
 
+// round_to against its definition on every gap of f16 and bf16: between adjacent values lo < hi
+// (bit patterns b, b + 1), a point nearer to one rounds to it, the midpoint to the even pattern,
+// and the same for -x with the sign kept. Past the largest finite value by half a gap is inf.
+TEST(DType, RoundToIsTheNearestValueOnEveryGap) {
+  struct Format {
+    DType t;
+    double (*value)(std::uint16_t);
+    std::uint16_t max_bits;  // the largest finite pattern
+  };
+  for (const Format f : {Format{DType::f16, f16_value, 0x7bff}, Format{DType::bf16, bf16_value, 0x7f7f}}) {
+    int checked = 0;
+    for (std::uint32_t b = 0; b < f.max_bits; ++b) {
+      const double lo = f.value(static_cast<std::uint16_t>(b)), hi = f.value(static_cast<std::uint16_t>(b + 1));
+      const double mid = lo + (hi - lo) / 2;  // exact: one more bit than the format has
+      const double even = (b % 2 == 0) ? lo : hi;
+      for (const double sign : {1.0, -1.0}) {
+        const auto expect = [&](double x, double want) {
+          const double got = round_to(f.t, sign * x);
+          EXPECT_EQ(got, sign * want) << dtype_name(f.t) << " x=" << sign * x << " pattern " << b;
+          EXPECT_EQ(std::signbit(got), sign < 0) << dtype_name(f.t) << " x=" << sign * x;
+        };
+        expect(mid, even);
+        expect(std::nextafter(mid, lo), lo);
+        expect(std::nextafter(mid, hi), hi);
+        expect(lo + (hi - lo) / 4, lo);
+        expect(hi - (hi - lo) / 4, hi);
+        ++checked;
+      }
+    }
+    EXPECT_EQ(checked, 2 * f.max_bits);
+    const double top = max_finite(f.t), gap = top - f.value(static_cast<std::uint16_t>(f.max_bits - 1));
+    EXPECT_EQ(round_to(f.t, top + gap / 2), HUGE_VAL) << dtype_name(f.t);  // the tie goes to even: inf
+    EXPECT_EQ(round_to(f.t, std::nextafter(top + gap / 2, 0.0)), top) << dtype_name(f.t);
+    EXPECT_EQ(round_to(f.t, -1e300), -HUGE_VAL) << dtype_name(f.t);
+    EXPECT_EQ(round_to(f.t, 5e-324), 0.0) << dtype_name(f.t);  // f64's smallest subnormal
+    EXPECT_TRUE(std::signbit(round_to(f.t, -5e-324))) << dtype_name(f.t);
+  }
+}
+
 TEST(DType, OverflowAndUnderflow) {
   EXPECT_EQ(round_to(DType::f16, 65519.0), 65504.0);           // below the overflow threshold
   EXPECT_TRUE(std::isinf(round_to(DType::f16, 65520.0)));     // ties to even overflow

@@ -7,6 +7,7 @@
 
 #include "problem/buffers.h"
 #include "problem/error.h"
+#include "problem/tests/only_error.h"
 
 namespace attnv {
 namespace {
@@ -17,14 +18,7 @@ Problem ok_problem() {
   return p;
 }
 
-// The single message expected for a problem, so a test also fails if extra errors appear.
-std::string only_error(const Problem& p) {
-  auto e = check_problem(p);
-  if (e.size() == 1) return e[0];
-  std::string s = "(";  // appended, not "(" + to_string(n): GCC 12 warns (-Wrestrict) on that form
-  s += std::to_string(e.size());
-  return s + " errors)";
-}
+using testing::only_error;
 
 TEST(Validate, AcceptsAValidProblem) { EXPECT_TRUE(check_problem(ok_problem()).empty()); }
 

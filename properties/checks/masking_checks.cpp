@@ -12,7 +12,6 @@
 namespace attnv::props {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Which key rows and bias entries get changed, and which output rows must not notice.

@@ -13,7 +13,6 @@ namespace attnv::props {
 namespace {
 
 using I = std::int64_t;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Lengths: mostly small, often the awkward sizes around typical tiles (63, 65, 127, 129) and a
 // long row; the first alternatives are the smallest, which is where shrinking goes.

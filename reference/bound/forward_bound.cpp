@@ -75,25 +75,37 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const double kappa = g_den < 1 ? (1 + k.u_p) * (1 + g_num) / (1 - g_den) - 1 : std::numeric_limits<double>::infinity();
   const double floor_abs = (2 * n_den + 2 * nb + 8) * k.eta_acc * std::exp(r.dmax);
 
-  for (std::int64_t d = 0; d < s.Dv; ++d) {
-    const double O = exact_out[d];
-    double t1 = 0, t2 = 0, t4 = 0, max_dev = 0, t_under = 0, t_daz = 0;
-    for (std::size_t jj = 0; jj < n; ++jj) {
-      const double v = c.v[c.vi(b, hk, r.keys[jj], d)];
-      const double dev = std::fabs(v - O);
-      t1 += r.P[jj] * rho[jj] * dev;
-      t2 += r.P[jj] * (1 + rho[jj]) * std::fabs(v);
-      t_under += under * dev;
-      // Flushing: a subnormal v is read as zero, dropping its term of the numerator; in the
-      // weighted-average view (the cap) it moves that key's value by |v|.
-      const bool zeroed = daz_zeroed(v, k.mn_pv);
-      if (zeroed) t_daz += r.P[jj] * (1 + rho[jj]) * std::fabs(v);
-      max_dev = std::max(max_dev, zeroed ? dev + std::fabs(v) : dev);
-      // P rounded to p_dtype: below its normal range the error is absolute, eta_p / 2.
-      if (k.eta_p > 0 && r.P[jj] * (1 - rho[jj] - g_num) < k.min_normal_p)
-        t4 += 0.5 * k.eta_p * std::fabs(v);
+  // The sums over keys, per output column: walked key by key (rows of v are contiguous), each
+  // column's sum still in key order, so every term is the double it was column by column.
+  const std::size_t dv = static_cast<std::size_t>(s.Dv);
+  std::vector<double> t1s(dv), t2s(dv), t4s(dv), max_devs(dv), t_unders(dv), t_dazs(dv);
+  for (std::size_t jj = 0; jj < n; ++jj) {
+    const double* vr = c.v.data() + c.vi(b, hk, r.keys[jj], 0);
+    const double w1 = r.P[jj] * rho[jj], w2 = r.P[jj] * (1 + rho[jj]);
+    for (std::size_t d = 0; d < dv; ++d) {
+      const double dev = std::fabs(vr[d] - exact_out[d]);
+      t1s[d] += w1 * dev;
+      t2s[d] += w2 * std::fabs(vr[d]);
+      t_unders[d] += under * dev;
+      max_devs[d] = std::max(max_devs[d], dev);
     }
-    t4 *= 1 + g_num;
+    // Flushing: a subnormal v is read as zero, dropping its term of the numerator; in the
+    // weighted-average view (the cap) it moves that key's value by |v|.
+    if (k.flush)
+      for (std::size_t d = 0; d < dv; ++d)
+        if (daz_zeroed(vr[d], k.mn_pv)) {
+          t_dazs[d] += w2 * std::fabs(vr[d]);
+          max_devs[d] = std::max(max_devs[d], std::fabs(vr[d] - exact_out[d]) + std::fabs(vr[d]));
+        }
+    // P rounded to p_dtype: below its normal range the error is absolute, eta_p / 2.
+    if (k.eta_p > 0 && r.P[jj] * (1 - rho[jj] - g_num) < k.min_normal_p)
+      for (std::size_t d = 0; d < dv; ++d) t4s[d] += 0.5 * k.eta_p * std::fabs(vr[d]);
+  }
+
+  for (std::size_t d = 0; d < dv; ++d) {
+    const double O = exact_out[d];
+    double t1 = t1s[d], t2 = t2s[d], t4 = t4s[d] * (1 + g_num), max_dev = max_devs[d], t_under = t_unders[d];
+    const double t_daz = t_dazs[d];
     if (r.has_sink) {  // the sink as a key of value 0: |v - O| = |O|, |v| = 0
       t1 += r.P_sink * rho_sink * std::fabs(O);
       t_under += under * std::fabs(O);

@@ -95,16 +95,19 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
           : (1 + gamma(static_cast<double>(k.n_dot_k), k.u_dot)) * (1 + gamma(3, k.u_score)) - 1;
   const double u_logit = std::max({k.u_dot, k.u_score, k.u_sm_in});
   double max_a = 0;
+  const double* qr = c.q.data() + c.qi(b, h, i, 0);
   for (std::size_t jj = 0; jj < n; ++jj) {
     const std::int64_t j = r.keys[jj];
+    const double* kr = c.k.data() + c.ki(b, hk, j, 0);
     double dot = 0, abs_dot = 0, dropped = 0;
     for (std::int64_t d = 0; d < s.Dk; ++d) {
-      const double qv = c.q[c.qi(b, h, i, d)], kv = c.k[c.ki(b, hk, j, d)];
-      dot += qv * kv;
-      abs_dot += std::fabs(qv * kv);
-      // DAZ (section 12): a subnormal q or k is read as zero, dropping its product exactly.
-      if (daz_zeroed(qv, k.mn_dot) || daz_zeroed(kv, k.mn_dot)) dropped += std::fabs(qv * kv);
+      dot += qr[d] * kr[d];
+      abs_dot += std::fabs(qr[d] * kr[d]);
     }
+    // DAZ (section 12): a subnormal q or k is read as zero, dropping its product exactly.
+    if (k.flush)
+      for (std::int64_t d = 0; d < s.Dk; ++d)
+        if (daz_zeroed(qr[d], k.mn_dot) || daz_zeroed(kr[d], k.mn_dot)) dropped += std::fabs(qr[d] * kr[d]);
     const double score = scale * dot;
     const double A = std::fabs(scale) * abs_dot;
     double t = score;

@@ -14,7 +14,6 @@ namespace attnv::ref::fast_detail {
 namespace {
 
 constexpr double kU2 = dd::kU2;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // exp's error is relative (kExpRelErr) plus, once its result is subnormal or its low part
 // underflows, the final scaling's rounding: at most 2^-1075 for each of hi and lo. Below -745.2
 // it returns 0 and the exact value is < 2^-1075. So |e_c - e| <= kExpRelErr e + kExpAbsErr.

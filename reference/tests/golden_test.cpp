@@ -15,7 +15,6 @@ namespace attnv::ref {
 namespace {
 
 constexpr double kU = 0x1.0p-53;
-const double kInf = std::numeric_limits<double>::infinity();
 
 void expect_close(double got, double want, double floor, const std::string& what) {
   if (std::isinf(want)) {

@@ -12,8 +12,6 @@
 namespace attnv::emulated {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 Case filled_case(const Shape& s, DType t, bool with_dout = true) {
   Problem p;
   p.shape = s;

@@ -9,7 +9,6 @@
 namespace attnv::bound {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(Accept, OneUlpOffInTheOutputDtypeFailsWithAZeroBound) {

@@ -19,7 +19,7 @@
 namespace attnv::bound {
 namespace {
 
-std::vector<PrecisionModel> models_for(DType dt) {
+std::vector<PrecisionModel> models_with_flushing(DType dt) {
   std::vector<PrecisionModel> ms = {PrecisionModel::natural(dt), PrecisionModel::natural(dt, 16)};
   for (DType narrow : {DType::f16, DType::bf16}) {
     PrecisionModel p = PrecisionModel::natural(dt, 16);
@@ -52,7 +52,7 @@ TEST(BoundNaN, NoBoundElementIsNaN) {
           o.size = size;
           const Case c = gen::make_case(fam, seed, o);
           const Outputs e = ref::fast_backward(c);
-          for (const PrecisionModel& m : models_for(dt)) {
+          for (const PrecisionModel& m : models_with_flushing(dt)) {
             const Bounds f = forward_bound(c, e, m);
             const Bounds b = backward_bound(c, e, m);
             const std::pair<const char*, const std::vector<double>*> all[] = {

@@ -32,7 +32,7 @@ namespace {
 constexpr std::uint64_t kGoldenHash = 0x23390d743d13a8f4ull;
 
 // The models the hash covers: natural (f32, bf16, f16, f64), tiled, P rounded, staged.
-std::vector<PrecisionModel> models_for(DType dt) {
+std::vector<PrecisionModel> hashed_models(DType dt) {
   std::vector<PrecisionModel> ms;
   ms.push_back(PrecisionModel::natural(dt));
   ms.push_back(PrecisionModel::natural(dt, 16));
@@ -80,7 +80,7 @@ TEST(FlushBound, NaturalModelsAreBitIdenticalToBeforeTheField) {
   Sweep s;
   for_each_case([&](const Case& c, DType dt) {
     const Outputs e = ref::fast_backward(c);
-    for (const PrecisionModel& m : models_for(dt)) {
+    for (const PrecisionModel& m : hashed_models(dt)) {
       const Bounds b = backward_bound(c, e, m);
       for (const auto* v : {&b.out, &b.lse, &b.dq, &b.dk, &b.dv, &b.dsinks}) s.add(*v);
       const Bounds f = forward_bound(c, e, m);
@@ -100,7 +100,7 @@ TEST(FlushBound, FlushingIsNeverTighterAndNotVacuous) {
   std::string where;
   for_each_case([&](const Case& c, DType dt) {
     const Outputs e = ref::fast_backward(c);
-    for (PrecisionModel m : models_for(dt)) {
+    for (PrecisionModel m : hashed_models(dt)) {
       const Bounds n = backward_bound(c, e, m);
       m.flush_subnormals = true;
       const Bounds f = backward_bound(c, e, m);

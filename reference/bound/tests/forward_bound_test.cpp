@@ -12,8 +12,6 @@
 namespace attnv::bound {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // B=2, one head, Tq=2, Tk=3, D=2. Batch 1 has kv_len 0 (fully masked rows); batch 0 has
 // kv_len 2, so key 2 is hidden from every query of batch 0.
 Case small_case(DType t) {

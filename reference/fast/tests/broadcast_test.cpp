@@ -52,7 +52,6 @@ Case spread(Case c, Leading mask_dims, Leading bias_dims, std::uint64_t seed) {
   return c;
 }
 
-constexpr DType kDtypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
 constexpr Leading kDims[] = {{true, false}, {false, true}, {true, true}};
 
 TEST(Broadcast, FastReferenceMatchesTheOracleForwardAndBackward) {
@@ -60,7 +59,7 @@ TEST(Broadcast, FastReferenceMatchesTheOracleForwardAndBackward) {
   for (const gen::Family f : gen::all_families())
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       if (f == gen::Family::long_rows && seed > 1) continue;  // 4096+ keys: one is enough
-      const Case base = gen::make_case(f, seed, {kDtypes[seed % 4], gen::Size::small, true, true});
+      const Case base = gen::make_case(f, seed, {kAllDTypes[seed % 4], gen::Size::small, true, true});
       const Case c = spread(base, kDims[seed % 3], kDims[(seed + 1) % 3], seed);
       FastAccuracy acc;
       const Outputs fast = fast_backward(c, {}, nullptr, &acc);
@@ -86,7 +85,7 @@ TEST(Broadcast, FastReferenceMatchesTheOracleForwardAndBackward) {
 // Planes that all equal the [Tq, Tk] original are that original, bit for bit.
 TEST(Broadcast, IdenticalPlanesGiveTheBroadcastResult) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    const Case base = gen::make_case(gen::Family::random, seed, {kDtypes[seed % 4], gen::Size::small, false, true});
+    const Case base = gen::make_case(gen::Family::random, seed, {kAllDTypes[seed % 4], gen::Size::small, false, true});
     if (!base.problem.has_mask && !base.problem.has_bias) continue;
     Case c = base;
     c.problem.mask_dims = base.problem.has_mask ? kDims[seed % 3] : Leading{};

@@ -30,7 +30,6 @@ namespace {
 using test::Agreement;
 
 constexpr std::int64_t kMaxSide = std::numeric_limits<std::int64_t>::max();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Tally {
   std::int64_t cases = 0, backward = 0, refused = 0;  // refused: LSE not finite in f64 (oracle-confirmed)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "problem/buffers.h"
+#include "problem/tests/only_error.h"
 #include "problem/validate.h"
 #include "reference/fast/fast.h"
 #include "reference/oracle/oracle.h"
@@ -20,11 +21,12 @@ namespace attnv::ref {
 namespace {
 
 using Keys = std::vector<std::int64_t>;
+using testing::only_error;
 
 // docs/semantics.md: cu_seqlens_q = [0, 1, 3], cu_seqlens_k = [0, 1, 5], kv_len = [0, 3], causal:
 // sequence 0 (query 0, key 0) uses no key; sequence 1 (queries 1-2, keys 1-4) uses keys 1-3.
 // Zero scores, so each row's output is the mean of its visible keys' values (v_j = 2^j).
-Case worked_example(Alignment a) {
+Case worked_example_with_used_keys(Alignment a) {
   Problem p;
   p.shape = {1, 1, 1, 3, 5, 1, 1};
   p.dtype = DType::f64;
@@ -45,7 +47,7 @@ TEST(Seqused, WorkedExampleSeesTheUsedKeysAlignedToThem) {
   // 0 + 4 - 2 = 2 (the stored keys, which would show it key 3 too).
   const std::vector<Keys> top_left = {{}, {1}, {1, 2}}, bottom_right = {{}, {1, 2}, {1, 2, 3}};
   for (const Alignment a : {Alignment::top_left, Alignment::bottom_right}) {
-    const Case c = worked_example(a);
+    const Case c = worked_example_with_used_keys(a);
     ASSERT_TRUE(check_case(c).empty()) << check_case(c)[0];
     const auto& want = a == Alignment::top_left ? top_left : bottom_right;
     const Outputs fast = fast_forward(c), oracle = oracle_forward(c);
@@ -69,7 +71,7 @@ TEST(Seqused, WorkedExampleSeesTheUsedKeysAlignedToThem) {
 TEST(Seqused, AllKeysUsedIsThePackedCaseWithoutKvLen) {
   // kv_len[s] = len_k[s] everywhere changes nothing: the same outputs, bit for bit.
   for (const Alignment a : {Alignment::top_left, Alignment::bottom_right}) {
-    Case with = worked_example(a);
+    Case with = worked_example_with_used_keys(a);
     with.kv_len = {1, 4};
     Case without = with;
     without.problem.has_kv_len = false;
@@ -83,7 +85,7 @@ TEST(Seqused, AllKeysUsedIsThePackedCaseWithoutKvLen) {
 TEST(Seqused, ALiBiDistancesCountFromTheUsedKeys) {
   // Bottom-right, no causal rule: row 2 (local query 1 of 2, 3 keys used) sits at local 2, so
   // key j (local j - 1) is |j - 3| away: weights e^-2, e^-1, 1 on keys 1, 2, 3.
-  Case c = worked_example(Alignment::bottom_right);
+  Case c = worked_example_with_used_keys(Alignment::bottom_right);
   c.problem.causal = false;
   c.problem.has_alibi = true;
   c.alibi = {1.0};
@@ -97,14 +99,9 @@ TEST(Seqused, ALiBiDistancesCountFromTheUsedKeys) {
   EXPECT_EQ(fast.out[2], oracle_forward(c).out[2]);
 }
 
-std::string only_error(const Case& c) {
-  const auto e = check_case(c);
-  if (e.size() == 1) return e[0];
-  return std::to_string(e.size()) + " errors";
-}
 
 TEST(Seqused, LengthsAreCheckedAgainstEachSequencesKeys) {
-  Case c = worked_example(Alignment::top_left);
+  Case c = worked_example_with_used_keys(Alignment::top_left);
   c.kv_len = {0, 5};  // within Tk = 5, beyond sequence 1's 4 keys
   EXPECT_EQ(only_error(c), "kv_len[1] = 5 is outside [0, 4], sequence 1's keys");
   c.kv_len = {2, 1};
@@ -123,7 +120,7 @@ TEST(Seqused, LengthsAreCheckedAgainstEachSequencesKeys) {
   EXPECT_EQ(e[0], "kv_len[1] = 6 is outside [0, Tk=5]");
 
   // The views say the same (the plugin export adapter and every kernel call check them).
-  c = worked_example(Alignment::bottom_right);
+  c = worked_example_with_used_keys(Alignment::bottom_right);
   CaseBuffers buf(c, Layout::bhtd, false);
   EXPECT_TRUE(check_views(c.problem, buf.views()).empty());
   EXPECT_EQ(case_from_views(c.problem, buf.views()).kv_len, c.kv_len);  // [S] elements read back
@@ -138,7 +135,7 @@ TEST(Seqused, LengthsAreCheckedAgainstEachSequencesKeys) {
 
 TEST(Seqused, TheZeroCaseUsesEveryKeyOfItsOneSequence) {
   // make_zero_case puts every row in sequence 0; its kv_len says sequence 0 uses all Tk keys.
-  Problem p = worked_example(Alignment::top_left).problem;
+  Problem p = worked_example_with_used_keys(Alignment::top_left).problem;
   p.varlen_sequences = 3;
   const Case z = make_zero_case(p);
   EXPECT_EQ(z.cu_seqlens_k, (std::vector<std::int64_t>{0, 5, 5, 5}));

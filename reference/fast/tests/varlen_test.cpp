@@ -12,6 +12,7 @@
 #include "gen/families.h"
 #include "gen/rng.h"
 #include "problem/buffers.h"
+#include "problem/tests/only_error.h"
 #include "problem/validate.h"
 #include "reference/fast/fast.h"
 #include "reference/fast/tests/agreement.h"
@@ -130,8 +131,6 @@ Case packed(gen::Family f, std::uint64_t seed, DType t, bool with_dout, bool seq
   return c;
 }
 
-constexpr DType kDtypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
-
 // Both references over the same packed cases, with kv_len [S] when `seqused`.
 void fast_matches_oracle(bool seqused) {
   test::Agreement fwd, bwd;
@@ -139,7 +138,7 @@ void fast_matches_oracle(bool seqused) {
   for (const gen::Family f : gen::all_families())
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       if (f == gen::Family::long_rows && seed > 1) continue;
-      const DType t = kDtypes[seed % 4];
+      const DType t = kAllDTypes[seed % 4];
       const bool backward = seed % 3 == 0;
       const Case c = packed(f, seed, t, backward, seqused);
       ASSERT_TRUE(check_case(c).empty()) << c.id << ": " << check_case(c)[0];
@@ -176,16 +175,11 @@ TEST(Varlen, FastReferenceMatchesTheOracleBitForBit) { fast_matches_oracle(false
 // Per-sequence key lengths (FlashAttention's seqused_k): the two references agree on them too.
 TEST(Varlen, FastReferenceMatchesTheOracleWithPerSequenceKeyLengths) { fast_matches_oracle(true); }
 
-// The one error check_case reports, or how many there were when not exactly one.
-std::string only_error(const Case& c) {
-  const auto e = check_case(c);
-  if (e.size() == 1) return e[0];
-  return std::to_string(e.size()) + " errors";
-}
+using testing::only_error;
 
 TEST(Varlen, BadBoundsAndCombinationsAreNamedInputErrors) {
   Case c = worked_example(Alignment::top_left);
-  EXPECT_EQ(only_error(c), "0 errors");
+  EXPECT_EQ(only_error(c), "(0 errors)");
   c.cu_seqlens_q = {0, 3, 2};
   EXPECT_EQ(only_error(c), "cu_seqlens_q decreases: cu_seqlens_q[2] = 2 < cu_seqlens_q[1] = 3");
   c.cu_seqlens_q = {0, 2, 4};

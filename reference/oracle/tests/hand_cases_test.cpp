@@ -10,8 +10,6 @@
 namespace attnv::ref {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 Problem one_head(std::int64_t Tq, std::int64_t Tk, std::int64_t Dk, std::int64_t Dv) {
   Problem p;
   p.dtype = DType::f64;

@@ -15,7 +15,6 @@ namespace attnv::ref {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Every output of forward and backward, bit for bit.
 void expect_same_outputs(const Outputs& a, const Outputs& b, const std::string& what) {
