@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace attnv {
@@ -91,13 +90,12 @@ double round_with(DType t, double x, bool truncate) {
   return r;
 }
 
-double from_bits(std::uint64_t u) { return std::bit_cast<double>(u); }
-
 // Round to nearest, ties to even, the way round_with does, without its library calls (the
 // references and the buffers round every value they touch). The quantum q = 2^k comes from the
 // exponent bits; adding C = 1.5 * 2^(k+52) puts a in C's binade, whose ulp is q, so the double
 // addition itself rounds a to a multiple of q, to nearest even (C / q is even), and subtracting
-// C is exact. That needs a < 2^(k+51): a < 2^(e+1) = 2^(k+p) with p <= 11 here.
+// C is exact. That needs a < 2^(k+51): a < 2^(e+1) = 2^(k+p) with p <= 11 here. (It also needs
+// the compiler to keep (a + c) - c: no -ffast-math, which no target of this project sets.)
 double round_nearest_16(DType t, double x) {
   if (!std::isfinite(x) || x == 0.0) return x;
   const double a = std::fabs(x);
@@ -105,7 +103,7 @@ double round_nearest_16(DType t, double x) {
   if (e > max_exponent(t)) return std::copysign(HUGE_VAL, x);  // a >= 2^(emax+1): past max + q/2
   if (e < min_exponent(t)) e = min_exponent(t);
   const int k = e - mantissa_bits(t) + 1;
-  const double c = from_bits(static_cast<std::uint64_t>(k + 52 + 1023) << 52 | std::uint64_t{1} << 51);
+  const auto c = std::bit_cast<double>(static_cast<std::uint64_t>(k + 52 + 1023) << 52 | std::uint64_t{1} << 51);
   const double r = (a + c) - c;
   return std::copysign(r > max_finite(t) ? HUGE_VAL : r, x);
 }
