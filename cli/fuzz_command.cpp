@@ -175,7 +175,11 @@ int run_fuzz(const FuzzArgs& a) {
   text << "  what:  " << indent_lines(f.message, "         ") << '\n';
   if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
   text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
-  text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+  if (s.recurred)
+    text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+  else
+    text << "  (not shrunk: judged again, this case did not fail the same way: the kernel is not deterministic "
+            "here, and `attnv repro` may see it pass)\n";
   write_reproducer(a.out, f, choice.info.spec, probe->configuration(), probe->precision_for(f.c.problem), text.str());
   // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
   std::cout << io::printable(text.str(), true);

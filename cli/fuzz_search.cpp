@@ -267,7 +267,7 @@ fuzz::Genome shrink_while(const fuzz::Genome& g, double max_seconds, std::int64_
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
                     const fuzz::OracleOptions& opt, double max_seconds) {
   ShrinkResult r{g, f, 0, 0};
-  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, [&](const fuzz::Genome& c) {
+  const auto same_finding = [&](const fuzz::Genome& c) {
     fuzz::Verdict v;
     try {
       v = fuzz::judge_genome(k, c, claims, opt);
@@ -277,7 +277,14 @@ ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, co
     if (!v.finding || v.finding->kind != f.kind) return false;
     r.finding = *v.finding;
     return true;
-  });
+  };
+  ++r.execs;
+  r.recurred = same_finding(g);
+  if (!r.recurred) {
+    r.finding = f;  // as found: the finding the search saw
+    return r;
+  }
+  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_finding);
   return r;
 }
 

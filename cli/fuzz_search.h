@@ -57,13 +57,16 @@ struct ShrinkResult {
   fuzz::Finding finding;
   std::int64_t execs = 0;
   int steps = 0;                // accepted simplifications
+  bool recurred = false;        // the found genome failed the same way when judged again
 };
 
 // Greedy genome-level shrinking: fewer batches and heads, shorter Tq, Tk, Dk, Dv, options and
 // poison off, ordinary exponents, fewer and zeroed value codes, each kept only while the same
 // finding kind persists, until nothing more helps or the time is up.
 // A candidate on which attnv itself cannot judge (a HarnessError) is not kept: it is no evidence
-// of the finding.
+// of the finding. The found genome is judged once more first: a kernel that fails a case only
+// sometimes (not deterministic there) is not shrunk, since a smaller case that failed once would
+// be no better evidence, and `recurred` says so: `attnv repro` may then see the saved case pass.
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
                     const fuzz::OracleOptions& opt, double max_seconds);
 

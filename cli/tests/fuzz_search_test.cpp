@@ -168,6 +168,44 @@ TEST(FuzzSearch, ShrinkingAFindingSkipsStepsAttnvCannotJudge) {
   EXPECT_EQ(s.finding.kind, v.finding->kind);
 }
 
+// A kernel that fails a case only on its first call (not deterministic there) is not shrunk:
+// judged again, the found case passes, and the result says so. The same kernel failing on every
+// call is shrunk.
+class NanOutputOnItsFirstCallOnly final : public props::NarrowedKernel {
+ public:
+  explicit NanOutputOnItsFirstCallOnly(bool every_call)
+      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), every_call_(every_call) {}
+  void forward(const Problem& p, const KernelViews& v) override {
+    NarrowedKernel::forward(p, v);
+    if (calls_++ == 0 || every_call_) static_cast<float*>(v.out.data)[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+
+ private:
+  bool every_call_;
+  int calls_ = 0;
+};
+
+TEST(FuzzSearch, AFindingThatDoesNotRecurIsNotShrunk) {
+  for (const bool every_call : {false, true}) {
+    NanOutputOnItsFirstCallOnly probe(every_call);
+    const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
+    const fuzz::OracleOptions oracle;
+    const fuzz::Genome g = genome_with_keys(30);
+    const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);  // found, as in the search
+    ASSERT_TRUE(v.finding.has_value()) << "the first call's NaN output is a finding";
+    const ShrinkResult s = shrink(probe, g, *v.finding, claims, oracle, 20);
+    EXPECT_EQ(s.recurred, every_call);
+    EXPECT_EQ(s.finding.kind, v.finding->kind);
+    if (every_call) {
+      EXPECT_GT(s.steps, 0);
+      EXPECT_LT(keys_of(s.genome), 30);
+    } else {
+      EXPECT_EQ(s.steps, 0);
+      EXPECT_EQ(keys_of(s.genome), 30) << "the found case is kept as found";
+    }
+  }
+}
+
 // The same kernel without the planted error runs clean: the error, not the search, stopped it.
 TEST(FuzzSearch, TheSameSearchWithoutTheErrorRunsClean) {
   SearchOptions opt;
