@@ -279,12 +279,8 @@ ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, co
     return true;
   };
   ++r.execs;
-  r.recurred = same_finding(g);
-  if (!r.recurred) {
-    r.finding = f;  // as found: the finding the search saw
-    return r;
-  }
-  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_finding);
+  r.recurred = same_finding(g);  // when it does not, r keeps the genome and finding as found
+  if (r.recurred) r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_finding);
   return r;
 }
 
@@ -318,12 +314,8 @@ AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, cons
     return false;
   };
   ++r.execs;
-  r.recurred = same_error(g);
-  if (!r.recurred) {
-    r.error = error;
-    return r;
-  }
-  r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_error);
+  r.recurred = same_error(g);  // when it does not, r keeps the genome and error as found
+  if (r.recurred) r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_error);
   return r;
 }
 
