@@ -146,7 +146,7 @@ int run_fuzz(const FuzzArgs& a) {
       text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
     else
       text << "  (not shrunk: judged again, this case did not meet the error; the saved case may not show it)\n";
-    write_attnv_error_case(a.out, c, layout, choice.info.spec, probe->configuration(), s.error, text.str());
+    write_attnv_error_case(a.out, c, layout, s.recurred, choice.info.spec, probe->configuration(), s.error, text.str());
     std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
     return 3;
   }
@@ -180,7 +180,7 @@ int run_fuzz(const FuzzArgs& a) {
   else
     text << "  (not shrunk: judged again, this case did not fail the same way: the kernel is not deterministic "
             "here, and `attnv repro` may see it pass)\n";
-  write_reproducer(a.out, f, choice.info.spec, probe->configuration(), probe->precision_for(f.c.problem), text.str());
+  write_reproducer(a.out, f, s.recurred, choice.info.spec, probe->configuration(), probe->precision_for(f.c.problem), text.str());
   // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
   std::cout << io::printable(text.str(), true);
   std::cout << "  reproducer: " << io::printable(a.out) << "/\n";

@@ -1,7 +1,8 @@
 // attnv repro: judge a saved failure again, the same way it was judged: the evidence folder of a
 // certify / cases check finding with its requirement's check (properties/conformance/evidence.h),
 // or the cases of an exchange folder (what `attnv fuzz` left) with the fuzz oracle. Exit 1 while
-// the kernel still fails, 0 once it passes.
+// the kernel still fails, 0 once it passes; a pass of a case whose failure did not recur when
+// attnv fuzz judged it again is neither (exit 2): the kernel passed that case then too.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -89,6 +90,7 @@ int run_repro(const ReproArgs& a) {
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
 
   int failed = 0;
+  std::vector<std::string> unsteady;  // cases passed now whose failure did not recur when found
   for (const io::ExchangeCase& ec : cases) {
     const Case& c = ec.c;
     const std::optional<std::string> found_with = reproducer_field(ec, "kernel");
@@ -119,11 +121,28 @@ int run_repro(const ReproArgs& a) {
     } else {
       std::cout << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
                 << indent_lines(v.comparison.summary(), "    ") << '\n';
+      if (reproducer_recurred(ec) == false) {
+        unsteady.push_back(c.id);
+        std::cout << "  but when attnv fuzz judged this case again after finding it, the "
+                  << (reproducer_field(ec, "attnv_error") ? "error" : "failure")
+                  << " did not come back: this pass is no evidence of a fix\n";
+      }
     }
   }
-  std::cout << (failed ? "attnv repro: FAILS: " : "attnv repro: passes: ") << failed << " of " << cases.size()
-            << " case" << (cases.size() == 1 ? "" : "s") << " failed with kernel " << io::printable(choice.info.name) << '\n';
-  return failed ? 1 : 0;
+  const std::string counts = std::to_string(failed) + " of " + std::to_string(cases.size()) + " case" +
+                             (cases.size() == 1 ? "" : "s") + " failed with kernel " + io::printable(choice.info.name);
+  if (failed) {
+    std::cout << "attnv repro: FAILS: " << counts << '\n';
+    return 1;
+  }
+  if (!unsteady.empty())
+    throw InputError("attnv repro: neither fixed nor failing: " + counts + ", but case '" + unsteady.front() + "'" +
+                     (unsteady.size() > 1 ? " and " + std::to_string(unsteady.size() - 1) + " more" : "") +
+                     " did not fail the same way when attnv fuzz judged it again (the kernel, or attnv, is not "
+                     "deterministic there), so passing it now does not show the bug gone; run attnv fuzz again to "
+                     "look for it");
+  std::cout << "attnv repro: passes: " << counts << '\n';
+  return 0;
 }
 
 }  // namespace
@@ -142,8 +161,9 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "The kernel that failed must run in the configuration it was recorded with (the built-in\n"
       "core's ATTNV_CORE_ISA path, a plugin's --kernel-option flags): other code is another kernel.\n"
       "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error,\n"
-      "another configuration, or a case the kernel's claims no longer let the requirement judge,\n"
-      "3 attnv could not judge it (attnv's own error).\n"
+      "another configuration, a case the kernel's claims no longer let the requirement judge, or a\n"
+      "pass of a fuzz case whose failure did not recur when attnv fuzz judged it again (no\n"
+      "evidence of a fix), 3 attnv could not judge it (attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   add_kernel_option_flag(*cmd, a->kernel_options);

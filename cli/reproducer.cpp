@@ -34,13 +34,13 @@ std::filesystem::path write_fuzz_case(const std::filesystem::path& dir, const Ca
 
 }  // namespace
 
-void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
-                      const std::string& kernel_configuration, const PrecisionModel& model,
-                      const std::string& report_text) {
+void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, bool recurred,
+                      const std::string& kernel_spec, const std::string& kernel_configuration,
+                      const PrecisionModel& model, const std::string& report_text) {
   const std::filesystem::path folder =
       write_fuzz_case(dir, f.c, "fuzz_" + std::string(fail_kind_id(f.kind)),
-                      {{"finding", fail_kind_id(f.kind)}, {"worst", f.worst}}, f.layout, kernel_spec, kernel_configuration,
-                      report_text);
+                      {{"finding", fail_kind_id(f.kind)}, {"worst", f.worst}, {"recurred", recurred}}, f.layout,
+                      kernel_spec, kernel_configuration, report_text);
   const DType t = f.c.problem.dtype;
   if (!f.got.out.empty()) io::write_outputs(folder, "", f.c, f.got, t);
   // The reference and the bound the kernel was judged by, in f64 (the reference's values are
@@ -54,11 +54,11 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
   }
 }
 
-void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, const std::string& kernel_spec,
-                            const std::string& kernel_configuration, const std::string& error,
-                            const std::string& report_text) {
-  write_fuzz_case(dir, c, "fuzz_attnv_error", {{"attnv_error", error}}, layout, kernel_spec, kernel_configuration,
-                  report_text);
+void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, bool recurred,
+                            const std::string& kernel_spec, const std::string& kernel_configuration,
+                            const std::string& error, const std::string& report_text) {
+  write_fuzz_case(dir, c, "fuzz_attnv_error", {{"attnv_error", error}, {"recurred", recurred}}, layout, kernel_spec,
+                  kernel_configuration, report_text);
 }
 
 std::string indent_lines(const std::string& text, const std::string& indent) {
@@ -91,6 +91,14 @@ std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const cha
   if (!v.is_string())
     throw InputError("case '" + c.c.id + "': meta.attnv_fuzz." + key + " " + v.dump() + " is not a string");
   return v.get<std::string>();
+}
+
+std::optional<bool> reproducer_recurred(const io::ExchangeCase& c) {
+  const nlohmann::json v = fuzz_meta(c, "recurred");
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_boolean())
+    throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.recurred " + v.dump() + " is not true or false");
+  return v.get<bool>();
 }
 
 void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,

@@ -4,9 +4,10 @@
 // backward was judged), the kernel's outputs (prefix ""), the reference's ("ref_") and the
 // per-element bound ("bound_"), and finding.txt (what was found, for people). The case's meta
 // holds what a replay needs beyond the tensors: {"attnv_fuzz": {"finding", "layout", "kernel",
-// "kernel_configuration", "worst"}}; the layout matters (a kernel may only fail on gapped or
-// BTHD strides), and so does the configuration (Kernel::configuration(): the core's ISA path,
-// a plugin's options).
+// "kernel_configuration", "worst", "recurred"}}; the layout matters (a kernel may only fail on
+// gapped or BTHD strides), and so does the configuration (Kernel::configuration(): the core's ISA
+// path, a plugin's options). "recurred" says whether the found case failed the same way when
+// attnv fuzz judged it again: when it did not, a pass of it is no evidence of a fix.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,18 +17,19 @@
 
 namespace attnv::cli {
 
-// Writes the reproducer into `dir` (created; every file atomically, manifest last).
-void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, const std::string& kernel_spec,
-                      const std::string& kernel_configuration, const PrecisionModel& model,
-                      const std::string& report_text);
+// Writes the reproducer into `dir` (created; every file atomically, manifest last). `recurred`:
+// the finding came back when its case was judged again (ShrinkResult::recurred).
+void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, bool recurred,
+                      const std::string& kernel_spec, const std::string& kernel_configuration,
+                      const PrecisionModel& model, const std::string& report_text);
 
 // The case of attnv's own error during `attnv fuzz` (its reference or bound could not judge it),
 // as an exchange folder in `dir` like a reproducer's: the inputs only, meta.attnv_fuzz =
-// {"attnv_error", "layout", "kernel", "kernel_configuration"}, and finding.txt. `attnv repro`
-// on it meets the same error (exit 3) until attnv is fixed.
-void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, const std::string& kernel_spec,
-                            const std::string& kernel_configuration, const std::string& error,
-                            const std::string& report_text);
+// {"attnv_error", "layout", "kernel", "kernel_configuration", "recurred"}, and finding.txt.
+// `attnv repro` on it meets the same error (exit 3) until attnv is fixed, when the error recurred.
+void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Layout layout, bool recurred,
+                            const std::string& kernel_spec, const std::string& kernel_configuration,
+                            const std::string& error, const std::string& report_text);
 
 // Text over several lines with every line after the first indented by `indent` (a finding's
 // message carries the comparison summary, one line per tensor); no trailing newline.
@@ -46,6 +48,12 @@ std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const cha
 // configuration than `recorded` (when that names one): judging the failure again with other code
 // (another core path, other plugin options) would not say whether it is fixed. Another kernel
 // altogether is judged: the output names both. `where` names the folder or case for the message.
+// meta.attnv_fuzz.recurred of a reproducer case: false when the failure did not come back when
+// attnv fuzz judged its case again (a kernel, or attnv, not deterministic there), so that a pass
+// of the case says nothing of a fix; nullopt when the case records none (a plain exchange folder,
+// or one written before attnv recorded it). InputError when it is not a boolean.
+std::optional<bool> reproducer_recurred(const io::ExchangeCase& c);
+
 void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
                                 const std::string& where);
 

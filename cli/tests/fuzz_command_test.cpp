@@ -1,5 +1,6 @@
 // End to end: `attnv fuzz` finds a planted bug in a mutant plugin, writes a reproducer that
-// `attnv repro` confirms (exit 1) and that a correct kernel passes (exit 0); runs clean on a
+// `attnv repro` confirms (exit 1) and that a correct kernel passes (exit 0); a failure that did not
+// recur is never called fixed by repro (exit 2); runs clean on a
 // correct kernel (exit 0); turns a segfaulting plugin into a finding (exit 1, attnv survives);
 // rejects bad arguments with exit 2 and a message naming what is wrong.
 #include <gtest/gtest.h>
@@ -53,6 +54,7 @@ TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
   EXPECT_TRUE(fs::exists(out / "case" / "out.npy")) << "the kernel's own outputs are kept";
   EXPECT_TRUE(fs::exists(out / "case" / "ref_out.npy"));
   EXPECT_TRUE(fs::exists(out / "finding.txt"));
+  EXPECT_TRUE(has(read_file(out / "manifest.json"), "\"recurred\": true")) << "a planted bug fails every time";
 
   const auto again = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
   EXPECT_EQ(again.status, 1) << again.output;
@@ -203,6 +205,38 @@ TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
   run = run_attnv("repro --kernel builtin:core " + folder.string(), dir);
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_TRUE(has(run.output, "as this run has it: the evidence does not record one")) << run.output;
+  fs::remove_all(dir);
+}
+
+// A kernel that fails a case once and passes it after (bad_nan_once: NaN on the call that finds a
+// marker file, which that call removes; a race looks like this from outside). attnv fuzz finds
+// it, judges the case again, sees it pass: the case is not shrunk, and the reproducer records that
+// the failure did not recur. attnv repro then does not call the kernel's next pass a fix (exit 2,
+// neither fixed nor failing), while a run that fails it again still fails (exit 1).
+TEST(FuzzCommand, APassOfAFailureThatDidNotRecurIsNoFix) {
+  const fs::path dir = fresh_dir("fuzz_nan_once");
+  const fs::path marker = dir / "marker", out = dir / "found";
+  const std::string spec = std::string("plugin:") + PLUGIN_BAD_NAN_ONCE;
+  const ScopedEnv env("ATTNV_TEST_NAN_ONCE_MARKER", marker.c_str());
+  std::ofstream(marker) << "fail once\n";
+  const auto r = run_attnv("fuzz --kernel " + spec + " --max-time 20 --shrink-time 2 --out " + out.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "FOUND ")) << r.output;
+  EXPECT_TRUE(has(r.output, "not shrunk: judged again, this case did not fail the same way")) << r.output;
+  EXPECT_FALSE(fs::exists(marker)) << "the one failing call happened";
+  EXPECT_TRUE(has(read_file(out / "manifest.json"), "\"recurred\": false")) << read_file(out / "manifest.json");
+
+  const auto passed = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
+  EXPECT_EQ(passed.status, 2) << passed.output;
+  EXPECT_TRUE(has(passed.output, "PASS: ")) << passed.output;
+  EXPECT_TRUE(has(passed.output, "this pass is no evidence of a fix")) << passed.output;
+  EXPECT_TRUE(has(passed.output, "neither fixed nor failing: 0 of 1 case failed")) << passed.output;
+  EXPECT_FALSE(has(passed.output, "attnv repro: passes")) << passed.output;
+
+  std::ofstream(marker) << "fail once more\n";
+  const auto failed = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
+  EXPECT_EQ(failed.status, 1) << failed.output;
+  EXPECT_TRUE(has(failed.output, "attnv repro: FAILS: 1 of 1 case failed")) << failed.output;
   fs::remove_all(dir);
 }
 

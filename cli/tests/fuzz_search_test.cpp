@@ -89,13 +89,14 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   // The case is saved as an exchange folder that names the error, the kernel and its layout.
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnv_fuzz_search_attnv_error";
   std::filesystem::remove_all(dir);
-  write_attnv_error_case(dir, c, fuzz::genome_layout(r.genome, claims), "builtin:naive", "", *r.attnv_error, "text\n");
+  write_attnv_error_case(dir, c, fuzz::genome_layout(r.genome, claims), true, "builtin:naive", "", *r.attnv_error, "text\n");
   const std::vector<io::ExchangeCase> saved = io::read_exchange_cases(dir);
   ASSERT_EQ(saved.size(), 1u);
   EXPECT_EQ(saved[0].c.q, c.q);
   EXPECT_EQ(reproducer_field(saved[0], "attnv_error"), r.attnv_error);
   EXPECT_EQ(reproducer_field(saved[0], "kernel"), std::optional<std::string>("builtin:naive"));
   EXPECT_EQ(reproducer_layout(saved[0]), fuzz::genome_layout(r.genome, claims));
+  EXPECT_EQ(reproducer_recurred(saved[0]), std::optional<bool>(true));
   EXPECT_TRUE(std::filesystem::exists(dir / "finding.txt"));
   std::filesystem::remove_all(dir);
 
