@@ -1,8 +1,9 @@
 // attnv repro: judge a saved failure again, the same way it was judged: the evidence folder of a
 // certify / cases check finding with its requirement's check (properties/conformance/evidence.h),
 // or the cases of an exchange folder (what `attnv fuzz` left) with the fuzz oracle. Exit 1 while
-// the kernel still fails, 0 once it passes; a pass of a case whose failure did not recur when
-// attnv fuzz judged it again is neither (exit 2): the kernel passed that case then too.
+// the kernel still fails, 0 once it passes; a pass of a case whose failure did not recur when it
+// was judged again at once (by certify or attnv fuzz) is neither (exit 2): the kernel passed that
+// case then too.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -72,8 +73,16 @@ int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice,
     std::cout << "attnv repro: FAILS: " << e.id << " still fails this case with kernel " << kernel << '\n';
     return 1;
   }
-  std::cout << "  PASS" << (r.message.empty() ? "" : ": " + io::printable(r.message, true)) << '\n'
-            << "attnv repro: passes: " << e.id << " holds on this case with kernel " << kernel << " (" << j.runs_compared
+  std::cout << "  PASS" << (r.message.empty() ? "" : ": " + io::printable(r.message, true)) << '\n';
+  if (e.recurred == false) {
+    std::cout << "  but when the certifier judged this case again after it failed, it passed then too: this pass is "
+                 "no evidence of a fix\n";
+    throw InputError("attnv repro: neither fixed nor failing: " + e.id + " holds on this case with kernel " + kernel +
+                     " now, but the case did not fail the same way when it was judged again at once after failing "
+                     "(the kernel is not deterministic there), so passing it now does not show the bug gone; run "
+                     "the certification again to look for it");
+  }
+  std::cout << "attnv repro: passes: " << e.id << " holds on this case with kernel " << kernel << " (" << j.runs_compared
             << " call" << (j.runs_compared == 1 ? "" : "s") << " checked against the evidence's inputs)\n";
   return 0;
 }
@@ -162,8 +171,8 @@ void add_repro_command(CLI::App& app, int& exit_code) {
       "core's ATTNV_CORE_ISA path, a plugin's --kernel-option flags): other code is another kernel.\n"
       "Exit status: 0 it passes (the bug is fixed), 1 it still fails, 2 usage or input error,\n"
       "another configuration, a case the kernel's claims no longer let the requirement judge, or a\n"
-      "pass of a fuzz case whose failure did not recur when attnv fuzz judged it again (no\n"
-      "evidence of a fix), 3 attnv could not judge it (attnv's own error).\n"
+      "pass of a case whose failure did not recur when it was judged again at once after\n"
+      "failing (no evidence of a fix), 3 attnv could not judge it (attnv's own error).\n"
       "Example: attnv repro --kernel plugin:./libmykernel.so report/failures/R1_matches_reference_f32_case3");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   add_kernel_option_flag(*cmd, a->kernel_options);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "attnv_mutant_plugins.h"
 #include "cli/tests/run_attnv.h"
@@ -105,6 +106,7 @@ TEST(FuzzCommand, ReproOfACertifyFindingFailsUntilTheKernelIsFixed) {
     int folders = 0;
     for (const fs::directory_entry& f : fs::directory_iterator(report / "failures")) {
       ++folders;
+      EXPECT_TRUE(has(read_file(f.path() / "manifest.json"), "\"recurred\": true")) << "a planted bug fails every time";
       const auto again = run_attnv("repro --kernel " + spec + " " + f.path().string(), dir);
       EXPECT_EQ(again.status, 1) << again.output;
       EXPECT_TRUE(has(again.output, "FAILS: " + std::string(p.requirement) + " still fails")) << again.output;
@@ -237,6 +239,39 @@ TEST(FuzzCommand, APassOfAFailureThatDidNotRecurIsNoFix) {
   const auto failed = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
   EXPECT_EQ(failed.status, 1) << failed.output;
   EXPECT_TRUE(has(failed.output, "attnv repro: FAILS: 1 of 1 case failed")) << failed.output;
+  fs::remove_all(dir);
+}
+
+// The same for certify's evidence: R1's first call meets the marker and fails; judged again at
+// once, the case passes, so the finding says the kernel is not deterministic there and the
+// evidence records it; attnv repro does not call the next pass a fix. A planted bug that fails
+// every time is recorded as recurring (ReproOfACertifyFindingFailsUntilTheKernelIsFixed's
+// folders), and repro of a correct kernel on those says fixed.
+TEST(FuzzCommand, ACertifyFindingThatDidNotRecurIsNoFix) {
+  const fs::path dir = fresh_dir("certify_nan_once");
+  const fs::path marker = dir / "marker", report = dir / "report";
+  const std::string spec = std::string("plugin:") + PLUGIN_BAD_NAN_ONCE;
+  const ScopedEnv env("ATTNV_TEST_NAN_ONCE_MARKER", marker.c_str());
+  std::ofstream(marker) << "fail once\n";
+  const auto r = run_attnv("certify --kernel " + spec + " --dtype f32 --only R1 --report " + report.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "judged again at once, this case did not fail the same way")) << r.output;
+  std::vector<fs::path> folders;
+  for (const fs::directory_entry& f : fs::directory_iterator(report / "failures")) folders.push_back(f.path());
+  ASSERT_EQ(folders.size(), 1u);
+  EXPECT_TRUE(has(read_file(folders[0] / "manifest.json"), "\"recurred\": false")) << read_file(folders[0] / "manifest.json");
+  EXPECT_TRUE(has(read_file(folders[0] / "finding.txt"), "not deterministic here")) << read_file(folders[0] / "finding.txt");
+
+  const auto passed = run_attnv("repro --kernel " + spec + " " + folders[0].string(), dir);
+  EXPECT_EQ(passed.status, 2) << passed.output;
+  EXPECT_TRUE(has(passed.output, "  PASS")) << passed.output;
+  EXPECT_TRUE(has(passed.output, "this pass is no evidence of a fix")) << passed.output;
+  EXPECT_TRUE(has(passed.output, "neither fixed nor failing: R1 holds on this case")) << passed.output;
+
+  std::ofstream(marker) << "fail once more\n";
+  const auto failed = run_attnv("repro --kernel " + spec + " " + folders[0].string(), dir);
+  EXPECT_EQ(failed.status, 1) << failed.output;
+  EXPECT_TRUE(has(failed.output, "FAILS: R1 still fails")) << failed.output;
   fs::remove_all(dir);
 }
 

@@ -117,7 +117,7 @@ std::string finding_text(const Requirement& r, DType dtype, const props::Propert
 // Saves the evidence of a failing case (evidence.h); returns its folder, or why it could not.
 std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index,
                       const props::PropertyCase& pc, const props::PropertyResult& pr, const props::Recording& rec,
-                      const Kernel& k) {
+                      const Kernel& k, std::optional<bool> recurred) {
   if (opt.save_failures_dir.empty()) return "";
   try {
     const std::filesystem::path dir = std::filesystem::path(opt.save_failures_dir) /
@@ -125,12 +125,25 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
                                        std::to_string(index));
     std::filesystem::create_directories(dir.parent_path());
     const std::string line = reproduce_line(r, dtype, opt.seed, index);
-    return write_evidence(dir, r, dtype, opt.seed, index, pc, rec, k.name(), k.configuration(),
+    return write_evidence(dir, r, dtype, opt.seed, index, pc, rec, k.name(), k.configuration(), recurred,
                           finding_text(r, dtype, pr, line, k))
         .string();
   } catch (const std::exception& e) {
     return std::string("(not saved: ") + e.what() + ")";
   }
+}
+
+// Whether a failure kept as a finding comes back when the same case is judged again at once
+// (the same kind of failure): a kernel not deterministic there fails it only sometimes, and a
+// later pass of it (attnv repro) would be no evidence of a fix. A crash costs a worker restart to
+// judge again, which is cheap; nullopt for a hang, which would cost another timeout. The calls
+// judging it again make are not kept: the evidence is the first judgement's.
+std::optional<bool> failure_recurs(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+                                   const props::PropertyResult& first, std::optional<props::RecordRuns>& recording) {
+  if (first.kind == props::FailKind::hung) return std::nullopt;
+  const props::PropertyResult again = judge_case(k, r, pc);
+  if (recording) recording->take();
+  return again.judged() && !again.ok && again.kind == first.kind;
 }
 
 // "all in bthd", or "bhtd 30, gapped 7": where the failing cases were laid out.
@@ -372,8 +385,17 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       // The first max_findings failures are kept (and saved); the rest are counted, so the
       // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
       if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
-        res.findings.push_back({i, pr.case_id, pr.message, pr.worst, reproduce_line(r, dtype, opt.seed, i),
-                                save_case(opt, r, dtype, i, pc, pr, rec, k), std::string(props::fail_kind_id(pr.kind))});
+        const std::optional<bool> recurred = failure_recurs(k, r, pc, pr, recording);
+        props::PropertyResult found = pr;
+        if (recurred == false) {
+          while (!found.message.empty() && (found.message.back() == '\n' || found.message.back() == ' '))
+            found.message.pop_back();
+          found.message += "\n(judged again at once, this case did not fail the same way: the kernel is not "
+                           "deterministic here, and attnv repro may see it pass)";
+        }
+        res.findings.push_back({i, found.case_id, found.message, found.worst, reproduce_line(r, dtype, opt.seed, i),
+                                save_case(opt, r, dtype, i, pc, found, rec, k, recurred),
+                                std::string(props::fail_kind_id(found.kind))});
       }
       // A call that failed (a crash, a hang, a refusal, a stray write) is not counted on: each would
       // cost a worker restart or a timeout. Nor is anything once the caller asked to stop at its findings.

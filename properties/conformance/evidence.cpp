@@ -86,9 +86,10 @@ props::ValueFamily parse_family(const std::string& name, const fs::path& dir) {
 
 fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, std::uint64_t suite_seed, int case_index,
                         const props::PropertyCase& pc, const props::Recording& rec, const std::string& kernel_name,
-                        const std::string& kernel_configuration, const std::string& finding_text) {
+                        const std::string& kernel_configuration, std::optional<bool> recurred,
+                        const std::string& finding_text) {
   std::vector<io::ExchangeCase> cases;
-  const json requirement_meta = {{"attnv_requirement",
+  json requirement_meta = {{"attnv_requirement",
                                   {{"id", r.id},
                                    {"property", r.property},
                                    {"dtype", std::string(dtype_name(dtype))},
@@ -100,6 +101,7 @@ fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, 
                                    {"case_id", pc.c.id},
                                    {"kernel", kernel_name},
                                    {"kernel_configuration", kernel_configuration}}}};
+  if (recurred) requirement_meta["attnv_requirement"]["recurred"] = *recurred;
   cases.push_back(exchange_case(pc.c, "case", requirement_meta));
   for (std::size_t n = 0; n < rec.runs.size(); ++n) {
     const props::RecordedRun& run = rec.runs[n];
@@ -178,6 +180,7 @@ std::optional<Evidence> read_evidence(const fs::path& dir) {
       e->kernel = typed<std::string>(m, "kernel", dir);
       // Absent from evidence written before attnv recorded it: then unknown, not "".
       if (m.contains("kernel_configuration")) e->kernel_configuration = typed<std::string>(m, "kernel_configuration", dir);
+      if (m.contains("recurred")) e->recurred = typed<bool>(m, "recurred", dir);
       const std::optional<Layout> l = parse_layout(typed<std::string>(m, "layout", dir));
       if (!l) throw InputError(dir.string() + ": meta.attnv_requirement.layout is not a layout (bhtd, bthd, gapped)");
       e->pc.c = ec.c;

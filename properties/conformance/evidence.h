@@ -6,9 +6,10 @@
 // An exchange folder (docs/exchange-format.md) holding:
 //   case/     the drawn case (inputs only), meta.attnv_requirement = {id, property, dtype,
 //             suite_seed, case_index, layout, check_seed, family, case_id, kernel,
-//             kernel_configuration}: what the judgement needs beyond the tensors (the check's
-//             seed picks its perturbation; the configuration, Kernel::configuration(), which
-//             code of the kernel failed);
+//             kernel_configuration, recurred}: what the judgement needs beyond the tensors (the
+//             check's seed picks its perturbation; the configuration, Kernel::configuration(),
+//             which code of the kernel failed; recurred, whether the case failed the same way
+//             when judged again at once, absent when it was not judged again);
 //   run1/ ... every kernel call the check made, in order: the inputs exactly as the kernel got
 //             them (perturbations included: both runs of a metamorphic check), the kernel's
 //             outputs (out.npy, lse.npy, ...), and, where the check judged that call against the
@@ -40,6 +41,11 @@ struct Evidence {
   // Its Kernel::configuration() then ("ATTNV_CORE_ISA=avx512"); nullopt in evidence written
   // before attnv recorded it.
   std::optional<std::string> kernel_configuration;
+  // Whether the case failed the same way when the certifier judged it again at once: false for a
+  // kernel not deterministic there (a pass of it then is no evidence of a fix); nullopt when it
+  // was not judged again (a hang: it would cost another timeout) or in evidence written before
+  // attnv recorded it.
+  std::optional<bool> recurred;
   props::PropertyCase pc;      // the case, layout and check seed the check ran on
   std::vector<props::RecordedRun> runs;  // the calls the check made, with the kernel's outputs
   std::string finding;         // finding.txt ("" when absent)
@@ -50,7 +56,8 @@ struct Evidence {
 std::filesystem::path write_evidence(const std::filesystem::path& dir, const Requirement& r, DType dtype,
                                      std::uint64_t suite_seed, int case_index, const props::PropertyCase& pc,
                                      const props::Recording& rec, const std::string& kernel_name,
-                                     const std::string& kernel_configuration, const std::string& finding_text);
+                                     const std::string& kernel_configuration, std::optional<bool> recurred,
+                                     const std::string& finding_text);
 
 // The evidence in an exchange folder, or nullopt when its manifest has no case with
 // meta.attnv_requirement (a fuzz reproducer, a plain exchange folder). InputError when it has
