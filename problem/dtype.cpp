@@ -90,6 +90,8 @@ double round_with(DType t, double x, bool truncate) {
   return r;
 }
 
+}  // namespace
+
 // Round to nearest, ties to even, the way round_with does, without its library calls (the
 // references and the buffers round every value they touch). The quantum q = 2^k comes from the
 // exponent bits; adding C = 1.5 * 2^(k+52) puts a in C's binade, whose ulp is q, so the double
@@ -108,19 +110,7 @@ double round_nearest_16(DType t, double x) {
   return std::copysign(r > max_finite(t) ? HUGE_VAL : r, x);
 }
 
-}  // namespace
-
-double round_to(DType t, double x) {
-  if (t == DType::f32) return static_cast<double>(static_cast<float>(x));  // hardware RNE
-  if (t == DType::f64) return x;
-  return round_nearest_16(t, x);
-}
-
 double truncate_to(DType t, double x) { return round_with(t, x, true); }
-
-bool representable(DType t, double x) {
-  return std::isnan(x) || round_to(t, x) == x;
-}
 
 double ulp(DType t, double x) {
   const double a = std::fabs(x);
