@@ -161,6 +161,13 @@ FamilyReport SelfCheckReport::total() const {
   return t;
 }
 
+std::vector<std::string> SelfCheckReport::not_exercised() const {
+  std::vector<std::string> none;
+  for (const FamilyReport& f : families)
+    if (f.compared == 0) none.push_back(f.family);
+  return none;
+}
+
 SelfCheckReport run_selfcheck(const SelfCheckOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   SelfCheckReport report;
@@ -221,7 +228,17 @@ void print_selfcheck(const SelfCheckReport& r, std::ostream& os) {
   os << "worst plain-f64 case: " << t.naive_worst_case << "\n";
   for (const auto& m : t.mismatch_examples) os << "MISMATCH " << m << '\n';
   os << std::fixed << std::setprecision(1) << "time: " << r.seconds << " s\n";
-  os << (r.ok() ? "RESULT: PASS (0 mismatches)" : "RESULT: FAIL") << '\n';
+  const std::vector<std::string> idle = r.not_exercised();
+  if (t.mismatches > 0) {
+    os << "RESULT: FAIL (" << t.mismatches << " mismatches)\n";
+  } else if (!idle.empty()) {
+    os << "RESULT: NOT EXERCISED: no element compared in " << (idle.size() == r.families.size() ? "any family" : "family");
+    if (idle.size() < r.families.size())
+      for (std::size_t i = 0; i < idle.size(); ++i) os << (i ? ", " : " ") << idle[i];
+    os << " (no cases drawn: --cases or --medium-cases above 0)\n";
+  } else {
+    os << "RESULT: PASS (0 mismatches in " << t.compared << " elements compared)\n";
+  }
 }
 
 }  // namespace attnv::cli

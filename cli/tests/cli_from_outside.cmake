@@ -19,4 +19,6 @@ expect_exit(2 "not a dtype|f8" reference --in . --accum f8)
 expect_exit(0 "reference" --help)
 expect_exit(0 "model +cases +fwd max" calibrate --cases 12 --no-backward)
 expect_exit(0 "RESULT: PASS" selfcheck --cases 1 --medium-cases 0 --dtype f16)
+# Nothing compared is no evidence: NOT EXERCISED, exit 2, never a PASS.
+expect_exit(2 "RESULT: NOT EXERCISED: no element compared in any family" selfcheck --cases 0 --medium-cases 0)
 expect_exit(2 "not a dtype" selfcheck --dtype f8)

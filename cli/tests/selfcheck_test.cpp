@@ -30,7 +30,28 @@ TEST(SelfCheck, FastReferenceMatchesTheOracleOnEveryFamily) {
   EXPECT_EQ(r.families[0].unresolved, 0) << text.str();
   EXPECT_GT(r.families[0].resolved, 0);
   EXPECT_GT(t.naive_worst_ulps, 100) << text.str();
-  EXPECT_NE(text.str().find("RESULT: PASS"), std::string::npos);
+  EXPECT_NE(text.str().find("RESULT: PASS (0 mismatches in "), std::string::npos);
+}
+
+// A self-check that compares nothing has no evidence: NOT EXERCISED, never PASS; a family left
+// without cases is named even when the others compared.
+TEST(SelfCheck, NothingComparedIsNotExercisedNotPass) {
+  SelfCheckOptions opt;
+  opt.cases_per_family = 0;
+  opt.medium_cases_per_family = 0;
+  SelfCheckReport r = run_selfcheck(opt);
+  std::ostringstream text;
+  print_selfcheck(r, text);
+  EXPECT_FALSE(r.ok()) << text.str();
+  EXPECT_EQ(r.not_exercised().size(), r.families.size());
+  EXPECT_NE(text.str().find("RESULT: NOT EXERCISED: no element compared in any family"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("PASS"), std::string::npos) << text.str();
+
+  r.families[0].compared = 5;  // one family with evidence, the others without
+  std::ostringstream partly;
+  print_selfcheck(r, partly);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(partly.str().find("no element compared in family large_logits, near_ties"), std::string::npos) << partly.str();
 }
 
 // The comparison itself must catch a one-ulp difference in a resolved element, and an unresolved
