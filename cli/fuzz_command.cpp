@@ -150,11 +150,15 @@ int run_fuzz(const FuzzArgs& a) {
     std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
     return 3;
   }
-  if (!r.finding && r.status.execs > 0 && r.status.skipped == r.status.execs) {
+  if (!r.finding && r.status.skipped == r.status.execs) {
     // "No finding" would say the kernel held up; it was never judged (a kernel that declines
-    // every case, or a reference that can judge none).
-    std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
-              << " declined by the kernel): " << status_line(r.status) << '\n';
+    // every case, a reference that can judge none, or no time to run a single input).
+    if (r.status.execs == 0)
+      std::cerr << "attnv fuzz: error: nothing was judged: no input ran within --max-time " << a.max_time
+                << " s: " << status_line(r.status) << '\n';
+    else
+      std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
+                << " declined by the kernel): " << status_line(r.status) << '\n';
     return 2;
   }
   if (!r.finding) {
@@ -203,8 +207,9 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "claims it. Inputs that reach new headroom / error levels are kept, so the search climbs.\n"
       "The first finding is shrunk and written to --out as an exchange folder; replay it with\n"
       "`attnv repro --kernel KERNEL DIR`.\n"
-      "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error, 3 attnv's own\n"
-      "error on an input (its case is saved in --out; no verdict on the kernel).\n"
+      "Exit status: 0 no finding in the time, 1 finding, 2 usage or input error or nothing judged\n"
+      "(every input declined, or none run in the time), 3 attnv's own error on an input (its case\n"
+      "is saved in --out; no verdict on the kernel).\n"
       "Example: attnv fuzz --kernel plugin:./libmykernel.so --dtype f16 --max-time 300 --jobs 2");
   cmd->add_option("--kernel", a->kernel, std::string("the kernel: ") + kKernelSpecForms)->type_name("KERNEL")->required();
   add_kernel_option_flag(*cmd, a->kernel_options);

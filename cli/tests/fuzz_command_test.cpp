@@ -312,6 +312,8 @@ TEST(FuzzCommand, BadArgumentsExitTwoNamingWhatIsWrong) {
       {"fuzz --kernel builtin:naive --corpus " + (dir / "nowhere").string(), "/nowhere: not a folder"},
       {"fuzz --dtype f32", "--kernel is required"},
       {"fuzz --kernel builtin:naive --out " + (dir / "attnv.log").string(), "attnv.log: exists and is not a folder"},
+      // No time for one input: "no finding" would be a PASS with no evidence.
+      {"fuzz --kernel builtin:naive --max-time 0 --out " + (dir / "none").string(), "nothing was judged: no input ran within --max-time 0 s"},
       {"repro --kernel builtin:naive " + (dir / "nowhere").string(), "nowhere"},
   };
   for (const Bad& b : bad) {
