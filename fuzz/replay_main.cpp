@@ -31,6 +31,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Replaying nothing would report "0 inputs ran without a finding" and pass: a deleted or
+  // misplaced corpus must fail the test instead.
+  if (files.empty()) {
+    std::fprintf(stderr, "replay: no input file in the %d path%s given: nothing was replayed\n", argc - 1,
+                 argc == 2 ? "" : "s");
+    return 2;
+  }
   std::sort(files.begin(), files.end());
   for (const fs::path& f : files) {
     std::ifstream in(f, std::ios::binary);
