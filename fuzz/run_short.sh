@@ -3,6 +3,7 @@
 # (fuzz/oss-fuzz/check_build.sh runs fuzz/oss-fuzz/build.sh: clang, ASan+UBSan, libFuzzer through
 # $LIB_FUZZING_ENGINE) and runs each for a short fixed time, starting from its corpus and
 # regressions. The numeric target runs on correct kernels and must find nothing. Exits non-zero
+# when a target ran no input (libFuzzer reports 0 executed units: no evidence), and
 # on any finding; the inputs that crashed are copied to build/oss-fuzz/findings/<target>/ (replay:
 # build/oss-fuzz/out/fuzz_<target> <file>; once fixed, copy the file to fuzz/regressions/<target>/
 # so ctest replays it forever).
@@ -57,6 +58,15 @@ run() {
     echo "inputs and log saved in $findings/$name/"
     return 1
   fi
+  # "No finding" needs inputs run: a target that exits at once (a broken init, an engine that
+  # never started) must not pass as clean.
+  local units
+  units=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)
+  if [[ -z $units || $units -eq 0 ]]; then
+    echo "NOTHING RAN in $name: libFuzzer reported ${units:-no} executed units"
+    tail -20 "$dir/log"
+    return 1
+  fi
 }
 
 # The runs, at most $jobs at a time; each one's summary is printed when it ends.
@@ -91,7 +101,7 @@ while ((done_count < ${#pids[@]})); do
   done_count=$((done_count + 1))
 done
 if ((failed)); then
-  echo "fuzz/run_short.sh: findings (see above)"
+  echo "fuzz/run_short.sh: findings, or a target that ran nothing (see above)"
   exit 1
 fi
 echo "fuzz/run_short.sh: no findings"
