@@ -7,7 +7,7 @@
 # not the threading, which the avx512 instances and every test on the default path (the widest
 # the machine has: avx2 on an AVX2-only one) exercise identically; the portable kernels are ten
 # times slower under TSan, and core_tests took 195 s here with the avx2 ones. Exits non-zero on
-# any report.
+# any report, and when a target's filter ran no test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(util_tests core_tests fast_reference_tests conformance_runner_tests)
@@ -22,7 +22,14 @@ for t in "${targets[@]}"; do
   bin=$(find build/tsan -type f -name "$t" -perm -u+x | head -n 1)
   t0=$SECONDS
   if "$bin" --gtest_brief=1 --gtest_filter="${filter[$t]}" > "build/tsan-$t.log" 2>&1; then
-    echo "ci/tsan.sh: $t clean ($(grep -Eo '[0-9]+ tests? from [0-9]+ test suites? ran' "build/tsan-$t.log" | head -1), $((SECONDS - t0)) s)"
+    ran=$(grep -Eo '[0-9]+ tests? from [0-9]+ test suites? ran' "build/tsan-$t.log" | head -1 || true)
+    if [[ -z $ran || ${ran%% *} -eq 0 ]]; then
+      # A filter that matches nothing (a renamed test) runs nothing and exits 0: no evidence.
+      echo "ci/tsan.sh: $t ran no test (filter '${filter[$t]}'; log: build/tsan-$t.log)"
+      status=1
+      continue
+    fi
+    echo "ci/tsan.sh: $t clean ($ran, $((SECONDS - t0)) s)"
   else
     echo "ci/tsan.sh: $t FAILED (log: build/tsan-$t.log)"
     grep -E "WARNING: ThreadSanitizer|SUMMARY|FAILED" "build/tsan-$t.log" | head -20
