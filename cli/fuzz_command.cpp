@@ -181,6 +181,9 @@ int run_fuzz(const FuzzArgs& a) {
   text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
   if (s.recurred)
     text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
+  else if (!s.rejudge_attnv_error.empty())
+    text << "  (not shrunk: judged again, attnv met its own error on this case (" << s.rejudge_attnv_error
+         << "), so whether the kernel fails it again is unknown, and `attnv repro` may see it pass)\n";
   else
     text << "  (not shrunk: judged again, this case did not fail the same way: the kernel is not deterministic "
             "here, and `attnv repro` may see it pass)\n";

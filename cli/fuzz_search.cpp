@@ -266,12 +266,16 @@ fuzz::Genome shrink_while(const fuzz::Genome& g, double max_seconds, std::int64_
 
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
                     const fuzz::OracleOptions& opt, double max_seconds) {
-  ShrinkResult r{g, f, 0, 0};
+  ShrinkResult r;
+  r.genome = g;
+  r.finding = f;
+  std::string harness_error;
   const auto same_finding = [&](const fuzz::Genome& c) {
     fuzz::Verdict v;
     try {
       v = fuzz::judge_genome(k, c, claims, opt);
-    } catch (const HarnessError&) {
+    } catch (const HarnessError& e) {
+      harness_error = e.what();
       return false;  // attnv cannot judge this smaller case: it is no evidence of the finding
     }
     if (!v.finding || v.finding->kind != f.kind) return false;
@@ -281,6 +285,7 @@ ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, co
   ++r.execs;
   r.recurred = same_finding(g);  // when it does not, r keeps the genome and finding as found
   if (r.recurred) r.genome = shrink_while(g, max_seconds, r.execs, r.steps, same_finding);
+  else r.rejudge_attnv_error = harness_error;
   return r;
 }
 

@@ -58,6 +58,9 @@ struct ShrinkResult {
   std::int64_t execs = 0;
   int steps = 0;                // accepted simplifications
   bool recurred = false;        // the found genome failed the same way when judged again
+  // attnv's own error when it judged the found genome again ("" when none): then whether the
+  // kernel fails it again is unknown, not the kernel's nondeterminism.
+  std::string rejudge_attnv_error;
 };
 
 // Greedy genome-level shrinking: fewer batches and heads, shorter Tq, Tk, Dk, Dv, options and

@@ -196,6 +196,7 @@ TEST(FuzzSearch, AFindingThatDoesNotRecurIsNotShrunk) {
     ASSERT_TRUE(v.finding.has_value()) << "the first call's NaN output is a finding";
     const ShrinkResult s = shrink(probe, g, *v.finding, claims, oracle, 20);
     EXPECT_EQ(s.recurred, every_call);
+    EXPECT_EQ(s.rejudge_attnv_error, "") << "the kernel's nondeterminism, not attnv's error";
     EXPECT_EQ(s.finding.kind, v.finding->kind);
     if (every_call) {
       EXPECT_GT(s.steps, 0);
@@ -205,6 +206,33 @@ TEST(FuzzSearch, AFindingThatDoesNotRecurIsNotShrunk) {
       EXPECT_EQ(keys_of(s.genome), 30) << "the found case is kept as found";
     }
   }
+}
+
+// attnv's own error when it judges the found case again is not charged to the kernel as
+// nondeterminism: the case is kept as found and the result names attnv's error.
+TEST(FuzzSearch, AttnvsErrorJudgingAFindingAgainIsNotTheKernelsNondeterminism) {
+  class NanThenAttnvError final : public props::NarrowedKernel {
+   public:
+    NanThenAttnvError() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+    bool harness_fails = false;
+    void forward(const Problem& p, const KernelViews& v) override {
+      if (harness_fails) throw HarnessError("planted harness error on the second judgement");
+      NarrowedKernel::forward(p, v);
+      static_cast<float*>(v.out.data)[0] = std::numeric_limits<float>::quiet_NaN();
+    }
+  };
+  NanThenAttnvError probe;
+  const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
+  const fuzz::OracleOptions oracle;
+  const fuzz::Genome g = genome_with_keys(30);
+  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);
+  ASSERT_TRUE(v.finding.has_value());
+  probe.harness_fails = true;
+  const ShrinkResult s = shrink(probe, g, *v.finding, claims, oracle, 20);
+  EXPECT_FALSE(s.recurred);
+  EXPECT_EQ(s.steps, 0);
+  EXPECT_NE(s.rejudge_attnv_error.find("planted harness error on the second judgement"), std::string::npos)
+      << s.rejudge_attnv_error;
 }
 
 // The same kernel without the planted error runs clean: the error, not the search, stopped it.

@@ -143,6 +143,8 @@ std::optional<bool> failure_recurs(Kernel& k, const Requirement& r, const props:
   if (first.kind == props::FailKind::hung) return std::nullopt;
   const props::PropertyResult again = judge_case(k, r, pc);
   if (recording) recording->take();
+  // attnv's own error the second time says nothing of the kernel: unknown, not "did not recur".
+  if (again.status == props::Status::attnv_error) return std::nullopt;
   return again.judged() && !again.ok && again.kind == first.kind;
 }
 

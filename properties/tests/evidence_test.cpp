@@ -5,12 +5,14 @@
 // and evidence that no longer matches what the check does is attnv's error, not a verdict.
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include <gtest/gtest.h>
 
 #include "io/exchange.h"
 #include "problem/error.h"
+#include "problem/kernel_fault.h"
 #include "properties/conformance/conformance.h"
 #include "properties/conformance/evidence.h"
 #include "kernels/mutants.h"
@@ -171,6 +173,59 @@ TEST(Evidence, TheKernelsConfigurationIsRecordedWithItsFailure) {
   const std::optional<Evidence> old = read_evidence(r.findings[0].saved_case);
   ASSERT_TRUE(old.has_value());
   EXPECT_FALSE(old->kernel_configuration.has_value());
+  fs::remove_all(dir);
+}
+
+// Before a finding is kept its case is judged once more. A planted bug fails it again
+// (recurred); a kernel whose first call writes NaN and whose later calls are right does not: the
+// finding says the kernel is not deterministic there, and the evidence records it, so that repro
+// will not call a later pass a fix. attnv's own error on the second judgement is neither:
+// whether the kernel fails again is unknown, and nothing is said of its determinism.
+class NanOnFirstCallThen final : public props::NarrowedKernel {
+ public:
+  enum class Later { right, attnv_error };
+  explicit NanOnFirstCallThen(Later later)
+      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), later_(later) {}
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (calls_++ > 0 && later_ == Later::attnv_error) throw HarnessError("planted: attnv could not make the call");
+    NarrowedKernel::forward(p, v);
+    if (calls_ == 1) static_cast<float*>(v.out.data)[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+
+ private:
+  Later later_;
+  int calls_ = 0;
+};
+
+TEST(Evidence, AFindingIsJudgedAgainAndWhetherItRecurredIsRecorded) {
+  const fs::path dir = fresh("recurred");
+  const std::vector<Evidence> planted = failures("no_max_subtraction", "R1", dir / "planted", 1);
+  ASSERT_EQ(planted.size(), 1u);
+  EXPECT_EQ(planted[0].recurred, std::optional<bool>(true));
+
+  ConformanceOptions opt;
+  opt.save_failures_dir = (dir / "flaky").string();
+  opt.max_findings = 1;
+  for (const auto later : {NanOnFirstCallThen::Later::right, NanOnFirstCallThen::Later::attnv_error}) {
+    fs::remove_all(dir / "flaky");
+    NanOnFirstCallThen k(later);
+    const RequirementResult r = run_requirement(k, "R1", DType::f32, opt);
+    ASSERT_EQ(r.findings.size(), 1u) << describe(r);
+    EXPECT_EQ(r.findings[0].case_index, 0) << "the first call failed";
+    const std::optional<Evidence> e = read_evidence(r.findings[0].saved_case);
+    ASSERT_TRUE(e.has_value());
+    const bool said = r.findings[0].message.find("the kernel is not deterministic here") != std::string::npos;
+    if (later == NanOnFirstCallThen::Later::right) {
+      EXPECT_EQ(e->recurred, std::optional<bool>(false));
+      EXPECT_TRUE(said) << r.findings[0].message;
+      EXPECT_NE(e->finding.find("the kernel is not deterministic here"), std::string::npos) << e->finding;
+      props::NaiveKernel now;
+      EXPECT_TRUE(rejudge(now, *e).result.ok) << "the case itself is right with a correct kernel";
+    } else {
+      EXPECT_FALSE(e->recurred.has_value()) << "attnv's error on the second judgement: unknown";
+      EXPECT_FALSE(said) << r.findings[0].message;
+    }
+  }
   fs::remove_all(dir);
 }
 
