@@ -210,6 +210,22 @@ TEST(FuzzCommand, ReproJudgesOnlyTheConfigurationThatFailed) {
   fs::remove_all(dir);
 }
 
+// attnv repro of bad_nan_once's failure in `folder`: passing now (the marker gone) is neither fixed
+// nor failing (exit 2, `neither` said), and failing again (the marker back) still fails (exit 1).
+void expect_no_fix_until_it_fails_again(const std::string& spec, const fs::path& folder, const fs::path& marker,
+                                        const fs::path& dir, const std::string& neither, const std::string& fails) {
+  const auto passed = run_attnv("repro --kernel " + spec + " " + folder.string(), dir);
+  EXPECT_EQ(passed.status, 2) << passed.output;
+  EXPECT_TRUE(has(passed.output, "  PASS")) << passed.output;
+  EXPECT_TRUE(has(passed.output, "this pass is no evidence of a fix")) << passed.output;
+  EXPECT_TRUE(has(passed.output, neither)) << passed.output;
+  EXPECT_FALSE(has(passed.output, "attnv repro: passes")) << passed.output;
+  std::ofstream(marker) << "fail once more\n";
+  const auto failed = run_attnv("repro --kernel " + spec + " " + folder.string(), dir);
+  EXPECT_EQ(failed.status, 1) << failed.output;
+  EXPECT_TRUE(has(failed.output, fails)) << failed.output;
+}
+
 // A kernel that fails a case once and passes it after (bad_nan_once: NaN on the call that finds a
 // marker file, which that call removes; a race looks like this from outside). attnv fuzz finds
 // it, judges the case again, sees it pass: the case is not shrunk, and the reproducer records that
@@ -228,17 +244,8 @@ TEST(FuzzCommand, APassOfAFailureThatDidNotRecurIsNoFix) {
   EXPECT_FALSE(fs::exists(marker)) << "the one failing call happened";
   EXPECT_TRUE(has(read_file(out / "manifest.json"), "\"recurred\": false")) << read_file(out / "manifest.json");
 
-  const auto passed = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
-  EXPECT_EQ(passed.status, 2) << passed.output;
-  EXPECT_TRUE(has(passed.output, "PASS: ")) << passed.output;
-  EXPECT_TRUE(has(passed.output, "this pass is no evidence of a fix")) << passed.output;
-  EXPECT_TRUE(has(passed.output, "neither fixed nor failing: 0 of 1 case failed")) << passed.output;
-  EXPECT_FALSE(has(passed.output, "attnv repro: passes")) << passed.output;
-
-  std::ofstream(marker) << "fail once more\n";
-  const auto failed = run_attnv("repro --kernel " + spec + " " + out.string(), dir);
-  EXPECT_EQ(failed.status, 1) << failed.output;
-  EXPECT_TRUE(has(failed.output, "attnv repro: FAILS: 1 of 1 case failed")) << failed.output;
+  expect_no_fix_until_it_fails_again(spec, out, marker, dir, "neither fixed nor failing: 0 of 1 case failed",
+                                     "attnv repro: FAILS: 1 of 1 case failed");
   fs::remove_all(dir);
 }
 
@@ -262,16 +269,8 @@ TEST(FuzzCommand, ACertifyFindingThatDidNotRecurIsNoFix) {
   EXPECT_TRUE(has(read_file(folders[0] / "manifest.json"), "\"recurred\": false")) << read_file(folders[0] / "manifest.json");
   EXPECT_TRUE(has(read_file(folders[0] / "finding.txt"), "not deterministic here")) << read_file(folders[0] / "finding.txt");
 
-  const auto passed = run_attnv("repro --kernel " + spec + " " + folders[0].string(), dir);
-  EXPECT_EQ(passed.status, 2) << passed.output;
-  EXPECT_TRUE(has(passed.output, "  PASS")) << passed.output;
-  EXPECT_TRUE(has(passed.output, "this pass is no evidence of a fix")) << passed.output;
-  EXPECT_TRUE(has(passed.output, "neither fixed nor failing: R1 holds on this case")) << passed.output;
-
-  std::ofstream(marker) << "fail once more\n";
-  const auto failed = run_attnv("repro --kernel " + spec + " " + folders[0].string(), dir);
-  EXPECT_EQ(failed.status, 1) << failed.output;
-  EXPECT_TRUE(has(failed.output, "FAILS: R1 still fails")) << failed.output;
+  expect_no_fix_until_it_fails_again(spec, folders[0], marker, dir, "neither fixed nor failing: R1 holds on this case",
+                                     "FAILS: R1 still fails");
   fs::remove_all(dir);
 }
 
