@@ -111,7 +111,8 @@ Json result(const Certificate& c, const RequirementResult& r) {
                             {"reproduce", f.reproduce},
                             {"saved_case", f.saved_case},
                             {"repro_command", repro_command(c, f)},
-                            {"kind", f.kind}});
+                            {"kind", f.kind},
+                            {"recurred", f.recurred ? Json(*f.recurred) : Json(nullptr)}});
   Json declined = Json::array();
   for (const conformance::Declined& d : r.declined)
     declined.push_back(Json{{"case_index", d.case_index}, {"case_id", d.case_id}, {"why", d.why}});

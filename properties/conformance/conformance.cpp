@@ -232,7 +232,8 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
       res.cases_run = n;
       res.verdict = Verdict::fail;
       res.findings.push_back({i, c.id, std::string("supports() failed: ") + e.what(), "", reproduce_line(r, dtype, opt.seed, i), "",
-                              std::string(props::fail_kind_id(f ? fail_kind(f->kind()) : props::FailKind::crashed))});
+                              std::string(props::fail_kind_id(f ? fail_kind(f->kind()) : props::FailKind::crashed)),
+                              std::nullopt});
       return res;
     }
     if (!s.ok) {
@@ -282,7 +283,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
                             r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
                                 " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
-                            "", std::string(props::fail_kind_id(pr.kind))});
+                            "", std::string(props::fail_kind_id(pr.kind)), std::nullopt});
   } else {
     res.note = pr.message;
     judge_evidence(res, opt.tier);
@@ -397,7 +398,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
         }
         res.findings.push_back({i, found.case_id, found.message, found.worst, reproduce_line(r, dtype, opt.seed, i),
                                 save_case(opt, r, dtype, i, pc, found, rec, k, recurred),
-                                std::string(props::fail_kind_id(found.kind))});
+                                std::string(props::fail_kind_id(found.kind)), recurred});
       }
       // A call that failed (a crash, a hang, a refusal, a stray write) is not counted on: each would
       // cost a worker restart or a timeout. Nor is anything once the caller asked to stop at its findings.

@@ -77,6 +77,10 @@ struct Finding {
   std::string reproduce;   // one line: "R5 no_leakage dtype=f32 seed=20261121 case=17"
   std::string saved_case;  // the exchange folder holding the case ("" when not saved)
   std::string kind;        // props::fail_kind_id: "outside_bound", "non_finite", "crashed", ...
+  // Whether the case failed the same way when judged again at once (false: the kernel is not
+  // deterministic there); nullopt when not judged again (a hang, attnv's own error the second
+  // time, a campaign, answers read from files).
+  std::optional<bool> recurred;
 };
 
 // One case a requirement ran: what the certificate plots (the covered shape space, the worst

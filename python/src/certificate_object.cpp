@@ -43,6 +43,7 @@ py::list results_of(const report::Certificate& c) {
       fd["case_index"] = f.case_index;
       fd["worst"] = f.worst;
       fd["reproduce"] = f.reproduce;
+      fd["recurred"] = f.recurred ? py::object(py::bool_(*f.recurred)) : py::object(py::none());
       findings.append(fd);
     }
     d["findings"] = findings;

@@ -402,6 +402,35 @@ TEST(ReportSample, AttnvsOwnErrorIsNeitherAFindingNorACertificate) {
   expect_schema("attnv_error", to_json(c), true);
 }
 
+// Each finding says whether its case failed the same way when judged again at once: true for a
+// planted bug, false for a kernel not deterministic there, null when it was not judged again;
+// the schema takes the three and nothing else.
+TEST(JsonReport, FindingsSayWhetherTheyRecurred) {
+  Certificate c = cert("mutant");
+  conformance::Finding* f = nullptr;
+  for (auto& r : c.report.results)
+    if (!r.findings.empty() && !f) f = &r.findings.front();
+  ASSERT_NE(f, nullptr) << "the mutant fails somewhere";
+  const auto recurred_of = [&] {
+    const nlohmann::json j = nlohmann::json::parse(to_json(c));
+    for (const auto& r : j["results"])
+      if (!r["findings"].empty()) return r["findings"][0]["recurred"];
+    return nlohmann::json("no finding");
+  };
+  EXPECT_EQ(recurred_of(), nlohmann::json(true)) << "a planted bug fails every time";
+  f->recurred = false;
+  EXPECT_EQ(recurred_of(), nlohmann::json(false));
+  expect_schema("not_recurred", to_json(c), true);
+  f->recurred = std::nullopt;
+  EXPECT_TRUE(recurred_of().is_null());
+  expect_schema("recurred_unknown", to_json(c), true);
+  std::string bad = to_json(c);
+  const std::string field = "\"recurred\": null";
+  ASSERT_NE(bad.find(field), std::string::npos) << bad.substr(0, 3000);
+  bad.replace(bad.find(field), field.size(), "\"recurred\": \"sometimes\"");
+  expect_schema("recurred_bad", bad, false);
+}
+
 TEST(JsonReport, ValidAgainstTheSchema) {
   expect_schema("naive", to_json(cert("naive")), true);
   expect_schema("mutant", to_json(cert("mutant")), true);
