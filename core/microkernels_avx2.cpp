@@ -66,8 +66,12 @@ inline __m256 load_partial(const float* x, int n, float fill) {
 }
 
 // R rows x 16 keys: acc[r] += q[r][d] * kt[d][16 keys] over d, then scaled and stored.
+// Not inlined, nor is pv_block: inlined into the row-block dispatch (row_blocks.h), GCC 12 ran
+// out of general registers and kept loop counters and row pointers on the stack inside the
+// FMA loop, which made the avx2 forward 3-5% slower than these blocks as functions of their own
+// (bench/README.md, "the avx2 path against the AVX2-only core").
 template <int R>
-inline void scores_block(const float* q, std::int64_t ldq, const float* kt, std::int64_t ldk,
+[[gnu::noinline]] void scores_block(const float* q, std::int64_t ldq, const float* kt, std::int64_t ldk,
                          std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
   __m256 acc[R][2];
   _Pragma("GCC unroll 8")
@@ -142,7 +146,7 @@ void exp_inplace(float* x, int n) {
 }
 
 template <int R>
-inline void pv_block(const float* p, std::int64_t ldp, const float* alpha, const float* v, int n,
+[[gnu::noinline]] void pv_block(const float* p, std::int64_t ldp, const float* alpha, const float* v, int n,
                      float* o, std::int64_t ldo) {
   __m256 acc[R][2];
   _Pragma("GCC unroll 8")
