@@ -240,10 +240,13 @@ TEST(Generators, EveryProblemFeatureIsDrawnAndFittedAwayWhenNotClaimed) {
         ASSERT_EQ(p.dtype, drawn.dtype) << key;
         const auto errs = key == "paged_kv" ? std::vector<std::string>{} : check_problem(p);
         ASSERT_TRUE(errs.empty()) << key << ": " << describe(p) << ": " << errs.front();
-        for (const ClaimInfo& other : kClaims)
-          if (other.used_by && &other != &row && !other.used_by(drawn).empty() && !may_go_with(key, other.key))
+        for (const ClaimInfo& other : kClaims) {
+          // Braces: EXPECT_* expands to an if/else, which a bare if around it leaves dangling.
+          if (other.used_by && &other != &row && !other.used_by(drawn).empty() && !may_go_with(key, other.key)) {
             EXPECT_FALSE(other.used_by(p).empty()) << "dropping " << key << " also dropped " << other.key << " from "
                                                    << describe(drawn) << " -> " << describe(p);
+          }
+        }
         ++fitted;
       }
     }
