@@ -1,5 +1,7 @@
 #include "cli/selfcheck.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -235,7 +237,13 @@ void print_selfcheck(const SelfCheckReport& r, std::ostream& os) {
     os << "RESULT: NOT EXERCISED: no element compared in " << (idle.size() == r.families.size() ? "any family" : "family");
     if (idle.size() < r.families.size())
       for (std::size_t i = 0; i < idle.size(); ++i) os << (i ? ", " : " ") << idle[i];
-    os << " (no cases drawn: --cases or --medium-cases above 0)\n";
+    // The hint says why only when it is so: a family that drew cases and compared nothing is
+    // attnv's own defect, not a missing option.
+    bool drawn = false;
+    for (const auto& f : r.families)
+      if (f.cases > 0 && std::find(idle.begin(), idle.end(), f.family) != idle.end()) drawn = true;
+    os << (drawn ? " (cases were drawn but no element was compared: an attnv defect, please report it)\n"
+                 : " (no cases drawn: --cases or --medium-cases above 0)\n");
   } else {
     os << "RESULT: PASS (0 mismatches in " << t.compared << " elements compared)\n";
   }

@@ -52,6 +52,14 @@ TEST(SelfCheck, NothingComparedIsNotExercisedNotPass) {
   print_selfcheck(r, partly);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(partly.str().find("no element compared in family large_logits, near_ties"), std::string::npos) << partly.str();
+  EXPECT_NE(partly.str().find("(no cases drawn: --cases or --medium-cases above 0)"), std::string::npos);
+
+  r.families[1].cases = 2;  // cases drawn, nothing compared: not a missing option but attnv's defect
+  std::ostringstream drawn;
+  print_selfcheck(r, drawn);
+  EXPECT_NE(drawn.str().find("cases were drawn but no element was compared: an attnv defect"), std::string::npos)
+      << drawn.str();
+  EXPECT_EQ(drawn.str().find("no cases drawn"), std::string::npos) << drawn.str();
 }
 
 // The comparison itself must catch a one-ulp difference in a resolved element, and an unresolved
