@@ -30,7 +30,7 @@ def rate(bench):
     for key in RATES:
         if isinstance(bench.get(key), (int, float)):
             return key, float(bench[key])
-    return "items/s", 1.0 / float(bench["real_time"])  # no counter: the inverse of the time
+    return "1/time", 1.0 / float(bench["real_time"])  # no counter: the inverse of the time
 
 
 def run(binary, flt, env_pairs):
@@ -73,6 +73,9 @@ def summarise(rounds):
     rows = []
     for i, (name, _, _) in enumerate(rounds[0]):
         metric, _ = rate(rounds[0][i][1])
+        other, _ = rate(rounds[0][i][2])
+        if other != metric:  # a ratio of two different quantities would mean nothing
+            sys.exit(f"ab: {name}: A reports {metric} and B {other}; pair cases that measure the same thing")
         a = [rate(r[i][1])[1] for r in rounds]
         b = [rate(r[i][2])[1] for r in rounds]
         ratios = [y / x for x, y in zip(a, b)]

@@ -1,7 +1,6 @@
 #include "cli/selfcheck.h"
 
 #include <algorithm>
-
 #include <chrono>
 #include <cmath>
 #include <iomanip>

@@ -68,8 +68,8 @@ inline __m256 load_partial(const float* x, int n, float fill) {
 // R rows x 16 keys: acc[r] += q[r][d] * kt[d][16 keys] over d, then scaled and stored.
 // Not inlined, nor is pv_block: inlined into the row-block dispatch (row_blocks.h), GCC 12 ran
 // out of general registers and kept loop counters and row pointers on the stack inside the
-// FMA loop, which made the avx2 forward 3-5% slower than these blocks as functions of their own
-// (bench/README.md, "the avx2 path against the AVX2-only core").
+// FMA loop, which made the avx2 forward 7-13% slower than these blocks as functions of their own
+// (bench/README.md, "Zen 4, session 22").
 template <int R>
 [[gnu::noinline]] void scores_block(const float* q, std::int64_t ldq, const float* kt, std::int64_t ldk,
                          std::int64_t dk_pad, float scale, float* s, std::int64_t lds) {
