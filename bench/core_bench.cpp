@@ -23,12 +23,15 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/core_kernel.h"
+#include "core/decode_sweep.h"
 #include "core/isa.h"
+#include "core/row_kernels.h"
 #include "gen/rng.h"
 #include "problem/buffers.h"
 #include "problem/dtype.h"
@@ -214,12 +217,18 @@ struct Buffers {
   KernelViews views;
 };
 
+// A dense tensor in `bytes`, 64-byte aligned as frameworks' allocators give (PyTorch's CPU
+// allocator aligns to 64; malloc's 16 made every 512-bit load of an f32 row straddle two cache
+// lines): normals rounded to t, or zeros without rng.
 TensorRef fill(std::vector<unsigned char>& bytes, DType t, std::array<std::int64_t, 4> shape,
                int rank, gen::Rng* rng) {
   std::int64_t n = 1;
   for (int i = 0; i < rank; ++i) n *= shape[i];
-  bytes.assign(static_cast<std::size_t>(n * dtype_bytes(t)), 0);
-  TensorRef r{bytes.data(), t, rank, shape, dense_strides(shape, rank)};
+  bytes.assign(static_cast<std::size_t>(n * dtype_bytes(t) + 64), 0);
+  void* at = bytes.data();
+  std::size_t room = bytes.size();
+  std::align(64, 1, at, room);
+  TensorRef r{at, t, rank, shape, dense_strides(shape, rank)};
   if (rng)
     for (std::int64_t i = 0; i < n; ++i) {
       std::array<std::int64_t, 4> idx{};
@@ -622,11 +631,10 @@ BENCHMARK(BM_StreamWithArithmetic)->Arg(0)->Arg(64)->Arg(112)->Unit(benchmark::k
 // bandwidth_share (over BM_StreamRead's best in this process), and the same per CPU second.
 // Args: dtype, ISA path (as BM_CoreForward's fifth: 0 best, 1 portable, 2 avx2, 3 avx512), and
 // `resident`: 1 runs a cache of 1024 positions (8 MiB f32, 4 MiB f16) that stays in the L3
-// between calls (no sweep), which measures how fast the decode's arithmetic goes when memory is
-// not the limit. Its share of the stream says whether the arithmetic could keep up with the
-// stream at all: below 1, the streaming decode is bound by its instructions, not by memory
-// (bench/README.md, "Zen 4"). Fixed costs per call (waking the pool, merging split-KV parts)
-// weigh 8x more at 1024 positions, so the ceiling is, if anything, understated.
+// between calls (no sweep): the decode with its cache in the L3 instead of memory. That is not the
+// arithmetic's ceiling (it still waits for the L3, and fixed costs per call, waking the pool and
+// merging split-KV parts, weigh 8x more at 1024 positions): BM_DecodeArithmetic below measures
+// the arithmetic alone (2026-11-28, f16: its best passes 1.2-1.8x the resident case's).
 void BM_CoreDecode(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const auto isa = static_cast<Isa>(state.range(1));
@@ -712,6 +720,119 @@ BENCHMARK(BM_CoreDecode)
         b->Args({static_cast<std::int64_t>(t), static_cast<std::int64_t>(Isa::best), 1});
     })
     ->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+
+// ---- the decode's arithmetic ceiling ------------------------------------------------------------
+// What BM_CoreDecode's arithmetic alone allows: the decode sweep's two row kernels (row_kernels.h:
+// the scores of a tile, then its P.V) on one KV head's tile of 64 keys, 4 query rows (Hq / Hkv
+// above), D = 128, on each of kThreads threads at once, every thread on its own tile, which stays
+// in its L1 and L2 between calls. No memory wait, no softmax or logit rules, no pool or split-KV
+// merge: an upper bound on how many GB of K and V per second the decode could digest. A streaming
+// decode's share of the stream cannot exceed best_ceiling_GBps over the stream's GB/s, so where that
+// ratio is near or below the target the decode is bound by its arithmetic, not by memory
+// (bench/README.md, "Zen 4, session 23"). BM_CoreDecode's resident cases sit in the L3, so they
+// wait for it too and understate this ceiling.
+// The scores' rows lie kRunKeys apart, as in the sweep's workspace: 64 apart (one tile), the
+// same kernels ran 30% slower on the Zen 4 VM (likely store-to-load aliasing between the
+// scores' scalar stores and the next loads; not proven, no counters there).
+constexpr int kCeilingRows = 4, kCeilingKeys = 64, kCeilingReps = 2000;
+constexpr std::int64_t kCeilingD = 128;
+
+void BM_DecodeArithmetic(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  const auto isa = static_cast<Isa>(state.range(1));
+  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
+    state.SkipWithError(("this CPU lacks " + m).c_str());
+    return;
+  }
+  const core::RowKernels<float>& rk = core::row_kernels_f32(isa);
+  const bool half = dtype != DType::f32;
+  // Every buffer 64-byte aligned (fill), as the sweep's workspace and a framework's tensors are:
+  // with malloc's 16-byte alignment the f32 ceiling read 15% lower, f16 9% (3 rounds alternated).
+  struct Tile {
+    std::vector<unsigned char> qb, sb, ob, kb, vb;
+    float *q = nullptr, *s = nullptr, *o = nullptr;
+    const void *k = nullptr, *v = nullptr;
+  };
+  std::vector<Tile> tiles(kThreads);
+  gen::Rng rng(20261128);
+  for (Tile& t : tiles) {
+    t.q = static_cast<float*>(fill(t.qb, DType::f32, {kCeilingRows, kCeilingD, 0, 0}, 2, &rng).data);
+    t.s = static_cast<float*>(fill(t.sb, DType::f32, {kCeilingRows, core::kRunKeys, 0, 0}, 2, nullptr).data);
+    t.o = static_cast<float*>(fill(t.ob, DType::f32, {kCeilingRows, kCeilingD, 0, 0}, 2, nullptr).data);
+    t.k = fill(t.kb, dtype, {kCeilingKeys, kCeilingD, 0, 0}, 2, &rng).data;
+    t.v = fill(t.vb, dtype, {kCeilingKeys, kCeilingD, 0, 0}, 2, &rng).data;
+  }
+  const auto sweep = [&](Tile& t) {
+    for (int rep = 0; rep < kCeilingReps; ++rep) {
+      if (half) {
+        const auto* k = static_cast<const std::uint16_t*>(t.k);
+        const auto* v = static_cast<const std::uint16_t*>(t.v);
+        const bool bf16 = dtype == DType::bf16;
+        rk.dots_half(t.q, kCeilingD, kCeilingRows, k, kCeilingD, kCeilingKeys, kCeilingD, bf16, 0.088f, t.s,
+                     core::kRunKeys);
+        rk.pv_rows_half(t.s, core::kRunKeys, kCeilingRows, v, kCeilingD, kCeilingKeys, kCeilingD, bf16, t.o,
+                        kCeilingD);
+      } else {
+        const auto* k = static_cast<const float*>(t.k);
+        const auto* v = static_cast<const float*>(t.v);
+        rk.dots(t.q, kCeilingD, kCeilingRows, k, kCeilingD, kCeilingKeys, kCeilingD, 0.088f, t.s, core::kRunKeys);
+        rk.pv_rows(t.s, core::kRunKeys, kCeilingRows, v, kCeilingD, kCeilingKeys, kCeilingD, t.o, kCeilingD);
+      }
+    }
+  };
+  for (Tile& t : tiles) sweep(t);  // warm: every tile in its thread's caches (first touch)
+  // Each thread also times its own sweep: its best pass is what its core allows undisturbed, and
+  // the two need not be undisturbed at once (on the shared VM one vCPU is often slowed for
+  // seconds while the other runs at full speed).
+  double seconds = 0, cpu_seconds = 0;
+  std::vector<double> own_best(kThreads, 1e300);
+  for (auto _ : state) {
+    const double c0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+      pool.emplace_back([&, t] {
+        const auto s0 = std::chrono::steady_clock::now();
+        sweep(tiles[static_cast<std::size_t>(t)]);
+        const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+        own_best[static_cast<std::size_t>(t)] = std::min(own_best[static_cast<std::size_t>(t)], own);
+      });
+    for (auto& th : pool) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_seconds += process_cpu_seconds() - c0;
+    seconds += s;
+    state.SetIterationTime(s);
+  }
+  float sink = 0;
+  for (const Tile& t : tiles) sink += t.o[0];  // the kernels' results are used
+  benchmark::DoNotOptimize(sink);
+  const double keys = static_cast<double>(kThreads) * kCeilingReps * kCeilingKeys * static_cast<double>(state.iterations());
+  const double gb = keys * 2.0 * static_cast<double>(kCeilingD * dtype_bytes(dtype)) * 1e-9;
+  const double gflop = keys * 2.0 * 2.0 * kCeilingRows * static_cast<double>(kCeilingD) * 1e-9;  // q.k and p.v
+  // The ceiling is what the arithmetic allows, so its estimate is the sum of the threads' best
+  // passes (as the FMA peak is a best pass); the mean over wall time shows how much a shared
+  // machine took away.
+  const double bytes_per_pass = gb / static_cast<double>(state.iterations()) / kThreads;
+  double best_rate = 0, slowest_best = 0;
+  for (double b : own_best) best_rate += bytes_per_pass / b, slowest_best = std::max(slowest_best, b);
+  state.counters["ceiling_GBps"] = gb / seconds;
+  state.counters["best_ceiling_GBps"] = best_rate;
+  state.counters["cpu_ceiling_GBps"] = gb / cpu_seconds * kThreads;
+  state.counters["cpu_GFLOPs"] = gflop / cpu_seconds * kThreads;
+  state.counters["cpu_peak_share"] = gflop / cpu_seconds * kThreads / peak_gflops().cpu;
+  state.counters["best_ns_per_key"] = slowest_best / (kCeilingReps * kCeilingKeys) * 1e9;  // the slower thread's
+  state.SetLabel(std::string(dtype_name(dtype)) + " K, V: 64 keys x D=128, 4 rows, " + rk.name + " on " +
+                 core::isa_name(core::resolve_isa(isa)));
+}
+// f32 on each path; f16 and bf16 on the paths whose kernels read a half cache as it lies.
+BENCHMARK(BM_DecodeArithmetic)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (Isa isa : {Isa::best, Isa::portable, Isa::avx2, Isa::avx512})
+        for (DType t : {DType::f32, DType::f16, DType::bf16})
+          if (t == DType::f32 || isa != Isa::portable)
+            b->Args({static_cast<std::int64_t>(t), static_cast<std::int64_t>(isa)});
+    })
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(0.5);
 
 }  // namespace
 
