@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Issue 13's speed targets, judged on this machine from one core_bench run (and a peers run).
+
+    python3 bench/targets.py                         # runs core_bench (about a minute), then judges
+    python3 bench/targets.py --run-peers             # also times onnxruntime (bench/peers/setup.sh first)
+    python3 bench/targets.py --from-json run.json    # judges a saved core_bench JSON instead
+    python3 bench/targets.py --peers peers.json      # with a saved peers.py --json file
+    python3 bench/targets.py --save run.json         # keeps the core_bench JSON it judged
+
+Every target gets one verdict: MET, NOT MET, NOT APPLICABLE (the machine is not the kind the
+target is for), or NOT MEASURED with what is missing (a case not run or in error, a counter
+core_bench did not report, or a measurement this script cannot take, such as the A/B against the
+core before issue 13 that an AVX2 machine's target needs). The summary counts each kind and never
+says the targets are met while one is not measured. Figures are the per-CPU-second counters of
+one run, as bench/README.md reports them (this machine is shared; wall figures swing more).
+
+The script only reads and compares: the thresholds are issue 13's, the figures core_bench's.
+Standard library only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# The cases the targets read: the default ISA path (the widest the CPU runs, or ATTNV_CORE_ISA).
+CASES = ("^BM_FmaPeak/|^BM_FmaPeakAvx512/|^BM_CoreForward/[123]/4096/(128|64)/[01]/0/|"
+         "^BM_CoreBackward/1/4096/128/0/0/|^BM_CoreDecode/[12]/0/0/|^BM_DecodeArithmetic/[12]/0/")
+
+MET, NOT_MET, NOT_APPLICABLE, NOT_MEASURED = "MET", "NOT MET", "NOT APPLICABLE", "NOT MEASURED"
+
+
+class Missing(Exception):
+    """A figure that could not be read; the message says which and why."""
+
+
+def forward(dtype, d, causal):
+    return "BM_CoreForward/%d/4096/%d/%d/0/" % (dtype, d, causal)
+
+
+F32, F16, BF16 = 1, 2, 3  # DType in problem/dtype.h
+
+
+class Run:
+    """The cases of one core_bench JSON, looked up by the start of their names."""
+
+    def __init__(self, benchmarks):
+        self.cases = [b for b in benchmarks if b.get("run_type", "iteration") == "iteration"]
+
+    def case(self, prefix):
+        found = [b for b in self.cases if b["name"].startswith(prefix)]
+        if not found:
+            raise Missing("core_bench ran no %s... case" % prefix)
+        b = found[0]
+        if b.get("error_occurred"):
+            raise Missing("%s: %s" % (b["name"], b.get("error_message", "error")))
+        return b
+
+    def counter(self, prefix, key):
+        b = self.case(prefix)
+        if not isinstance(b.get(key), (int, float)):
+            raise Missing("%s reports no %s (an attnv defect: please report it)" % (b["name"], key))
+        return float(b[key])
+
+    def has_avx512(self):
+        try:
+            self.case("BM_FmaPeakAvx512/")
+            return True
+        except Missing:
+            return False
+
+
+def ort_ratio(peers):
+    """Core speed over onnxruntime Attention's, per CPU second, f32 D=128 full."""
+    if peers is None:
+        raise Missing("no onnxruntime run: --run-peers (after bash bench/peers/setup.sh) or --peers FILE")
+    for row in peers.get("rows", []):
+        if row.get("D") == 128 and row.get("causal") == 0:
+            med = row.get("median_wall_cpu_s", {})
+            if "core" not in med or "Attention" not in med:
+                raise Missing("the peers run has no core or Attention timing for D=128 full")
+            return float(med["Attention"][1]) / float(med["core"][1])
+    raise Missing("the peers run has no f32 D=128 full row")
+
+
+def avx512_targets(run, peers):
+    """(target, figure function, threshold) for an AVX-512 machine (issue 13, "Targets")."""
+    share = lambda dtype, d, causal: run.counter(forward(dtype, d, causal), "cpu_peak_share")
+    ratio = lambda a, b, key: run.counter(a, key) / run.counter(b, key)
+    return [
+        ("forward f32 T=4096 D=128 full, share of the AVX-512 FMA peak", lambda: share(F32, 128, 0), 0.70),
+        ("forward f32 D=128 full over onnxruntime Attention (per CPU s)", lambda: ort_ratio(peers), 1.25),
+        ("forward f32 D=64 full, share of the peak", lambda: share(F32, 64, 0), 0.60),
+        ("causal useful over non-causal, f32 D=128",
+         lambda: ratio(forward(F32, 128, 1), forward(F32, 128, 0), "cpu_useful_GFLOPs"), 0.85),
+        ("causal useful over non-causal, f32 D=64",
+         lambda: ratio(forward(F32, 64, 1), forward(F32, 64, 0), "cpu_useful_GFLOPs"), 0.85),
+        ("f16 over f32, D=128 full", lambda: ratio(forward(F16, 128, 0), forward(F32, 128, 0), "cpu_GFLOPs"), 0.90),
+        ("bf16 over f32, D=128 full", lambda: ratio(forward(BF16, 128, 0), forward(F32, 128, 0), "cpu_GFLOPs"), 0.90),
+        ("f16 over f32, D=64 full", lambda: ratio(forward(F16, 64, 0), forward(F32, 64, 0), "cpu_GFLOPs"), 0.90),
+        ("bf16 over f32, D=64 full", lambda: ratio(forward(BF16, 64, 0), forward(F32, 64, 0), "cpu_GFLOPs"), 0.90),
+        ("backward f32 D=128 full, share of the peak",
+         lambda: run.counter("BM_CoreBackward/1/4096/128/0/0/", "cpu_peak_share"), 0.45),
+        ("decode, f32 cache, share of the paired stream",
+         lambda: run.counter("BM_CoreDecode/1/0/0/", "paired_share"), 0.70),
+        ("decode, f16 cache, share of the paired stream",
+         lambda: run.counter("BM_CoreDecode/2/0/0/", "paired_share"), 0.70),
+    ]
+
+
+def decode_context(run, dtype):
+    """How much of the stream the decode's arithmetic alone could take: its ceiling over the sweep."""
+    try:
+        ceiling = run.counter("BM_DecodeArithmetic/%d/0/" % dtype, "best_ceiling_GBps")
+        sweep = run.counter("BM_CoreDecode/%d/0/0/" % dtype, "sweep_GBps")
+    except Missing:
+        return ""
+    return "the arithmetic alone could take %.2f of this %.1f GB/s stream" % (ceiling / sweep, sweep)
+
+
+def judge(run, peers):
+    """[(target, verdict, figure or None, threshold or None, note)] for this machine."""
+    rows = []
+    avx512 = run.has_avx512()
+    for name, figure, threshold in avx512_targets(run, peers):
+        if not avx512:
+            rows.append((name, NOT_APPLICABLE, None, threshold, "no AVX-512 on this machine (BM_FmaPeakAvx512)"))
+            continue
+        try:
+            value = figure()
+        except Missing as e:
+            rows.append((name, NOT_MEASURED, None, threshold, str(e)))
+            continue
+        note = ""
+        if name.startswith("decode"):
+            note = decode_context(run, F32 if "f32" in name else F16)
+        rows.append((name, MET if value >= threshold else NOT_MET, value, threshold, note))
+    rows.append(("AVX2 machine: no regression against the core before issue 13", NOT_MEASURED, None, None,
+                 "an A/B this script does not take: bench/ab.py against commit 8e9a92c's core_bench "
+                 "(bench/README.md, \"Zen 4, session 22\")" if not avx512 else
+                 "needs an AVX2-only machine; here the avx2 path's A/B on this CPU is the closest "
+                 "(bench/README.md, \"Zen 4, session 22\")"))
+    rows.append(("quick certify (ci/quickstart.sh's main job) no slower", NOT_MEASURED, None, None,
+                 "ci/quickstart.sh prints its own time"))
+    return rows
+
+
+def core_path(run):
+    """The ISA path the core's cases ran on (the last word of their labels)."""
+    try:
+        return run.case(forward(F32, 128, 0)).get("label", "").split()[-1]
+    except (Missing, IndexError):
+        return "unknown"
+
+
+def report(rows, machine, path):
+    print("issue 13's targets on %s, the core's %s path" % (machine, path))
+    for name, verdict, value, threshold, note in rows:
+        figure = ""
+        if value is not None:
+            figure = "%.3f %s %.2f" % (value, ">=" if verdict == MET else "<", threshold)
+        print("  %-14s %-64s %s" % (verdict, name, figure))
+        if note:
+            print("  %-14s   %s" % ("", note))
+    counts = {v: sum(1 for r in rows if r[1] == v) for v in (MET, NOT_MET, NOT_MEASURED, NOT_APPLICABLE)}
+    summary = ", ".join("%d %s" % (n, v.lower()) for v, n in counts.items() if n)
+    print("targets: " + summary)
+    if counts[NOT_MET] == 0 and counts[NOT_MEASURED] == 0:
+        print("every target that applies here is met")
+
+
+def machine_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "this machine"
+
+
+def run_core_bench(build):
+    bench = os.path.join(build, "bench", "core_bench")
+    if not os.access(bench, os.X_OK):
+        sys.exit("targets: %s not found: build the release preset first (cmake --build --preset release)" % bench)
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [bench, "--benchmark_filter=" + CASES, "--benchmark_out=" + out.name, "--benchmark_out_format=json"]
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            sys.exit("targets: %s exited with %d: %s" % (" ".join(cmd), done.returncode, done.stderr.strip()[-500:]))
+        with open(out.name) as f:
+            return json.load(f)
+
+
+def run_peers(build):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "peers.json")
+        cmd = [sys.executable, os.path.join(HERE, "peers", "peers.py"), "--build", build, "--d", "128",
+               "--causal", "0", "--rounds", "3", "--json", out]
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            sys.exit("targets: peers.py exited with %d: %s" % (done.returncode, done.stderr.strip()[-500:]))
+        with open(out) as f:
+            return json.load(f)
+
+
+def load(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("targets: cannot read %s %s: %s" % (what, path, e))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="the build tree (has bench/core_bench)")
+    ap.add_argument("--from-json", help="a saved core_bench JSON (--benchmark_out) to judge instead of running it")
+    ap.add_argument("--peers", help="a saved peers.py --json file")
+    ap.add_argument("--run-peers", action="store_true", help="time onnxruntime with bench/peers/peers.py")
+    ap.add_argument("--save", help="also write the core_bench JSON judged here to this file (--from-json rereads it)")
+    a = ap.parse_args()
+    peers = load(a.peers, "peers JSON") if a.peers else None  # a bad file is refused before the minute of benchmarks
+    data = load(a.from_json, "core_bench JSON") if a.from_json else run_core_bench(a.build)
+    if not isinstance(data, dict) or "benchmarks" not in data:
+        sys.exit("targets: %s is not a core_bench JSON (no \"benchmarks\")" % (a.from_json or "the run"))
+    if a.save:
+        with open(a.save + ".tmp", "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(a.save + ".tmp", a.save)
+    if a.run_peers:
+        peers = run_peers(a.build)
+    run = Run(data["benchmarks"])
+    report(judge(run, peers), machine_name(), core_path(run))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""bench/targets.py's judgement on made-up core_bench runs: a run that meets every target, the same
+run with one figure planted just under its threshold (each target in turn must say NOT MET, and
+only it), missing, failed and incomplete cases (NOT MEASURED, with the reason), an AVX2-only
+machine (NOT APPLICABLE), and the command line refusing a file that is not a run."""
+import copy
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import targets  # noqa: E402
+
+AVX512_TARGETS = 12
+
+
+def case(name, **counters):
+    return dict(name=name, run_type="iteration", label="f32 T=4096 avx512", **counters)
+
+
+def good_run():
+    runs = [case("BM_FmaPeak/iterations:5/real_time", best_GFLOPs_cpu=230.0),
+            case("BM_FmaPeakAvx512/iterations:5/real_time", best_GFLOPs_cpu=232.0)]
+    for dtype in (1, 2, 3):
+        for d in (128, 64):
+            for causal in (0, 1):
+                full = 200.0 if dtype == 1 else 195.0
+                runs.append(case("BM_CoreForward/%d/4096/%d/%d/0/min_time:1.000/real_time" % (dtype, d, causal),
+                                 cpu_peak_share=0.85 if causal == 0 else 0.45, cpu_GFLOPs=full if causal == 0 else 100.0,
+                                 cpu_useful_GFLOPs=full if causal == 0 else 0.95 * full))
+    runs.append(case("BM_CoreBackward/1/4096/128/0/0/min_time:1.000/real_time", cpu_peak_share=0.66))
+    for dtype in (1, 2):
+        runs.append(case("BM_CoreDecode/%d/0/0/min_time:1.000/manual_time" % dtype, paired_share=0.8, sweep_GBps=33.0))
+        runs.append(case("BM_DecodeArithmetic/%d/0/min_time:0.500/manual_time" % dtype, best_ceiling_GBps=44.0))
+    return runs
+
+
+def good_peers(attention_over_core=1.30):
+    return {"rows": [{"D": 128, "causal": 0,
+                      "median_wall_cpu_s": {"core": [0.36, 0.36], "Attention": [0.45, 0.36 * attention_over_core]}}]}
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def verdicts(runs, peers):
+    return [(name, verdict, note) for name, verdict, _, _, note in targets.judge(targets.Run(runs), peers)]
+
+
+def set_counter(runs, prefix, key, value):
+    for b in runs:
+        if b["name"].startswith(prefix):
+            b[key] = value
+    return runs
+
+
+class Judge(unittest.TestCase):
+    def test_a_good_run_meets_every_target(self):
+        got = verdicts(good_run(), good_peers())
+        self.assertEqual([v for _, v, _ in got[:AVX512_TARGETS]], [targets.MET] * AVX512_TARGETS)
+        # What no core_bench run can show is said, not passed over.
+        self.assertEqual([v for _, v, _ in got[AVX512_TARGETS:]], [targets.NOT_MEASURED] * 2)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            targets.report(targets.judge(targets.Run(good_run()), good_peers()), "test CPU", "avx512")
+        self.assertIn("targets: 12 met, 2 not measured", out.getvalue())
+        self.assertNotIn("every target that applies here is met", out.getvalue())
+
+    def test_each_planted_shortfall_is_not_met_and_only_it(self):
+        f = "BM_CoreForward/"
+        plants = [  # one per target, in judge's order: the figure just under its threshold
+            lambda r, p: (set_counter(r, f + "1/4096/128/0/0/", "cpu_peak_share", 0.699), p),
+            lambda r, p: (r, good_peers(1.249)),
+            lambda r, p: (set_counter(r, f + "1/4096/64/0/0/", "cpu_peak_share", 0.599), p),
+            lambda r, p: (set_counter(r, f + "1/4096/128/1/0/", "cpu_useful_GFLOPs", 0.849 * 200), p),
+            lambda r, p: (set_counter(r, f + "1/4096/64/1/0/", "cpu_useful_GFLOPs", 0.849 * 200), p),
+            lambda r, p: (set_counter(r, f + "2/4096/128/0/0/", "cpu_GFLOPs", 0.899 * 200), p),
+            lambda r, p: (set_counter(r, f + "3/4096/128/0/0/", "cpu_GFLOPs", 0.899 * 200), p),
+            lambda r, p: (set_counter(r, f + "2/4096/64/0/0/", "cpu_GFLOPs", 0.899 * 200), p),
+            lambda r, p: (set_counter(r, f + "3/4096/64/0/0/", "cpu_GFLOPs", 0.899 * 200), p),
+            lambda r, p: (set_counter(r, "BM_CoreBackward/", "cpu_peak_share", 0.449), p),
+            lambda r, p: (set_counter(r, "BM_CoreDecode/1/", "paired_share", 0.699), p),
+            lambda r, p: (set_counter(r, "BM_CoreDecode/2/", "paired_share", 0.699), p),
+        ]
+        self.assertEqual(len(plants), AVX512_TARGETS)
+        for i, plant in enumerate(plants):
+            runs, peers = plant(good_run(), good_peers())
+            got = [v for _, v, _ in verdicts(runs, peers)[:AVX512_TARGETS]]
+            want = [targets.MET] * AVX512_TARGETS
+            want[i] = targets.NOT_MET
+            self.assertEqual(got, want, "planted under target %d" % i)
+
+    def test_missing_failed_and_incomplete_cases_are_not_measured(self):
+        runs = [b for b in good_run() if not b["name"].startswith("BM_CoreBackward/")]
+        runs = set_counter(runs, "BM_CoreDecode/1/", "error_occurred", True)
+        runs = set_counter(runs, "BM_CoreDecode/1/", "error_message", "this CPU lacks avx512f")
+        for b in runs:
+            if b["name"].startswith("BM_CoreDecode/2/"):
+                del b["paired_share"]
+        got = {name: (v, note) for name, v, note in verdicts(runs, good_peers())}
+        backward = got["backward f32 D=128 full, share of the peak"]
+        self.assertEqual(backward[0], targets.NOT_MEASURED)
+        self.assertIn("ran no BM_CoreBackward/1/4096/128/0/0/", backward[1])
+        f32 = got["decode, f32 cache, share of the paired stream"]
+        self.assertEqual(f32, (targets.NOT_MEASURED, "BM_CoreDecode/1/0/0/min_time:1.000/manual_time: this CPU lacks avx512f"))
+        f16 = got["decode, f16 cache, share of the paired stream"]
+        self.assertEqual(f16[0], targets.NOT_MEASURED)
+        self.assertIn("reports no paired_share (an attnv defect", f16[1])
+        out = io.StringIO()
+        with redirect_stdout(out):
+            targets.report(targets.judge(targets.Run(runs), good_peers()), "test CPU", "avx512")
+        self.assertNotIn("every target that applies here is met", out.getvalue())
+
+    def test_without_peers_the_onnxruntime_target_is_not_measured(self):
+        got = verdicts(good_run(), None)
+        self.assertEqual(got[1][1], targets.NOT_MEASURED)
+        self.assertIn("--run-peers", got[1][2])
+        self.assertEqual(verdicts(good_run(), {"rows": []})[1][1], targets.NOT_MEASURED)
+
+    def test_an_avx2_machine_gets_not_applicable_and_the_ab_it_needs(self):
+        runs = set_counter(good_run(), "BM_FmaPeakAvx512/", "error_occurred", True)
+        got = verdicts(runs, good_peers())
+        self.assertEqual([v for _, v, _ in got[:AVX512_TARGETS]], [targets.NOT_APPLICABLE] * AVX512_TARGETS)
+        self.assertEqual(got[AVX512_TARGETS][1], targets.NOT_MEASURED)
+        self.assertIn("bench/ab.py against commit 8e9a92c", got[AVX512_TARGETS][2])
+
+    def test_the_decode_rows_say_how_much_of_the_stream_the_arithmetic_could_take(self):
+        got = {name: note for name, _, note in verdicts(good_run(), good_peers())}
+        self.assertEqual(got["decode, f16 cache, share of the paired stream"],
+                         "the arithmetic alone could take 1.33 of this 33.0 GB/s stream")
+
+
+class CommandLine(unittest.TestCase):
+    def run_cli(self, *args):
+        return subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "targets.py"), *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def test_judges_a_saved_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run, peers = os.path.join(tmp, "run.json"), os.path.join(tmp, "peers.json")
+            write_json(run, {"benchmarks": good_run()})
+            write_json(peers, good_peers())
+            done = self.run_cli("--from-json", run, "--peers", peers)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("targets: 12 met, 2 not measured", done.stdout)
+
+    def test_refuses_a_file_that_is_not_a_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad, broken = os.path.join(tmp, "bad.json"), os.path.join(tmp, "broken.json")
+            write_json(bad, {"rows": []})
+            with open(broken, "w") as f:
+                f.write("{not json")
+            done = self.run_cli("--from-json", bad)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("is not a core_bench JSON", done.stderr)
+            done = self.run_cli("--from-json", broken)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("cannot read core_bench JSON", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
