@@ -345,6 +345,13 @@ void BM_CoreForwardMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_CoreForwardMemory)->Arg(16384)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
+// Reports a path this CPU lacks as the case's error (never runs it on another path): true then.
+bool lacks_path(benchmark::State& state, Isa isa) {
+  const std::string m = core::missing_features(isa, core::cpu_features());
+  if (!m.empty()) state.SkipWithError(("this CPU lacks " + m).c_str());
+  return !m.empty();
+}
+
 // Args: dtype, T, D, causal, ISA path (static_cast<int>(core::Isa): 0 best, 1 portable, 2 avx2,
 // 3 avx512, 4 avx512_bf16; a path this CPU lacks is reported as an error, not run on another path).
 void BM_CoreForward(benchmark::State& state) {
@@ -352,10 +359,7 @@ void BM_CoreForward(benchmark::State& state) {
   const std::int64_t T = state.range(1), D = state.range(2);
   const bool causal = state.range(3) != 0;
   const auto isa = static_cast<Isa>(state.range(4));
-  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
-    state.SkipWithError(("this CPU lacks " + m).c_str());
-    return;
-  }
+  if (lacks_path(state, isa)) return;
   const Problem p = bench_problem(dtype, T, D, causal);
   Buffers b;
   make_buffers(p, b);
@@ -638,10 +642,7 @@ BENCHMARK(BM_StreamWithArithmetic)->Arg(0)->Arg(64)->Arg(112)->Unit(benchmark::k
 void BM_CoreDecode(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const auto isa = static_cast<Isa>(state.range(1));
-  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
-    state.SkipWithError(("this CPU lacks " + m).c_str());
-    return;
-  }
+  if (lacks_path(state, isa)) return;
   const bool resident = state.range(2) != 0;
   const std::int64_t cap = resident ? 1024 : 8192, D = 128, Hq = 32, Hkv = 8;
   Problem p;
@@ -740,10 +741,7 @@ constexpr std::int64_t kCeilingD = 128;
 void BM_DecodeArithmetic(benchmark::State& state) {
   const DType dtype = static_cast<DType>(state.range(0));
   const auto isa = static_cast<Isa>(state.range(1));
-  if (const std::string m = core::missing_features(isa, core::cpu_features()); !m.empty()) {
-    state.SkipWithError(("this CPU lacks " + m).c_str());
-    return;
-  }
+  if (lacks_path(state, isa)) return;
   const core::RowKernels<float>& rk = core::row_kernels_f32(isa);
   const bool half = dtype != DType::f32;
   // Every buffer 64-byte aligned (fill), as the sweep's workspace and a framework's tensors are:
