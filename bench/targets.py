@@ -112,6 +112,17 @@ def avx512_targets(run, peers):
     ]
 
 
+def ort_context(peers):
+    """The medians the onnxruntime ratio comes from."""
+    try:
+        ort_ratio(peers)
+    except Missing:
+        return ""
+    med = next(r for r in peers["rows"] if r.get("D") == 128 and r.get("causal") == 0)["median_wall_cpu_s"]
+    return "medians: core %.1f ms, Attention %.1f ms wall (%.1f / %.1f CPU ms per thread)" % (
+        med["core"][0] * 1e3, med["Attention"][0] * 1e3, med["core"][1] * 1e3, med["Attention"][1] * 1e3)
+
+
 def decode_context(run, dtype):
     """How much of the stream the decode's arithmetic alone could take: its ceiling over the sweep."""
     try:
@@ -138,6 +149,8 @@ def judge(run, peers):
         note = ""
         if name.startswith("decode"):
             note = decode_context(run, F32 if "f32" in name else F16)
+        elif "onnxruntime" in name:
+            note = ort_context(peers)
         rows.append((name, MET if value >= threshold else NOT_MET, value, threshold, note))
     rows.append(("AVX2 machine: no regression against the core before issue 13", NOT_MEASURED, None, None,
                  "an A/B this script does not take: bench/ab.py against commit 8e9a92c's core_bench "
@@ -200,7 +213,9 @@ def run_core_bench(build):
 def run_peers(build):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "peers.json")
-        cmd = [sys.executable, os.path.join(HERE, "peers", "peers.py"), "--build", build, "--d", "128",
+        # Debian's python3 sees python3-onnx; the default python3 may be another build that does not.
+        python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+        cmd = [python, os.path.join(HERE, "peers", "peers.py"), "--build", build, "--d", "128",
                "--causal", "0", "--rounds", "3", "--json", out]
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
@@ -225,7 +240,8 @@ def main():
     ap.add_argument("--run-peers", action="store_true", help="time onnxruntime with bench/peers/peers.py")
     ap.add_argument("--save", help="also write the core_bench JSON judged here to this file (--from-json rereads it)")
     a = ap.parse_args()
-    peers = load(a.peers, "peers JSON") if a.peers else None  # a bad file is refused before the minute of benchmarks
+    # A bad peers file, or a peers run that cannot start, is refused before the minute of benchmarks.
+    peers = load(a.peers, "peers JSON") if a.peers else run_peers(a.build) if a.run_peers else None
     data = load(a.from_json, "core_bench JSON") if a.from_json else run_core_bench(a.build)
     if not isinstance(data, dict) or "benchmarks" not in data:
         sys.exit("targets: %s is not a core_bench JSON (no \"benchmarks\")" % (a.from_json or "the run"))
@@ -233,8 +249,6 @@ def main():
         with open(a.save + ".tmp", "w") as f:
             json.dump(data, f, indent=1)
         os.replace(a.save + ".tmp", a.save)
-    if a.run_peers:
-        peers = run_peers(a.build)
     run = Run(data["benchmarks"])
     report(judge(run, peers), machine_name(), core_path(run))
 

@@ -132,6 +132,10 @@ class Judge(unittest.TestCase):
         self.assertEqual(got[AVX512_TARGETS][1], targets.NOT_MEASURED)
         self.assertIn("bench/ab.py against commit 8e9a92c", got[AVX512_TARGETS][2])
 
+    def test_the_onnxruntime_row_shows_the_medians_it_divides(self):
+        got = verdicts(good_run(), good_peers())
+        self.assertEqual(got[1][2], "medians: core 360.0 ms, Attention 450.0 ms wall (360.0 / 468.0 CPU ms per thread)")
+
     def test_the_decode_rows_say_how_much_of_the_stream_the_arithmetic_could_take(self):
         got = {name: note for name, _, note in verdicts(good_run(), good_peers())}
         self.assertEqual(got["decode, f16 cache, share of the paired stream"],
@@ -164,6 +168,9 @@ class CommandLine(unittest.TestCase):
             done = self.run_cli("--from-json", broken)
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("cannot read core_bench JSON", done.stderr)
+            done = self.run_cli("--peers", broken, "--build", tmp)  # refused before looking for core_bench
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("cannot read peers JSON", done.stderr)
 
 
 if __name__ == "__main__":
