@@ -11,8 +11,9 @@ Every target gets one verdict: MET, NOT MET, NOT APPLICABLE (the machine is not 
 target is for), or NOT MEASURED with what is missing (a case not run or in error, a counter
 core_bench did not report, or a measurement this script cannot take, such as the A/B against the
 core before issue 13 that an AVX2 machine's target needs). The summary counts each kind and never
-says the targets are met while one is not measured. Figures are the per-CPU-second counters of
-one run, as bench/README.md reports them (this machine is shared; wall figures swing more).
+says the targets are met while one is not measured. The figures are one run's, as bench/README.md
+reports them: per CPU second for the forward and backward (the machine is shared; wall figures
+swing more), the decode's share of its paired stream, the onnxruntime medians per CPU second.
 
 The script only reads and compares: the thresholds are issue 13's, the figures core_bench's.
 Standard library only.
@@ -66,12 +67,13 @@ class Run:
             raise Missing("%s reports no %s (an attnv defect: please report it)" % (b["name"], key))
         return float(b[key])
 
-    def has_avx512(self):
-        try:
-            self.case("BM_FmaPeakAvx512/")
-            return True
-        except Missing:
-            return False
+    def avx512(self):
+        """True or False from BM_FmaPeakAvx512 (an error there: the CPU has no AVX-512F); raises
+        Missing when the run has no such case, which says nothing about the machine."""
+        found = [b for b in self.cases if b["name"].startswith("BM_FmaPeakAvx512/")]
+        if not found:
+            raise Missing("the run has no BM_FmaPeakAvx512 case: whether this machine has AVX-512 is unknown")
+        return not found[0].get("error_occurred")
 
 
 def ort_ratio(peers):
@@ -136,8 +138,14 @@ def decode_context(run, dtype):
 def judge(run, peers):
     """[(target, verdict, figure or None, threshold or None, note)] for this machine."""
     rows = []
-    avx512 = run.has_avx512()
+    try:
+        avx512, unknown = run.avx512(), None
+    except Missing as e:
+        avx512, unknown = True, str(e)
     for name, figure, threshold in avx512_targets(run, peers):
+        if unknown:
+            rows.append((name, NOT_MEASURED, None, threshold, unknown))
+            continue
         if not avx512:
             rows.append((name, NOT_APPLICABLE, None, threshold, "no AVX-512 on this machine (BM_FmaPeakAvx512)"))
             continue

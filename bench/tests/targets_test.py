@@ -132,6 +132,12 @@ class Judge(unittest.TestCase):
         self.assertEqual(got[AVX512_TARGETS][1], targets.NOT_MEASURED)
         self.assertIn("bench/ab.py against commit 8e9a92c", got[AVX512_TARGETS][2])
 
+    def test_a_run_without_the_avx512_peak_cannot_tell_the_machine(self):
+        runs = [b for b in good_run() if not b["name"].startswith("BM_FmaPeakAvx512/")]
+        got = verdicts(runs, good_peers())
+        self.assertEqual([v for _, v, _ in got[:AVX512_TARGETS]], [targets.NOT_MEASURED] * AVX512_TARGETS)
+        self.assertIn("whether this machine has AVX-512 is unknown", got[0][2])
+
     def test_the_onnxruntime_row_shows_the_medians_it_divides(self):
         got = verdicts(good_run(), good_peers())
         self.assertEqual(got[1][2], "medians: core 360.0 ms, Attention 450.0 ms wall (360.0 / 468.0 CPU ms per thread)")
