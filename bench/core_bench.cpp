@@ -744,6 +744,12 @@ void BM_DecodeArithmetic(benchmark::State& state) {
   if (lacks_path(state, isa)) return;
   const core::RowKernels<float>& rk = core::row_kernels_f32(isa);
   const bool half = dtype != DType::f32;
+  if (half && (rk.dots_half == nullptr || rk.pv_rows_half == nullptr)) {
+    // The portable set (also what Isa::best means under ATTNV_CORE_ISA=portable) converts a half
+    // cache into f32 rows before its kernels: there is no in-place half kernel to time.
+    state.SkipWithError((std::string(rk.name) + " reads no half cache in place").c_str());
+    return;
+  }
   // Every buffer 64-byte aligned (fill), as the sweep's workspace and a framework's tensors are:
   // with malloc's 16-byte alignment the f32 ceiling read 15% lower, f16 9% (3 rounds alternated).
   struct Tile {

@@ -76,8 +76,8 @@ class Run:
         return not found[0].get("error_occurred")
 
 
-def ort_ratio(peers):
-    """Core speed over onnxruntime Attention's, per CPU second, f32 D=128 full."""
+def ort_medians(peers):
+    """The peers run's medians, (wall s, CPU s per thread) by contender, for f32 D=128 full."""
     if peers is None:
         raise Missing("no onnxruntime run: --run-peers (after bash bench/peers/setup.sh) or --peers FILE")
     for row in peers.get("rows", []):
@@ -85,8 +85,14 @@ def ort_ratio(peers):
             med = row.get("median_wall_cpu_s", {})
             if "core" not in med or "Attention" not in med:
                 raise Missing("the peers run has no core or Attention timing for D=128 full")
-            return float(med["Attention"][1]) / float(med["core"][1])
+            return med
     raise Missing("the peers run has no f32 D=128 full row")
+
+
+def ort_ratio(peers):
+    """Core speed over onnxruntime Attention's, per CPU second, f32 D=128 full."""
+    med = ort_medians(peers)
+    return float(med["Attention"][1]) / float(med["core"][1])
 
 
 def avx512_targets(run, peers):
@@ -115,12 +121,11 @@ def avx512_targets(run, peers):
 
 
 def ort_context(peers):
-    """The medians the onnxruntime ratio comes from."""
+    """The medians the onnxruntime ratio divides."""
     try:
-        ort_ratio(peers)
+        med = ort_medians(peers)
     except Missing:
         return ""
-    med = next(r for r in peers["rows"] if r.get("D") == 128 and r.get("causal") == 0)["median_wall_cpu_s"]
     return "medians: core %.1f ms, Attention %.1f ms wall (%.1f / %.1f CPU ms per thread)" % (
         med["core"][0] * 1e3, med["Attention"][0] * 1e3, med["core"][1] * 1e3, med["Attention"][1] * 1e3)
 
