@@ -6,11 +6,13 @@
     python3 bench/targets.py --from-json run.json    # judges a saved core_bench JSON instead
     python3 bench/targets.py --peers peers.json      # with a saved peers.py --json file
     python3 bench/targets.py --save run.json         # keeps the core_bench JSON it judged
+    python3 bench/targets.py --certify-ab ab.json    # with a bench/certify_ab.py --json file
 
 Every target gets one verdict: MET, NOT MET, NOT APPLICABLE (the machine is not the kind the
 target is for), or NOT MEASURED with what is missing (a case not run or in error, a counter
 core_bench did not report, or a measurement this script cannot take, such as the A/B against the
-core before issue 13 that an AVX2 machine's target needs). The summary counts each kind and never
+core before issue 13 that an AVX2 machine's target needs; the quick certify's A/B against that
+core is bench/certify_ab.py's, given with --certify-ab). The summary counts each kind and never
 says the targets are met while one is not measured. The figures are one run's, as bench/README.md
 reports them: per CPU second for the forward and backward (the machine is shared; wall figures
 swing more), the decode's share of its paired stream, the onnxruntime medians per CPU second.
@@ -140,7 +142,28 @@ def decode_context(run, dtype):
     return "the arithmetic alone could take %.2f of this %.1f GB/s stream" % (ceiling / sweep, sweep)
 
 
-def judge(run, peers):
+def certify_speed(certify_ab):
+    """The old quick certify's wall time over the new one's, median over bench/certify_ab.py's rounds."""
+    if certify_ab is None:
+        raise Missing("no A/B of the quick certify: bench/certify_ab.py OLD/attnv NEW/attnv --json FILE "
+                      "(OLD built at 8e9a92c, the core before issue 13), then --certify-ab FILE")
+    try:
+        return float(certify_ab["wall_ratio_a_over_b"]["median"])
+    except (KeyError, TypeError, ValueError):
+        raise Missing("the --certify-ab file has no wall_ratio_a_over_b median: not a bench/certify_ab.py --json file")
+
+
+def certify_context(certify_ab):
+    """The rounds behind the certify figure: their range and the CPU-time ratio beside it."""
+    try:
+        wall, cpu = certify_ab["wall_ratio_a_over_b"], certify_ab["cpu_ratio_a_over_b"]
+        return "%d rounds, old over new wall %.3f-%.3f; CPU time %.3f (%.3f-%.3f)" % (
+            len(certify_ab["rounds"]), wall["min"], wall["max"], cpu["median"], cpu["min"], cpu["max"])
+    except (KeyError, TypeError):
+        return ""
+
+
+def judge(run, peers, certify_ab=None):
     """[(target, verdict, figure or None, threshold or None, note)] for this machine."""
     rows = []
     try:
@@ -170,8 +193,12 @@ def judge(run, peers):
                  "(bench/README.md, \"Zen 4, session 22\")" if not avx512 else
                  "needs an AVX2-only machine; here the avx2 path's A/B on this CPU is the closest "
                  "(bench/README.md, \"Zen 4, session 22\")"))
-    rows.append(("quick certify (ci/quickstart.sh's main job) no slower", NOT_MEASURED, None, None,
-                 "ci/quickstart.sh prints its own time"))
+    name = "quick certify (ci/quickstart.sh's main job) no slower: old wall time over new"
+    try:
+        value = certify_speed(certify_ab)
+        rows.append((name, MET if value >= 1.0 else NOT_MET, value, 1.0, certify_context(certify_ab)))
+    except Missing as e:
+        rows.append((name, NOT_MEASURED, None, 1.0, str(e)))
     return rows
 
 
@@ -183,12 +210,19 @@ def core_path(run):
         return "unknown"
 
 
+def shown(value, threshold):
+    """The figure with three decimals, or as many more as it takes not to print 0.900 < 0.90."""
+    for digits in range(3, 10):
+        text = "%.*f" % (digits, value)
+        if (float(text) >= threshold) == (value >= threshold):
+            return text
+    return repr(value)
+
+
 def report(rows, machine, path):
     print("issue 13's targets on %s, the core's %s path" % (machine, path))
     for name, verdict, value, threshold, note in rows:
-        figure = ""
-        if value is not None:
-            figure = "%.3f %s %.2f" % (value, ">=" if verdict == MET else "<", threshold)
+        figure = "" if value is None else "%s %s %.2f" % (shown(value, threshold), ">=" if verdict == MET else "<", threshold)
         print("  %-14s %-64s %s" % (verdict, name, figure))
         if note:
             print("  %-14s   %s" % ("", note))
@@ -251,9 +285,11 @@ def main():
     ap.add_argument("--from-json", help="a saved core_bench JSON (--benchmark_out) to judge instead of running it")
     ap.add_argument("--peers", help="a saved peers.py --json file")
     ap.add_argument("--run-peers", action="store_true", help="time onnxruntime with bench/peers/peers.py")
+    ap.add_argument("--certify-ab", help="a saved bench/certify_ab.py --json file (the quick certify's A/B)")
     ap.add_argument("--save", help="also write the core_bench JSON judged here to this file (--from-json rereads it)")
     a = ap.parse_args()
     # A bad peers file, or a peers run that cannot start, is refused before the minute of benchmarks.
+    certify_ab = load(a.certify_ab, "certify A/B JSON") if a.certify_ab else None
     peers = load(a.peers, "peers JSON") if a.peers else run_peers(a.build) if a.run_peers else None
     data = load(a.from_json, "core_bench JSON") if a.from_json else run_core_bench(a.build)
     if not isinstance(data, dict) or "benchmarks" not in data:
@@ -263,7 +299,7 @@ def main():
             json.dump(data, f, indent=1)
         os.replace(a.save + ".tmp", a.save)
     run = Run(data["benchmarks"])
-    report(judge(run, peers), machine_name(), core_path(run))
+    report(judge(run, peers, certify_ab), machine_name(), core_path(run))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 """bench/targets.py's judgement on made-up core_bench runs: a run that meets every target, the same
 run with one figure planted just under its threshold (each target in turn must say NOT MET, and
 only it), missing, failed and incomplete cases (NOT MEASURED, with the reason), an AVX2-only
-machine (NOT APPLICABLE), and the command line refusing a file that is not a run."""
+machine (NOT APPLICABLE), the quick certify's A/B (bench/certify_ab.py's file), and the command
+line refusing a file that is not a run."""
 import copy
 import io
 import json
@@ -46,13 +47,21 @@ def good_peers(attention_over_core=1.30):
                       "median_wall_cpu_s": {"core": [0.36, 0.36], "Attention": [0.45, 0.36 * attention_over_core]}}]}
 
 
+def good_certify_ab(old_over_new=1.04):
+    """What bench/certify_ab.py --json writes, for three rounds whose median wall ratio is given."""
+    walls = [old_over_new - 0.02, old_over_new, old_over_new + 0.03]
+    return {"rounds": [{"wall_ratio_a_over_b": w, "cpu_ratio_a_over_b": 1.0} for w in walls],
+            "wall_ratio_a_over_b": {"median": old_over_new, "min": walls[0], "max": walls[2]},
+            "cpu_ratio_a_over_b": {"median": 1.0, "min": 1.0, "max": 1.0}}
+
+
 def write_json(path, obj):
     with open(path, "w") as f:
         json.dump(obj, f)
 
 
-def verdicts(runs, peers):
-    return [(name, verdict, note) for name, verdict, _, _, note in targets.judge(targets.Run(runs), peers)]
+def verdicts(runs, peers, certify_ab=None):
+    return [(name, verdict, note) for name, verdict, _, _, note in targets.judge(targets.Run(runs), peers, certify_ab)]
 
 
 def set_counter(runs, prefix, key, value):
@@ -142,6 +151,38 @@ class Judge(unittest.TestCase):
         got = verdicts(good_run(), good_peers())
         self.assertEqual(got[1][2], "medians: core 360.0 ms, Attention 450.0 ms wall (360.0 / 468.0 CPU ms per thread)")
 
+    def test_the_quick_certify_is_judged_from_its_ab(self):
+        quick = -1  # the last row
+        met = verdicts(good_run(), good_peers(), good_certify_ab(1.04))[quick]
+        self.assertEqual(met[1], targets.MET)
+        self.assertEqual(met[2], "3 rounds, old over new wall 1.020-1.070; CPU time 1.000 (1.000-1.000)")
+        self.assertEqual(verdicts(good_run(), good_peers(), good_certify_ab(0.99))[quick][1], targets.NOT_MET)
+        missing = verdicts(good_run(), good_peers())[quick]
+        self.assertEqual(missing[1], targets.NOT_MEASURED)
+        self.assertIn("bench/certify_ab.py OLD/attnv NEW/attnv", missing[2])
+        wrong = verdicts(good_run(), good_peers(), {"rows": []})[quick]
+        self.assertEqual(wrong[1], targets.NOT_MEASURED)
+        self.assertIn("not a bench/certify_ab.py --json file", wrong[2])
+        # It applies to every machine: an AVX2-only one judges it too.
+        avx2 = set_counter(good_run(), "BM_FmaPeakAvx512/", "error_occurred", True)
+        self.assertEqual(verdicts(avx2, None, good_certify_ab(1.04))[quick][1], targets.MET)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            targets.report(targets.judge(targets.Run(good_run()), good_peers(), good_certify_ab()), "test CPU", "avx512")
+        self.assertIn("targets: 13 met, 1 not measured", out.getvalue())
+        self.assertNotIn("every target that applies here is met", out.getvalue())
+
+    def test_a_figure_just_under_its_threshold_is_not_printed_as_equal(self):
+        self.assertEqual(targets.shown(0.8996, 0.90), "0.8996")
+        self.assertEqual(targets.shown(0.89999991, 0.90), "0.8999999")
+        self.assertEqual(targets.shown(0.9004, 0.90), "0.900")
+        self.assertEqual(targets.shown(0.8123, 0.70), "0.812")
+        runs = set_counter(good_run(), "BM_CoreForward/3/4096/64/0/0/", "cpu_GFLOPs", 0.89996 * 200)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            targets.report(targets.judge(targets.Run(runs), good_peers()), "test CPU", "avx512")
+        self.assertRegex(out.getvalue(), r"NOT MET +bf16 over f32, D=64 full +0\.8999\d* < 0\.90")
+
     def test_the_decode_rows_say_how_much_of_the_stream_the_arithmetic_could_take(self):
         got = {name: note for name, _, note in verdicts(good_run(), good_peers())}
         self.assertEqual(got["decode, f16 cache, share of the paired stream"],
@@ -155,12 +196,16 @@ class CommandLine(unittest.TestCase):
 
     def test_judges_a_saved_run(self):
         with tempfile.TemporaryDirectory() as tmp:
-            run, peers = os.path.join(tmp, "run.json"), os.path.join(tmp, "peers.json")
+            run, peers, ab = (os.path.join(tmp, n) for n in ("run.json", "peers.json", "ab.json"))
             write_json(run, {"benchmarks": good_run()})
             write_json(peers, good_peers())
+            write_json(ab, good_certify_ab())
             done = self.run_cli("--from-json", run, "--peers", peers)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("targets: 12 met, 2 not measured", done.stdout)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("targets: 12 met, 2 not measured", done.stdout)
+            done = self.run_cli("--from-json", run, "--peers", peers, "--certify-ab", ab)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("targets: 13 met, 1 not measured", done.stdout)
 
     def test_refuses_a_file_that_is_not_a_run(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -177,6 +222,9 @@ class CommandLine(unittest.TestCase):
             done = self.run_cli("--peers", broken, "--build", tmp)  # refused before looking for core_bench
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("cannot read peers JSON", done.stderr)
+            done = self.run_cli("--certify-ab", broken, "--build", tmp)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("cannot read certify A/B JSON", done.stderr)
 
 
 if __name__ == "__main__":
