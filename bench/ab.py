@@ -26,7 +26,12 @@ import tempfile
 RATES = ("cpu_GFLOPs", "cpu_GBps", "best_GFLOPs_cpu", "GFLOPs", "GBps")  # first present wins
 
 
-def rate(bench):
+def rate(bench, metric=None):
+    """(counter name, value): the named counter (--metric), else the first of RATES present."""
+    if metric:
+        if not isinstance(bench.get(metric), (int, float)):
+            sys.exit(f"ab: {bench['name']} reports no counter {metric!r}")
+        return metric, float(bench[metric])
     for key in RATES:
         if isinstance(bench.get(key), (int, float)):
             return key, float(bench[key])
@@ -68,16 +73,16 @@ def pair(a_cases, b_cases):
     return [(f"{a['name']} ~ {b['name']}", a, b) for a, b in zip(a_cases, b_cases)]
 
 
-def summarise(rounds):
-    """rounds: per round, the pairs of that round. Returns the table's rows."""
+def summarise(rounds, chosen=None):
+    """rounds: per round, the pairs of that round; chosen: --metric. Returns the table's rows."""
     rows = []
     for i, (name, _, _) in enumerate(rounds[0]):
-        metric, _ = rate(rounds[0][i][1])
-        other, _ = rate(rounds[0][i][2])
+        metric, _ = rate(rounds[0][i][1], chosen)
+        other, _ = rate(rounds[0][i][2], chosen)
         if other != metric:  # a ratio of two different quantities would mean nothing
             sys.exit(f"ab: {name}: A reports {metric} and B {other}; pair cases that measure the same thing")
-        a = [rate(r[i][1])[1] for r in rounds]
-        b = [rate(r[i][2])[1] for r in rounds]
+        a = [rate(r[i][1], chosen)[1] for r in rounds]
+        b = [rate(r[i][2], chosen)[1] for r in rounds]
         ratios = [y / x for x, y in zip(a, b)]
         wall = [r[i][1]["real_time"] / r[i][2]["real_time"] for r in rounds]  # B's speed over A's
         rows.append({"case": name, "metric": metric, "a": statistics.median(a), "b": statistics.median(b),
@@ -96,6 +101,8 @@ def main():
     ap.add_argument("--env-a", action="append", default=[], metavar="K=V", help="environment for A's runs")
     ap.add_argument("--env-b", action="append", default=[], metavar="K=V", help="environment for B's runs")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--metric", help="the counter to compare (higher is better), e.g. best_ceiling_GBps; "
+                                     "default: the first of " + ", ".join(RATES) + " a case reports")
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args()
     if args.rounds < 1:
@@ -109,7 +116,7 @@ def main():
         got = {side: run(binary, flt, env) for side, binary, flt, env in order}
         rounds.append(pair(got["a"], got["b"]))
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
-    rows = summarise(rounds)
+    rows = summarise(rounds, args.metric)
     width = max(len(row["case"]) for row in rows)
     print(f"{'case':{width}}  metric       A (median)   B (median)   B/A median (range, {args.rounds} rounds)   B/A wall")
     for row in rows:

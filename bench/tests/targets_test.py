@@ -189,6 +189,50 @@ class Judge(unittest.TestCase):
                          "the arithmetic alone could take 1.33 of this 33.0 GB/s stream")
 
 
+class Repetitions(unittest.TestCase):
+    @staticmethod
+    def repeated(shares, median):
+        """good_run with the D=128 forward run len(shares) times and its median aggregate."""
+        name = "BM_CoreForward/1/4096/128/0/0/min_time:1.000/real_time"
+        runs = [b for b in good_run() if b["name"] != name]
+        for i, share in enumerate(shares):
+            runs.append(case(name, cpu_peak_share=share, cpu_GFLOPs=200.0, cpu_useful_GFLOPs=200.0,
+                             repetition_index=i, repetitions=len(shares)))
+        runs.append(dict(case(name + "_median", cpu_peak_share=median, cpu_GFLOPs=200.0, cpu_useful_GFLOPs=200.0),
+                         run_type="aggregate", aggregate_name="median"))
+        runs.append(dict(case(name + "_mean", cpu_peak_share=0.0), run_type="aggregate", aggregate_name="mean"))
+        return runs
+
+    def test_a_repeated_case_is_judged_by_its_median(self):
+        runs = self.repeated([0.65, 0.80, 0.75], 0.75)
+        rows = targets.judge(targets.Run(runs), good_peers())
+        self.assertEqual(rows[0][1:3], (targets.MET, 0.75))  # not the first repetition's 0.65, not the mean
+        self.assertEqual(targets.Run(runs).repetitions(), 3)
+        rows = targets.judge(targets.Run(self.repeated([0.65, 0.80, 0.68], 0.68)), good_peers())
+        self.assertEqual(rows[0][1:3], (targets.NOT_MET, 0.68))
+
+    def test_one_failed_repetition_leaves_the_case_not_measured(self):
+        runs = self.repeated([0.75, 0.80, 0.75], 0.75)
+        runs = [dict(b, error_occurred=True, error_message="busy") if b.get("repetition_index") == 1 else b for b in runs]
+        rows = targets.judge(targets.Run(runs), good_peers())
+        self.assertEqual(rows[0][1], targets.NOT_MEASURED)
+        self.assertIn("busy", rows[0][4])
+
+
+# A stand-in core_bench for the command line: records its arguments, writes good_run() (each case
+# marked with the repetitions it was asked for) where --benchmark_out says.
+FAKE_CORE_BENCH = """#!{python}
+import json, sys
+sys.path.insert(0, {here!r})
+from targets_test import good_run
+args = sys.argv[1:]
+open({argv!r}, "w").write("\\n".join(args))
+reps = [int(a.split("=")[1]) for a in args if a.startswith("--benchmark_repetitions=")] or [1]
+out = [a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out=")][0]
+json.dump({{"benchmarks": [dict(b, repetitions=reps[0]) for b in good_run()]}}, open(out, "w"))
+"""
+
+
 class CommandLine(unittest.TestCase):
     def run_cli(self, *args):
         return subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "targets.py"), *args],
@@ -206,6 +250,30 @@ class CommandLine(unittest.TestCase):
             done = self.run_cli("--from-json", run, "--peers", peers, "--certify-ab", ab)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertIn("targets: 13 met, 1 not measured", done.stdout)
+
+    def test_runs_core_bench_with_interleaved_repetitions(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.mkdir(os.path.join(tmp, "bench"))
+            argv, bench = os.path.join(tmp, "argv.txt"), os.path.join(tmp, "bench", "core_bench")
+            with open(bench, "w") as f:
+                f.write(FAKE_CORE_BENCH.format(python=sys.executable, here=HERE, argv=argv))
+            os.chmod(bench, 0o755)
+            done = self.run_cli("--build", tmp)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(argv) as f:
+                args = f.read().split("\n")
+            self.assertIn("--benchmark_repetitions=3", args)
+            self.assertIn("--benchmark_enable_random_interleaving=true", args)
+            self.assertIn("medians of 3 repetitions, interleaved", done.stdout)
+            self.assertIn("targets: 11 met, 3 not measured", done.stdout)  # no peers, no certify A/B
+            done = self.run_cli("--build", tmp, "--repetitions", "1")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(argv) as f:
+                self.assertFalse([a for a in f.read().split("\n") if "repetitions" in a or "interleaving" in a])
+            self.assertNotIn("medians of", done.stdout)
+            done = self.run_cli("--build", tmp, "--repetitions", "0")
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("--repetitions must be at least 1", done.stderr)
 
     def test_refuses_a_file_that_is_not_a_run(self):
         with tempfile.TemporaryDirectory() as tmp:
