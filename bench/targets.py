@@ -7,12 +7,13 @@
     python3 bench/targets.py --peers peers.json      # with a saved peers.py --json file
     python3 bench/targets.py --save run.json         # keeps the core_bench JSON it judged
     python3 bench/targets.py --certify-ab ab.json    # with a bench/certify_ab.py --json file
+    python3 bench/targets.py --avx2-ab ab.json       # with a bench/ab.py --json file (AVX2-only machines)
 
 Every target gets one verdict: MET, NOT MET, NOT APPLICABLE (the machine is not the kind the
 target is for), or NOT MEASURED with what is missing (a case not run or in error, a counter
-core_bench did not report, or a measurement this script cannot take, such as the A/B against the
-core before issue 13 that an AVX2 machine's target needs; the quick certify's A/B against that
-core is bench/certify_ab.py's, given with --certify-ab). The summary counts each kind and never
+core_bench did not report, or an A/B against the core before issue 13 that was not given: the
+quick certify's, bench/certify_ab.py's, with --certify-ab; the AVX2 machine's, bench/ab.py's, with
+--avx2-ab, judged only on a CPU that reported no AVX-512F). The summary counts each kind and never
 says the targets are met while one is not measured. The figures are one run's, as bench/README.md
 reports them: per CPU second for the forward and backward (the machine is shared; wall figures
 swing more), the decode's share of its paired stream, the onnxruntime medians per CPU second.
@@ -172,7 +173,36 @@ def certify_context(certify_ab):
         return ""
 
 
-def judge(run, peers, certify_ab=None):
+def avx2_speed(avx2_ab):
+    """The slowest case's median B/A from a bench/ab.py --json file, and the cases as a note."""
+    if avx2_ab is None:
+        raise Missing("no A/B: bench/ab.py OLD/core_bench NEW/core_bench ... --json FILE (OLD built at 8e9a92c, "
+                      "the core before issue 13; bench/README.md, \"A/B of two builds\"), then --avx2-ab FILE")
+    try:
+        rows = [(str(r["case"]), float(r["ratio"]), float(r["low"]), float(r["high"])) for r in avx2_ab]
+    except (KeyError, TypeError, ValueError):
+        rows = []
+    if not rows:
+        raise Missing("the --avx2-ab file has no rows of case and ratio: not a bench/ab.py --json file")
+    note = "; ".join("%s %.3f (%.3f-%.3f)" % (case.split("/min_time")[0], r, lo, hi) for case, r, lo, hi in rows)
+    return min(r for _, r, _, _ in rows), "new over old, median (range): " + note
+
+
+def avx2_row(avx2_ab, avx512):
+    """The AVX2 machine's target: judged only where the CPU reported no AVX-512F (avx512 False);
+    elsewhere the same A/B of the avx2 path is shown but proves nothing about an AVX2 machine."""
+    name = "AVX2 machine: no regression against the core before issue 13"
+    try:
+        value, note = avx2_speed(avx2_ab)
+    except Missing as e:
+        return (name, NOT_MEASURED, None, 1.0, str(e))
+    if avx512 is False:
+        return (name, MET if value >= 1.0 else NOT_MET, value, 1.0, note)
+    return (name, NOT_MEASURED, None, 1.0, "needs an AVX2-only machine (this one has AVX-512, or did not say); "
+            "the A/B given, of the avx2 path here: " + note)
+
+
+def judge(run, peers, certify_ab=None, avx2_ab=None):
     """[(target, verdict, figure or None, threshold or None, note)] for this machine."""
     rows = []
     try:
@@ -197,11 +227,7 @@ def judge(run, peers, certify_ab=None):
         elif "onnxruntime" in name:
             note = ort_context(peers)
         rows.append((name, MET if value >= threshold else NOT_MET, value, threshold, note))
-    rows.append(("AVX2 machine: no regression against the core before issue 13", NOT_MEASURED, None, None,
-                 "an A/B this script does not take: bench/ab.py against commit 8e9a92c's core_bench "
-                 "(bench/README.md, \"Zen 4, session 22\")" if not avx512 else
-                 "needs an AVX2-only machine; here the avx2 path's A/B on this CPU is the closest "
-                 "(bench/README.md, \"Zen 4, session 22\")"))
+    rows.append(avx2_row(avx2_ab, avx512 if unknown is None else None))
     name = "quick certify (ci/quickstart.sh's main job) no slower: old wall time over new"
     try:
         value = certify_speed(certify_ab)
@@ -301,6 +327,8 @@ def main():
     ap.add_argument("--from-json", help="a saved core_bench JSON (--benchmark_out) to judge instead of running it")
     ap.add_argument("--peers", help="a saved peers.py --json file")
     ap.add_argument("--run-peers", action="store_true", help="time onnxruntime with bench/peers/peers.py")
+    ap.add_argument("--avx2-ab", help="a saved bench/ab.py --json file: the core before issue 13 (A) against this "
+                                      "one (B), for the AVX2 machine's target")
     ap.add_argument("--certify-ab", help="a saved bench/certify_ab.py --json file (the quick certify's A/B)")
     ap.add_argument("--repetitions", type=int, default=3,
                     help="run each case this many times, interleaved, and judge the medians (default 3; 1: once)")
@@ -308,6 +336,7 @@ def main():
     a = ap.parse_args()
     # A bad peers file, or a peers run that cannot start, is refused before the minutes of benchmarks.
     certify_ab = load(a.certify_ab, "certify A/B JSON") if a.certify_ab else None
+    avx2_ab = load(a.avx2_ab, "AVX2 A/B JSON") if a.avx2_ab else None
     peers = load(a.peers, "peers JSON") if a.peers else run_peers(a.build) if a.run_peers else None
     if a.repetitions < 1:
         sys.exit("targets: --repetitions must be at least 1")
@@ -319,7 +348,7 @@ def main():
             json.dump(data, f, indent=1)
         os.replace(a.save + ".tmp", a.save)
     run = Run(data["benchmarks"])
-    report(judge(run, peers, certify_ab), machine_name(), core_path(run), run.repetitions())
+    report(judge(run, peers, certify_ab, avx2_ab), machine_name(), core_path(run), run.repetitions())
 
 
 if __name__ == "__main__":

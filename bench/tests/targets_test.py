@@ -55,6 +55,13 @@ def good_certify_ab(old_over_new=1.04):
             "cpu_ratio_a_over_b": {"median": 1.0, "min": 1.0, "max": 1.0}}
 
 
+def good_avx2_ab(d128, d64):
+    """What bench/ab.py --json writes for the forward at D=128 and D=64."""
+    return [{"case": "BM_CoreForward/1/4096/%d/0/0/min_time:1.000/real_time" % d, "metric": "cpu_GFLOPs",
+             "a": 100.0, "b": 100.0 * r, "ratio": r, "low": 1.016, "high": 1.181, "wall": r}
+            for d, r in ((128, d128), (64, d64))]
+
+
 def write_json(path, obj):
     with open(path, "w") as f:
         json.dump(obj, f)
@@ -139,7 +146,31 @@ class Judge(unittest.TestCase):
         got = verdicts(runs, good_peers())
         self.assertEqual([v for _, v, _ in got[:AVX512_TARGETS]], [targets.NOT_APPLICABLE] * AVX512_TARGETS)
         self.assertEqual(got[AVX512_TARGETS][1], targets.NOT_MEASURED)
-        self.assertIn("bench/ab.py against commit 8e9a92c", got[AVX512_TARGETS][2])
+        self.assertIn("bench/ab.py OLD/core_bench NEW/core_bench", got[AVX512_TARGETS][2])
+        self.assertIn("8e9a92c", got[AVX512_TARGETS][2])
+
+    def test_the_avx2_machine_is_judged_from_its_ab_only_on_an_avx2_machine(self):
+        avx2 = set_counter(good_run(), "BM_FmaPeakAvx512/", "error_occurred", True)
+        at = AVX512_TARGETS
+
+        def row(runs, ab):
+            return targets.judge(targets.Run(runs), None, None, ab)[at]
+
+        met = row(avx2, good_avx2_ab(1.141, 1.083))
+        self.assertEqual(met[1:4], (targets.MET, 1.083, 1.0))  # the slower case decides
+        self.assertEqual(met[4], "new over old, median (range): BM_CoreForward/1/4096/128/0/0 1.141 (1.016-1.181); "
+                                 "BM_CoreForward/1/4096/64/0/0 1.083 (1.016-1.181)")
+        self.assertEqual(row(avx2, good_avx2_ab(1.141, 0.98))[1], targets.NOT_MET)
+        # On an AVX-512 CPU (or one that did not say) the avx2 path's A/B is shown, not judged.
+        for runs in (good_run(), [b for b in good_run() if not b["name"].startswith("BM_FmaPeakAvx512/")]):
+            shown = row(runs, good_avx2_ab(1.141, 1.083))
+            self.assertEqual(shown[1], targets.NOT_MEASURED)
+            self.assertIn("needs an AVX2-only machine", shown[4])
+            self.assertIn("1.083", shown[4])
+        wrong = row(avx2, {"rows": []})
+        self.assertEqual(wrong[1], targets.NOT_MEASURED)
+        self.assertIn("not a bench/ab.py --json file", wrong[4])
+        self.assertEqual(row(avx2, [])[1], targets.NOT_MEASURED)
 
     def test_a_run_without_the_avx512_peak_cannot_tell_the_machine(self):
         runs = [b for b in good_run() if not b["name"].startswith("BM_FmaPeakAvx512/")]
@@ -290,6 +321,9 @@ class CommandLine(unittest.TestCase):
             done = self.run_cli("--peers", broken, "--build", tmp)  # refused before looking for core_bench
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("cannot read peers JSON", done.stderr)
+            done = self.run_cli("--avx2-ab", broken, "--build", tmp)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("cannot read AVX2 A/B JSON", done.stderr)
             done = self.run_cli("--certify-ab", broken, "--build", tmp)
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("cannot read certify A/B JSON", done.stderr)
