@@ -6,7 +6,8 @@
 
 Each side runs `attnv certify --kernel builtin:core --suite quick` (ci/quickstart.sh's third
 phase; --args replaces the arguments after `certify`), its report written to a temporary
-directory. Each round runs A then B (B then A on even rounds, so a drift within a round does not
+directory, whose certificate says what each certified (its verdict line, attnv commit and the
+core's ISA path: printed and kept in the JSON). Each round runs A then B (B then A on even rounds, so a drift within a round does not
 always favour one side). The figure is each run's CPU time (user + system of the process and its
 threads, from the kernel's rusage) and its wall time; the ratios are A over B, so above 1 means B
 is faster. Medians and ranges are over the rounds. Wall time is the judged figure
@@ -37,17 +38,31 @@ def child_cpu_s():
     return r.ru_utime + r.ru_stime
 
 
+def what_was_certified(report):
+    """The certificate's verdict line, the attnv commit and the core's ISA path, so the A/B says
+    what it compared; {} when the program wrote no certificate JSON."""
+    try:
+        with open(os.path.join(report, "certificate.json")) as f:
+            cert = json.load(f)
+        return {"line": cert["verdict"]["line"], "commit": cert["provenance"].get("attnv_commit", "unknown"),
+                "isa": cert["provenance"].get("isa", "unknown")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
 def certify(binary, args):
-    """(wall s, CPU s) of one certification; exits with its output when it does not certify."""
+    """(wall s, CPU s, what_was_certified) of one certification; exits with its output when it
+    does not certify."""
     with tempfile.TemporaryDirectory() as report:
         cmd = [binary, *args, "--report", report]
         cpu0, wall0 = child_cpu_s(), time.monotonic()
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall, cpu = time.monotonic() - wall0, child_cpu_s() - cpu0
+        certified = what_was_certified(report)
     if done.returncode != 0:
         sys.exit("certify_ab: %s exited with %d (not certified, or an error); its last output:\n%s"
                  % (" ".join(cmd), done.returncode, done.stdout.strip()[-1500:]))
-    return wall, cpu
+    return wall, cpu, certified
 
 
 def summary(values):
@@ -69,11 +84,11 @@ def main():
             sys.exit("certify_ab: %s is not an executable" % binary)
     args = a.args.split() if a.args else list(DEFAULT_ARGS)
 
-    rounds = []
+    rounds, certified = [], {}
     for i in range(a.rounds):
         order = ("a", "b") if i % 2 == 0 else ("b", "a")
         times = {side: certify(getattr(a, side), args) for side in order}
-        (wa, ca), (wb, cb) = times["a"], times["b"]
+        (wa, ca, certified["a"]), (wb, cb, certified["b"]) = times["a"], times["b"]
         rounds.append({"a_wall_s": wa, "a_cpu_s": ca, "b_wall_s": wb, "b_cpu_s": cb,
                        "cpu_ratio_a_over_b": ca / cb, "wall_ratio_a_over_b": wa / wb})
         print("round %d (%s first): A %.1f s CPU, %.1f s wall; B %.1f s CPU, %.1f s wall; A/B CPU %.3f, wall %.3f"
@@ -81,9 +96,14 @@ def main():
 
     result = {
         "a": os.path.abspath(a.a), "b": os.path.abspath(a.b), "args": args, "rounds": rounds,
+        "a_certified": certified["a"], "b_certified": certified["b"],
         "cpu_ratio_a_over_b": summary([r["cpu_ratio_a_over_b"] for r in rounds]),
         "wall_ratio_a_over_b": summary([r["wall_ratio_a_over_b"] for r in rounds]),
     }
+    for side in ("a", "b"):
+        c = certified[side]
+        print("%s: %s" % (side.upper(), "%s path, commit %s: %s" % (c["isa"], c["commit"][:12], c["line"]) if c
+                          else "no certificate JSON to say what it certified"))
     cpu, wall = result["cpu_ratio_a_over_b"], result["wall_ratio_a_over_b"]
     print("A/B over %d rounds: CPU median %.3f (%.3f-%.3f), wall median %.3f (%.3f-%.3f); above 1: B is faster"
           % (len(rounds), cpu["median"], cpu["min"], cpu["max"], wall["median"], wall["min"], wall["max"]))

@@ -167,10 +167,14 @@ def certify_context(certify_ab):
     """The rounds behind the certify figure: their range and the CPU-time ratio beside it."""
     try:
         wall, cpu = certify_ab["wall_ratio_a_over_b"], certify_ab["cpu_ratio_a_over_b"]
-        return "%d rounds, old over new wall %.3f-%.3f; CPU time %.3f (%.3f-%.3f)" % (
+        note = "%d rounds, old over new wall %.3f-%.3f; CPU time %.3f (%.3f-%.3f)" % (
             len(certify_ab["rounds"]), wall["min"], wall["max"], cpu["median"], cpu["min"], cpu["max"])
     except (KeyError, TypeError):
         return ""
+    paths = [(certify_ab.get(side) or {}).get("isa") for side in ("a_certified", "b_certified")]
+    if all(paths):
+        note += "; old on the %s path, new on %s" % tuple(paths)
+    return note
 
 
 def avx2_speed(avx2_ab):

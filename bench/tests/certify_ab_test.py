@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/certify_ab.py against stand-in attnv programs whose cost is known: a side that burns five
 times the CPU must read about five times slower in both ratios, every run must get its own
---report directory, a side that does not certify must end the A/B with its output and leave no
-JSON behind, and the JSON must be what bench/targets.py --certify-ab judges."""
+--report directory, what each side certified must be read from its certificate, a side that does
+not certify must end the A/B with its output and leave no JSON behind, and the JSON must be what
+bench/targets.py --certify-ab judges."""
 import json
 import os
 import subprocess
@@ -27,15 +28,19 @@ if args[:1] != ["certify"] or "--report" not in args or not os.path.isdir(args[a
 end = time.process_time() + {cpu_s}
 while time.process_time() < end:
     pass
+if {isa!r}:
+    import json
+    with open(os.path.join(args[args.index("--report") + 1], "certificate.json"), "w") as f:
+        json.dump({{"verdict": {{"line": "{message}"}}, "provenance": {{"attnv_commit": "abc123", "isa": {isa!r}}}}}, f)
 print("{message}")
 sys.exit({status})
 """
 
 
-def fake(tmp, name, cpu_s, status=0, message="CERTIFIED"):
+def fake(tmp, name, cpu_s, status=0, message="CERTIFIED", isa=""):
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
-        f.write(FAKE.format(python=sys.executable, cpu_s=cpu_s, status=status, message=message))
+        f.write(FAKE.format(python=sys.executable, cpu_s=cpu_s, status=status, message=message, isa=isa))
     os.chmod(path, 0o755)
     return path
 
@@ -47,7 +52,8 @@ def run_ab(*args):
 class CertifyAB(unittest.TestCase):
     def test_the_slower_side_reads_slower_and_targets_judges_the_file(self):
         with tempfile.TemporaryDirectory() as tmp:
-            slow, quick, out = fake(tmp, "slow", 0.5), fake(tmp, "quick", 0.1), os.path.join(tmp, "ab.json")
+            slow, quick = fake(tmp, "slow", 0.5, isa="avx2+fma"), fake(tmp, "quick", 0.1, isa="avx512f")
+            out = os.path.join(tmp, "ab.json")
             done = run_ab(slow, quick, "--rounds", "2", "--json", out)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertIn("round 2 (B first)", done.stdout)
@@ -58,6 +64,10 @@ class CertifyAB(unittest.TestCase):
             self.assertGreater(result["cpu_ratio_a_over_b"]["median"], 2.0)
             self.assertGreater(result["wall_ratio_a_over_b"]["median"], 2.0)
             self.assertEqual(targets.certify_speed(result), result["wall_ratio_a_over_b"]["median"])
+            # What each side certified is kept, and targets.py says which paths it compared.
+            self.assertEqual(result["a_certified"], {"line": "CERTIFIED", "commit": "abc123", "isa": "avx2+fma"})
+            self.assertIn("A: avx2+fma path, commit abc123: CERTIFIED", done.stdout)
+            self.assertIn("old on the avx2+fma path, new on avx512f", targets.certify_context(result))
             # The other way round, B is the slower: the target would not be met.
             done = run_ab(quick, slow, "--rounds", "1", "--json", out)
             self.assertEqual(done.returncode, 0, done.stderr)
@@ -74,6 +84,13 @@ class CertifyAB(unittest.TestCase):
             self.assertIn("NOT CERTIFIED: 3 checks failed", done.stderr)
             self.assertFalse(os.path.exists(out))
             self.assertFalse(os.path.exists(out + ".tmp"))
+
+    def test_a_program_without_a_certificate_is_timed_and_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            plain = fake(tmp, "plain", 0.0)
+            done = run_ab(plain, plain, "--rounds", "1")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("A: no certificate JSON to say what it certified", done.stdout)
 
     def test_refuses_what_cannot_run(self):
         with tempfile.TemporaryDirectory() as tmp:
