@@ -5,10 +5,10 @@
     python3 bench/targets.py --certify-ab certify_ab.json     # judges issue 13's "no slower" target
 
 Each side runs `attnv certify --kernel builtin:core --suite quick` (ci/quickstart.sh's third
-phase; --args replaces the arguments after `certify`), its report written to a temporary
-directory, whose certificate says what each certified (its verdict line, attnv commit and the
-core's ISA path: printed and kept in the JSON). Each round runs A then B (B then A on even rounds, so a drift within a round does not
-always favour one side). The figure is each run's CPU time (user + system of the process and its
+phase; --args gives other arguments instead, `certify` among them), its report written to a
+temporary directory, whose certificate says what each certified (its verdict line, attnv commit
+and the core's ISA path: printed and kept in the JSON). Each round runs A then B (B then A on
+even rounds, so a drift within a round does not always favour one side). The figure is each run's CPU time (user + system of the process and its
 threads, from the kernel's rusage) and its wall time; the ratios are A over B, so above 1 means B
 is faster. Medians and ranges are over the rounds. Wall time is the judged figure
 (bench/targets.py): it is what a newcomer waits for, and the thread pool polls for 50 us before
