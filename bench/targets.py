@@ -338,12 +338,13 @@ def main():
                     help="run each case this many times, interleaved, and judge the medians (default 3; 1: once)")
     ap.add_argument("--save", help="also write the core_bench JSON judged here to this file (--from-json rereads it)")
     a = ap.parse_args()
-    # A bad peers file, or a peers run that cannot start, is refused before the minutes of benchmarks.
+    # Bad arguments and files, or a peers run that cannot start, are refused before the minutes of
+    # benchmarks (and before the minute of peers).
+    if a.repetitions < 1:
+        sys.exit("targets: --repetitions must be at least 1")
     certify_ab = load(a.certify_ab, "certify A/B JSON") if a.certify_ab else None
     avx2_ab = load(a.avx2_ab, "AVX2 A/B JSON") if a.avx2_ab else None
     peers = load(a.peers, "peers JSON") if a.peers else run_peers(a.build) if a.run_peers else None
-    if a.repetitions < 1:
-        sys.exit("targets: --repetitions must be at least 1")
     data = load(a.from_json, "core_bench JSON") if a.from_json else run_core_bench(a.build, a.repetitions)
     if not isinstance(data, dict) or "benchmarks" not in data:
         sys.exit("targets: %s is not a core_bench JSON (no \"benchmarks\")" % (a.from_json or "the run"))

@@ -302,9 +302,11 @@ class CommandLine(unittest.TestCase):
             with open(argv) as f:
                 self.assertFalse([a for a in f.read().split("\n") if "repetitions" in a or "interleaving" in a])
             self.assertNotIn("medians of", done.stdout)
-            done = self.run_cli("--build", tmp, "--repetitions", "0")
+            # Refused before anything runs, the peers' minute included.
+            done = self.run_cli("--build", tmp, "--repetitions", "0", "--run-peers")
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("--repetitions must be at least 1", done.stderr)
+            self.assertNotIn("peers.py", done.stderr)
 
     def test_refuses_a_file_that_is_not_a_run(self):
         with tempfile.TemporaryDirectory() as tmp:
