@@ -39,7 +39,8 @@ Reference reference(Kernel& k, const Case& c, bool backward, int threads) {
 
 Run run(Kernel& k, const Case& c, Layout layout, bool backward, FpCheck fp) {
   CaseBuffers buf(c, layout, backward);
-  const bool lse = backward || k.capabilities().lse;
+  const Capabilities caps = k.capabilities();
+  const bool lse = caps.lse || (backward && caps.backward_reads_lse);
   if (!lse) buf.views().lse = TensorRef{};
   if (auto e = check_views(c.problem, buf.views()); !e.empty()) throw HarnessError("attnv made invalid kernel views: " + e[0]);
   buf.poison_outputs();

@@ -84,6 +84,8 @@ void fill(const TensorRef& t, const std::vector<double>& dense) {
   });
 }
 
+}  // namespace
+
 std::vector<double> read_dense(const TensorRef& t) {
   std::int64_t n = 1;
   for (int d = 0; d < t.rank; ++d) n *= t.shape[static_cast<std::size_t>(d)];
@@ -91,8 +93,6 @@ std::vector<double> read_dense(const TensorRef& t) {
   for_each_index(t.shape, t.rank, [&](std::int64_t flat, const auto& i) { out[static_cast<std::size_t>(flat)] = load(t, i); });
   return out;
 }
-
-}  // namespace
 
 double load(const TensorRef& t, const std::array<std::int64_t, 4>& idx) {
   const auto* base = static_cast<const unsigned char*>(t.data);

@@ -70,6 +70,8 @@ class CaseBuffers {
 // Reads element `idx` (dense multi-index) of a strided tensor as an exact double / writes one.
 double load(const TensorRef& t, const std::array<std::int64_t, 4>& idx);
 void store(const TensorRef& t, const std::array<std::int64_t, 4>& idx, double x);
+// Every element of a strided tensor as exact doubles, dense row-major.
+std::vector<double> read_dense(const TensorRef& t);
 
 // The inverse direction: a Case (exact doubles, dense) read from a kernel call's strided views.
 // Used to run Case-based kernels behind the Kernel interface.

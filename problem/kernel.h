@@ -51,6 +51,12 @@ struct Capabilities {
   // With varlen, kv_len [S]: sequence s uses only its first kv_len[s] keys (FlashAttention's
   // seqused_k). Needs varlen and kv_len too (the generators draw it only with both).
   bool varlen_kv_len = false;
+  // Not a claim (no row of problem/claim_table.h): whether the backward reads the L its forward
+  // wrote, as a FlashAttention-2 backward does (docs/semantics.md, "Backward"). Then a backward
+  // run hands the forward an LSE view, claimed or not, and judges what it writes there. A Python
+  // kernel that claims no LSE gets lse=None in its backward (an autograd backward recomputes the
+  // forward) and sets this false: its forward is then not asked for an L it never computes.
+  bool backward_reads_lse = true;
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
   // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).

@@ -19,19 +19,29 @@ each sequence uses (FlashAttention's seqused_k). Accept **kwargs to stay compati
 [B,Hq,Tq,Dv] in the storage dtype's NumPy dtype, or (out, lse) with lse [B,Hq,Tq] in float32
 (float64 for f64). The meaning of every parameter: docs/semantics.md.
 
+With "backward": true the kernel also has a backward (attnv.Kernel(forward, backward=...), an
+object with forward and backward methods, or attnv.torch.kernel(fn), which derives it through
+autograd): backward(q, k, v, dout, *, out, lse, <the forward's keywords>) returns (dq, dk, dv),
+and dsinks [Hq] last when the case has sinks. A kernel may decline a problem honestly with
+supports(problem, op) -> True, False or a reason: NOT SUPPORTED, counted and listed (a claim
+declined wholesale is not certified: docs/semantics.md, "Declined problems").
+
 What the function does wrong is a finding on the certificate, never an error of attnv: an
 exception is "crashed" (attnv.Unsupported or NotImplementedError: "refused"), a wrong shape,
-dtype or type "missing_output".
+dtype or type "missing_output"; each finding of an exception carries its traceback. What cannot
+work at all (a function that cannot take the keywords its claims imply, an unknown claim) is a
+TypeError or ValueError raised before any case runs.
 """
 import json
 import os
 import tempfile
 
 from . import _attnv
-from ._attnv import Certificate as _NativeCertificate, InputError, requirements
+from ._attnv import InputError, requirements
+from ._kernel import Kernel, check_claim_keys, check_signatures, parts
 
 __version__ = _attnv.__version__
-__all__ = ["certify", "Certificate", "Unsupported", "InputError", "requirements", "pytest_cases"]
+__all__ = ["certify", "Certificate", "Kernel", "Unsupported", "InputError", "requirements", "pytest_cases"]
 
 
 class Unsupported(Exception):
@@ -39,10 +49,9 @@ class Unsupported(Exception):
 
 
 # Capabilities that cannot be held to in process yet: attnv hands the function dense arrays
-# (so no layout of its own to check), and calls only the forward.
+# (so no layout of its own to check), and has no KV-cache call for it.
 _NOT_FROM_PYTHON = {
-    "strided": "the function receives dense arrays, so there is no memory layout of its own to check",
-    "backward": "the Python route calls the forward only (for now)",
+    "strided": "the function receives dense arrays, so there is no memory layout of its own to check (for now)",
     "decode": "the Python route has no KV-cache call (for now)",
 }
 
@@ -50,6 +59,7 @@ _NOT_FROM_PYTHON = {
 def _claims_json(claims, precision):
     if not isinstance(claims, dict):
         raise TypeError(f"claims: expected a dict of capabilities, got {type(claims).__name__}")
+    check_claim_keys(claims)
     c = dict(claims)
     for key, why in _NOT_FROM_PYTHON.items():
         if c.get(key) is True:
@@ -69,6 +79,11 @@ def _write(path, text):
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".attnv-", dir=folder)
     try:
+        # mkstemp makes the file 0600; a report gets what any new file gets (0666 less the umask),
+        # as the CLI's do.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -81,13 +96,22 @@ def _write(path, text):
 class Certificate:
     """The result of certify(): the verdicts and the same JSON/JUnit/HTML as `attnv certify`."""
 
-    def __init__(self, native):
+    def __init__(self, native, raised=()):
         self._native = native
+        self._raised = list(raised)  # (line, traceback) of each exception the kernel raised
 
     certified = property(lambda self: self._native.certified, doc="no FAIL, no ATTNV ERROR, at least one PASS")
     verdict_line = property(lambda self: self._native.verdict_line)
-    results = property(lambda self: self._native.results,
-                       doc="one dict per requirement x dtype: id, property, dtype, verdict, cases, findings, ...")
+
+    @property
+    def results(self):
+        """One dict per requirement x dtype: id, property, dtype, verdict, cases, findings, ...; a
+        finding of an exception carries its "traceback" (else None)."""
+        results = self._native.results
+        for r in results:
+            for f in r["findings"]:
+                f["traceback"] = next((tb for line, tb in self._raised if line in f["message"]), None)
+        return results
     summary = property(lambda self: self._native.summary)
     kernel = property(lambda self: self._native.kernel)
     command = property(lambda self: self._native.command)
@@ -130,10 +154,12 @@ class Certificate:
         return self.table()
 
 
-def certify(fn, claims, precision=None, dtypes=None, suite="quick", seed=20261121, only=None, max_findings=1,
+def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=20261121, only=None, max_findings=1,
             name=None, progress=False):
-    """Runs the conformance suite on `fn` in process and returns its Certificate.
+    """Runs the conformance suite on `kernel` in process and returns its Certificate.
 
+    kernel: the forward function, or an object with forward (and optionally backward, supports)
+      methods or attributes, such as attnv.Kernel(...) or attnv.torch.kernel(fn).
     claims: the claims file's object (cases/README.md): every capability true or false (gqa,
       causal_top_left, causal_bottom_right, window, mask, bias, kv_len, softcap, custom_scale,
       lse; hidden_nonfinite optional), "dtypes" optional.
@@ -143,8 +169,8 @@ def certify(fn, claims, precision=None, dtypes=None, suite="quick", seed=2026112
     dtypes: the dtypes to run (default: claims["dtypes"]).
     only: requirement ids or names to run (default: all).
     """
-    if not callable(fn):
-        raise TypeError(f"certify: expected a callable kernel, got {type(fn).__name__}")
+    forward, backward, supports = parts(kernel)
+    fn = kernel
     if dtypes is None:
         dtypes = list(claims.get("dtypes", [])) if isinstance(claims, dict) else []
         if not dtypes:
@@ -157,10 +183,12 @@ def certify(fn, claims, precision=None, dtypes=None, suite="quick", seed=2026112
     args = [name, "claims"] + (["precision"] if precision is not None else [])
     args += [f"dtypes={list(dtypes)!r}", f"suite={suite!r}", f"seed={seed}"] + ([f"only={only!r}"] if only else [])
     command = f"attnv.certify({', '.join(args)})"
-    native = _attnv._certify(fn, name, f"python:{module}.{name}", _claims_json(claims, precision), list(dtypes), suite,
-                             int(seed), only, int(max_findings), (Unsupported, NotImplementedError), command,
-                             bool(progress))
-    return Certificate(native)
+    claims_json = _claims_json(claims, precision)
+    check_signatures(forward, backward, claims, name)
+    native, raised = _attnv._certify(forward, backward, supports, name, f"python:{module}.{name}", claims_json,
+                                     list(dtypes), suite, int(seed), only, int(max_findings),
+                                     (Unsupported, NotImplementedError), command, bool(progress))
+    return Certificate(native, raised)
 
 
 def pytest_cases(cert):

@@ -7,6 +7,7 @@
 
 #include "certificate_object.h"
 #include "cli/provenance.h"
+#include "problem/claim_table.h"
 #include "problem/error.h"
 #include "python_kernel.h"
 #include "report/html_report.h"
@@ -19,7 +20,9 @@ namespace py = pybind11;
 namespace attnv::python {
 namespace {
 
-report::Certificate certify(py::object fn, const std::string& name, const std::string& spec, const std::string& claims_json,
+// The certificate, and the exceptions the functions raised as (line, traceback) pairs: the
+// package attaches each traceback to the findings that quote its line.
+py::tuple certify(PythonCallables fns, const std::string& name, const std::string& spec, const std::string& claims_json,
                             const std::vector<std::string>& dtype_names, const std::string& suite, std::uint64_t seed,
                             const std::vector<std::string>& only, int max_findings, py::tuple refused,
                             const std::string& command, bool progress) {
@@ -43,7 +46,7 @@ report::Certificate certify(py::object fn, const std::string& name, const std::s
                 << conformance::verdict_name(r.verdict) << " (" << r.seconds << " s)\n";
     };
 
-  PythonKernel kernel(fn, name, claims, refused);
+  PythonKernel kernel(std::move(fns), name, claims, refused);
   report::Certificate cert;
   cert.attnv_version = ATTNV_VERSION;
   cert.provenance = cli::this_run();
@@ -65,7 +68,9 @@ report::Certificate certify(py::object fn, const std::string& name, const std::s
   cert.kernel.notes.push_back("called in process from Python with dense [B,H,T,D] NumPy arrays");
   for (DType d : claims.caps.dtypes)
     if (d == DType::bf16) cert.kernel.notes.push_back("bf16 passed as float32 arrays holding bf16 values (NumPy has no bfloat16)");
-  return cert;
+  py::list raised;
+  for (const RaisedException& r : kernel.raised()) raised.append(py::make_tuple(r.line, r.traceback));
+  return py::make_tuple(std::move(cert), raised);
 }
 
 }  // namespace
@@ -93,7 +98,13 @@ PYBIND11_MODULE(_attnv, m) {
       .def("to_junit", &report::to_junit)
       .def("to_html", &report::to_html);
 
-  m.def("_certify", &certify, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
+  m.def("_certify", [](py::object forward, py::object backward, py::object supports, const std::string& name,
+                       const std::string& spec, const std::string& claims_json, const std::vector<std::string>& dtypes,
+                       const std::string& suite, std::uint64_t seed, const std::vector<std::string>& only,
+                       int max_findings, py::tuple refused, const std::string& command, bool progress) {
+    return certify({std::move(forward), std::move(backward), std::move(supports)}, name, spec, claims_json, dtypes,
+                   suite, seed, only, max_findings, std::move(refused), command, progress);
+  }, py::arg("forward"), py::arg("backward"), py::arg("supports"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
         py::arg("dtypes"), py::arg("suite"), py::arg("seed"), py::arg("only"), py::arg("max_findings"),
         py::arg("refused"), py::arg("command"), py::arg("progress"));
   m.def("requirements", [] {
@@ -101,5 +112,10 @@ PYBIND11_MODULE(_attnv, m) {
     for (const conformance::Requirement& r : conformance::requirements()) out.append(py::make_tuple(r.id, r.property));
     return out;
   }, "Every requirement of the suite as (id, property)");
+  m.def("claim_keys", [] {
+    std::vector<std::string> keys;
+    for (const ClaimInfo& c : kClaims) keys.emplace_back(c.key);
+    return keys;
+  }, "The capability keys of a claims object (problem/claim_table.h)");
   m.attr("__version__") = ATTNV_VERSION;
 }

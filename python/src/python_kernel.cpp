@@ -1,15 +1,8 @@
 #include "python_kernel.h"
 
-#include <pybind11/numpy.h>
-
-#include <array>
-#include <cmath>
-#include <sstream>
-#include <vector>
-
+#include "call_arguments.h"
+#include "numpy_io.h"
 #include "problem/buffers.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;
@@ -17,71 +10,10 @@ namespace py = pybind11;
 namespace attnv::python {
 namespace {
 
-// The NumPy dtype a storage dtype travels in. NumPy has no bfloat16: bf16 values go as float32
-// (every bf16 value is exact in float32), and the answer is rounded to bf16 on the way back.
-const char* numpy_dtype(DType d) {
-  switch (d) {
-    case DType::f64: return "float64";
-    case DType::f32: return "float32";
-    case DType::f16: return "float16";
-    case DType::bf16: return "float32";
-  }
-  return "float64";
-}
-
-// Exact doubles (dense, row-major) as a NumPy array of `shape` in the storage's NumPy dtype.
-py::array to_numpy(const std::vector<double>& values, std::vector<py::ssize_t> shape, DType d) {
-  py::array_t<double> a(shape);
-  std::copy(values.begin(), values.end(), a.mutable_data());
-  return py::reinterpret_steal<py::array>(a.attr("astype")(numpy_dtype(d)).release());
-}
-
-std::string shape_text(const std::vector<py::ssize_t>& s) {
-  std::ostringstream o;
-  o << "[";
-  for (std::size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  return o.str() + "]";
-}
-
-// One returned tensor, checked for type, shape and dtype, as exact doubles. `what` names it in
-// messages ("out", "lse").
-std::vector<double> read_output(const py::handle& value, const char* what, const std::vector<py::ssize_t>& shape,
-                                const char* dtype, const std::string& fn) {
-  const py::module_ np = py::module_::import("numpy");
-  if (!py::isinstance<py::array>(value)) {
-    // Tensors of other libraries (torch, jax) convert through __array__; anything else is wrong.
-    if (!py::hasattr(value, "__array__"))
-      throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " as " +
-                                                       std::string(py::str(py::type::of(value).attr("__name__"))) +
-                                                       ", expected a NumPy array (or an object with __array__)");
-  }
-  py::array a = np.attr("asarray")(value);
-  std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());
-  if (got != shape)
-    throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " of shape " + shape_text(got) +
-                                                     ", expected " + shape_text(shape));
-  const std::string got_dtype = py::str(a.dtype());
-  if (got_dtype != dtype)
-    throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " as " + got_dtype + ", expected " + dtype +
-                                                     " (the storage dtype; docs/semantics.md)");
-  py::array_t<double, py::array::c_style | py::array::forcecast> d = a;
-  return std::vector<double>(d.data(), d.data() + d.size());
-}
-
-// Whether `a` still holds `values` (NaN equal to NaN): the arrays the function received are
-// attnv's copies, so a write into them is only seen by looking after the call (R14).
-bool unchanged(const py::array& a, const std::vector<double>& values) {
-  const py::array_t<double, py::array::c_style | py::array::forcecast> d = a;
-  if (static_cast<std::size_t>(d.size()) != values.size()) return false;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double x = d.data()[i], y = values[i];
-    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
-  }
-  return true;
-}
+std::string type_name(const py::handle& x) { return py::str(py::type::of(x).attr("__name__")); }
 
 // The Python exception as one line: "ValueError: shapes do not match".
-std::string exception_text(const py::error_already_set& e) {
+std::string exception_line(const py::error_already_set& e) {
   std::string type = "exception";
   try {
     type = py::str(e.type().attr("__name__"));
@@ -91,79 +23,96 @@ std::string exception_text(const py::error_already_set& e) {
   return msg.empty() ? type : type + ": " + msg;
 }
 
+std::string exception_traceback(const py::error_already_set& e) {
+  try {
+    const py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
+    return py::str(py::str("").attr("join")(lines));
+  } catch (...) {
+    return exception_line(e);
+  }
+}
+
+// The answer of a function returning a tuple: its items, checked for their count.
+std::vector<py::object> items(const py::object& result, std::size_t n, const std::string& fn, const char* expected) {
+  if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result))
+    throw KernelFault(FaultKind::missing_output, fn + " returned " + type_name(result) + ", expected " + expected);
+  const py::sequence seq = result;
+  if (seq.size() != n)
+    throw KernelFault(FaultKind::missing_output, fn + " returned " + std::to_string(seq.size()) + " items, expected " +
+                                                     expected);
+  std::vector<py::object> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(seq[i]);
+  return out;
+}
+
+std::string_view op_name(KernelOp op) {
+  switch (op) {
+    case KernelOp::forward: return "forward";
+    case KernelOp::backward: return "backward";
+    case KernelOp::decode: return "decode";
+  }
+  return "?";
+}
+
 }  // namespace
 
-PythonKernel::PythonKernel(py::object fn, std::string name, cases::Claims claims, py::tuple refused_types)
-    : fn_(std::move(fn)), name_(std::move(name)), claims_(std::move(claims)), refused_types_(std::move(refused_types)) {}
+PythonKernel::PythonKernel(PythonCallables fns, std::string name, cases::Claims claims, py::tuple refused_types)
+    : fns_(std::move(fns)), name_(std::move(name)), claims_(std::move(claims)), refused_types_(std::move(refused_types)) {
+  // The backward gets lse only where LSE is claimed (lse=None otherwise), so only then does a
+  // backward run ask the forward for one.
+  claims_.caps.backward_reads_lse = claims_.caps.lse;
+}
+
+template <class F>
+void PythonKernel::guarded(const char* what, F&& body) {
+  if (interrupted_) throw HarnessError("interrupted");
+  py::gil_scoped_acquire gil;
+  try {
+    body();
+  } catch (py::error_already_set& e) {
+    // KeyboardInterrupt and SystemExit are the user stopping the run, not a fault of the kernel.
+    // The run stops at the next call (certify() raises it again once the suite returns).
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+      interrupted_ = true;
+      throw HarnessError("interrupted");
+    }
+    const bool refused = PyErr_GivenExceptionMatches(e.type().ptr(), refused_types_.ptr()) != 0;
+    const std::string line = name_ + (*what ? std::string(".") + what : "") + " raised " + exception_line(e);
+    if (raised_.size() < kMaxRaised) raised_.push_back({line, exception_traceback(e)});
+    e.restore();  // PyErr_Clear via the fetched error: nothing stays pending for the next call
+    PyErr_Clear();
+    throw KernelFault(refused ? FaultKind::refused : FaultKind::crashed, line);
+  }
+}
+
+Support PythonKernel::supports(const Problem& p, KernelOp op) {
+  if (fns_.supports.is_none()) return Support::yes();
+  Support answer;
+  guarded("supports", [&] {
+    const py::object r = fns_.supports(problem_dict(p), std::string(op_name(op)));
+    if (py::isinstance<py::bool_>(r)) {
+      if (!r.cast<bool>()) answer = Support::no("declined (supports() gave no reason)");
+      return;
+    }
+    if (py::isinstance<py::str>(r)) {
+      const std::string why = r.cast<std::string>();
+      answer = Support::no(why.empty() ? "declined (supports() gave an empty reason)" : why);
+      return;
+    }
+    throw KernelFault(FaultKind::refused, name_ + ".supports returned " + type_name(r) +
+                                              ", expected True, False or a reason (a str)");
+  });
+  return answer;
+}
 
 void PythonKernel::forward(const Problem& p, const KernelViews& views) {
-  if (interrupted_) throw HarnessError("interrupted");
   const Case c = case_from_views(p, views);
   const Shape& s = p.shape;
-  py::gil_scoped_acquire gil;
   Outputs o;
-  try {
-    py::dict kw;
-    kw["mask"] = py::none();
-    // [Tq, Tk], or [B|1, Hq|1, Tq, Tk] when the mask or bias has its own leading extents.
-    const auto extents = [&](Leading d) -> std::vector<py::ssize_t> {
-      if (!d.any()) return {s.Tq, s.Tk};
-      const auto e = broadcast_extents(s, d);
-      return {e[0], e[1], e[2], e[3]};
-    };
-    if (p.has_mask) {
-      py::array_t<bool> m(extents(p.mask_dims));
-      for (std::size_t i = 0; i < c.mask.size(); ++i) m.mutable_data()[i] = c.mask[i] != 0;
-      kw["mask"] = m;
-    }
-    kw["bias"] = p.has_bias ? py::object(to_numpy(c.bias, extents(p.bias_dims), p.dtype)) : py::none();
-    // The per-head inputs (sinks, alibi) only when the case has them (a kernel that claims them):
-    // functions written before them take no such keyword, and passing sinks=None to them would
-    // be a TypeError.
-    for (const HeadInput& in : kHeadInputs)
-      if (p.*in.present) kw[in.name.data()] = to_numpy(c.*in.values, {s.Hq}, p.dtype);
-    const auto int64s = [](const std::vector<std::int64_t>& x) {
-      py::array_t<std::int64_t> a(static_cast<py::ssize_t>(x.size()));
-      std::copy(x.begin(), x.end(), a.mutable_data());
-      return a;
-    };
-    // The index arrays, int64: kv_len is None when absent; a later one (packed sequences'
-    // bounds) is passed only when present, like the sinks (index_inputs.h says why).
-    for (const IndexInput& in : kIndexInputs)
-      if (in.present(p)) kw[in.name.data()] = int64s(c.*in.values);
-      else if (in.python_none_when_absent) kw[in.name.data()] = py::none();
-    kw["scale"] = p.effective_scale();
-    kw["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
-    kw["causal"] = p.causal;
-    kw["alignment"] = std::string(alignment_name(p.alignment));
-    kw["window"] = py::make_tuple(p.window.left, p.window.right);
-    kw["dtype"] = std::string(dtype_name(p.dtype));
-    const py::array q = to_numpy(c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype);
-    const py::array k = to_numpy(c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype);
-    const py::array v = to_numpy(c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype);
-    const py::object result = fn_(q, k, v, **kw);
-    // Inputs are read-only by contract (R14): the first one written is the finding.
-    const auto written = [&](const char* what) {
-      throw KernelFault(FaultKind::input_written, name_ + " wrote into its input " + what);
-    };
-    if (!unchanged(q, c.q)) written("q");
-    if (!unchanged(k, c.k)) written("k");
-    if (!unchanged(v, c.v)) written("v");
-    if (p.has_bias && !unchanged(kw["bias"].cast<py::array>(), c.bias)) written("bias");
-    for (const HeadInput& in : kHeadInputs)
-      if (p.*in.present && !unchanged(kw[in.name.data()].cast<py::array>(), c.*in.values)) written(in.name.data());
-    if (p.has_mask) {
-      const py::array_t<bool> m = kw["mask"].cast<py::array_t<bool>>();
-      for (std::size_t i = 0; i < c.mask.size(); ++i)
-        if (m.data()[i] != (c.mask[i] != 0)) written("mask");
-    }
-    const auto int64s_written = [&](const char* key, const std::vector<std::int64_t>& x) {
-      const py::array_t<std::int64_t> n = kw[key].cast<py::array_t<std::int64_t>>();
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (n.data()[i] != x[i]) written(key);
-    };
-    for (const IndexInput& in : kIndexInputs)
-      if (in.present(p)) int64s_written(in.name.data(), c.*in.values);
+  guarded("", [&] {
+    const CallArguments args(p, c);
+    const py::object result = args.call(fns_.forward);
+    args.check_unchanged(name_);
     // `out`, or `(out, lse)`; lse is required when it is claimed and ignored otherwise.
     py::object out = result, lse = py::none();
     if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
@@ -180,19 +129,36 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
         throw KernelFault(FaultKind::missing_output, name_ + " returned no lse, but lse is claimed: return (out, lse)");
       o.lse = read_output(lse, "lse", {s.B, s.Hq, s.Tq}, numpy_dtype(lse_dtype(p.dtype)), name_);
     }
-  } catch (py::error_already_set& e) {
-    // KeyboardInterrupt and SystemExit are the user stopping the run, not a fault of the kernel.
-    // The run stops at the next call (certify() raises it again once the suite returns).
-    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
-      interrupted_ = true;
-      throw HarnessError("interrupted");
-    }
-    const bool refused = PyErr_GivenExceptionMatches(e.type().ptr(), refused_types_.ptr()) != 0;
-    const std::string text = name_ + " raised " + exception_text(e);
-    e.restore();  // PyErr_Clear via the fetched error: nothing stays pending for the next call
-    PyErr_Clear();
-    throw KernelFault(refused ? FaultKind::refused : FaultKind::crashed, text);
-  }
+  });
+  write_outputs(o, p, views);
+}
+
+void PythonKernel::backward(const Problem& p, const KernelViews& views) {
+  if (fns_.backward.is_none()) throw HarnessError(name_ + ": backward called on a kernel without one");
+  const Case c = case_from_views(p, views);
+  const Shape& s = p.shape;
+  const std::string fn = name_ + ".backward";
+  Outputs o;
+  guarded("backward", [&] {
+    CallArguments args(p, c);
+    args.add("dout", c.dout, {s.B, s.Hq, s.Tq, s.Dv}, p.dtype, false);
+    // The forward's own outputs, as it wrote them (the bound models a backward that recomputes P
+    // from them: docs/semantics.md, "Backward").
+    args.add("out", read_dense(views.out), {s.B, s.Hq, s.Tq, s.Dv}, p.dtype, true);
+    if (claims_.caps.lse && views.lse.present())
+      args.add("lse", read_dense(views.lse), {s.B, s.Hq, s.Tq}, lse_dtype(p.dtype), true);
+    else
+      args.set("lse", py::none());
+    const py::object result = args.call(fns_.backward);
+    args.check_unchanged(fn);
+    const std::size_t n = p.has_sinks ? 4 : 3;
+    const auto r = items(result, n, fn, p.has_sinks ? "(dq, dk, dv, dsinks): the case has sinks" : "(dq, dk, dv)");
+    const char* dt = numpy_dtype(p.dtype);
+    o.dq = read_output(r[0], "dq", {s.B, s.Hq, s.Tq, s.Dk}, dt, fn);
+    o.dk = read_output(r[1], "dk", {s.B, s.Hkv, s.Tk, s.Dk}, dt, fn);
+    o.dv = read_output(r[2], "dv", {s.B, s.Hkv, s.Tk, s.Dv}, dt, fn);
+    if (p.has_sinks) o.dsinks = read_output(r[3], "dsinks", {s.Hq}, dt, fn);
+  });
   write_outputs(o, p, views);
 }
 

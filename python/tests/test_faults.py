@@ -24,6 +24,10 @@ def test_exception_is_crashed():
     f = finding(certify(raises))
     assert f["kind"] == "crashed"
     assert "raised ValueError: shapes do not broadcast" in f["message"], f
+    # The finding carries the whole traceback, down to the line that raised.
+    tb = f["traceback"]
+    assert tb.startswith("Traceback (most recent call last):") and 'in raises' in tb, tb
+    assert 'raise ValueError("shapes do not broadcast")' in tb and tb.rstrip().endswith("shapes do not broadcast"), tb
 
 
 def test_unsupported_is_refused():
@@ -61,9 +65,11 @@ def test_wrong_shape_dtype_type_are_missing_output():
     f = finding(certify(a_string))
     assert f["kind"] == "missing_output" and "returned out as str" in f["message"], f
 
+    # A signature that cannot take the call is a usage error before any case (test_usage.py).
     def wrong_signature(q, k):
         return q
-    assert finding(certify(wrong_signature))["kind"] == "crashed"
+    with pytest.raises(TypeError, match="must take q, k, v positionally"):
+        certify(wrong_signature)
 
 
 def test_bad_arguments_are_python_errors():

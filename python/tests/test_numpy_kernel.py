@@ -25,6 +25,11 @@ def test_numpy_attention_certified(tmp_path, dtype):
     cert.write_json(tmp_path / "cert.json")
     cert.write_junit(tmp_path / "cert.xml")
     cert.write_html(tmp_path / "cert.html")
+    # Reports get what any new file gets (0666 less the umask), as the CLI's do, not mkstemp's 0600.
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("cert.json", "cert.xml", "cert.html"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
     j = json.loads((tmp_path / "cert.json").read_text())
     assert j["kernel"]["spec"] == "python:kernels.numpy_attention"
     assert len(j["results"]) == len(cert.results)

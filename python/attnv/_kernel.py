@@ -1,0 +1,136 @@
+"""What certify() accepts as a kernel, and the usage checks made before any case runs.
+
+A kernel is a function (its forward), or an object with a `forward` method, with optional
+`backward` and `supports` attributes; `attnv.Kernel(forward, backward=..., supports=...)` puts
+three functions together. Everything here raises at once (TypeError, ValueError): a kernel that
+cannot take the arguments its claims imply is a usage error, not a finding.
+"""
+import difflib
+import inspect
+
+from . import _attnv
+
+# What every forward call passes besides q, k, v (python/README.md), and the keywords a claim adds.
+FORWARD_KEYWORDS = ("mask", "bias", "kv_len", "scale", "softcap", "causal", "alignment", "window", "dtype")
+CLAIM_KEYWORDS = {"sinks": ("sinks",), "alibi": ("alibi",), "varlen": ("cu_seqlens_q", "cu_seqlens_k")}
+# The backward's positional inputs after q, k, v, and its keywords beyond the forward's.
+BACKWARD_POSITIONAL = ("dout",)
+BACKWARD_KEYWORDS = ("out", "lse")
+# Keys of a claims object that are not capabilities.
+CLAIM_FILE_KEYS = ("dtypes", "precision", "withdrawn")
+
+
+class Kernel:
+    """A kernel put together from functions: forward (required), backward and supports (optional).
+
+    forward(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, ...)
+      returns out, or (out, lse).
+    backward(q, k, v, dout, *, out, lse, <the forward's keywords>) returns (dq, dk, dv), with
+      dsinks last when the case has sinks; `out` and `lse` are what the forward returned (lse is
+      None unless "lse" is claimed).
+    supports(problem, op) returns True, False or a reason (a str) that declines the call; op is
+      "forward" or "backward"; problem is a dict (python/README.md).
+    """
+
+    def __init__(self, forward, backward=None, supports=None, name=None):
+        for what, f in (("forward", forward), ("backward", backward), ("supports", supports)):
+            if f is not None and not callable(f):
+                raise TypeError(f"attnv.Kernel: {what} must be callable, got {type(f).__name__}")
+        if forward is None:
+            raise TypeError("attnv.Kernel: a forward is required")
+        self.forward, self.backward, self.supports = forward, backward, supports
+        self.__name__ = name or getattr(forward, "__name__", type(forward).__name__)
+        self.__qualname__ = name or getattr(forward, "__qualname__", self.__name__)
+        self.__module__ = getattr(forward, "__module__", None) or "?"
+
+    def __repr__(self):
+        parts = [p for p in ("backward", "supports") if getattr(self, p) is not None]
+        return f"<attnv.Kernel {self.__qualname__}" + (f" with {', '.join(parts)}" if parts else "") + ">"
+
+
+def parts(kernel):
+    """(forward, backward, supports) of what certify() was given; None where there is none."""
+    if isinstance(kernel, Kernel):
+        return kernel.forward, kernel.backward, kernel.supports
+    forward = getattr(kernel, "forward", None)
+    if not callable(forward):
+        if not callable(kernel):
+            raise TypeError(f"certify: expected a callable kernel or an object with a forward method, "
+                            f"got {type(kernel).__name__}")
+        forward = kernel
+    found = []
+    for what in ("backward", "supports"):
+        f = getattr(kernel, what, None)
+        if f is not None and not callable(f):
+            raise TypeError(f"certify: the kernel's {what} must be callable, got {type(f).__name__}")
+        found.append(f)
+    return (forward, *found)
+
+
+def known_claim_keys():
+    return list(_attnv.claim_keys()) + list(CLAIM_FILE_KEYS)
+
+
+def check_claim_keys(claims):
+    """ValueError for a key that is no claim, with the nearest one when a typo is likely."""
+    known = known_claim_keys()
+    for key in claims:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f'; did you mean "{near[0]}"?' if near else f" (known: {', '.join(known)})"
+            raise ValueError(f'claims: "{key}" is not a claim{hint}')
+
+
+def _accepts(fn, positional, keywords):
+    """The names among `keywords` that fn cannot take, and whether it takes `positional` inputs
+    positionally. A function whose signature Python cannot read (some builtins) is assumed to take them."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [], True, []
+    params = list(sig.parameters.values())
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    var_pos = any(p.kind is p.VAR_POSITIONAL for p in params)
+    by_position = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional_ok = var_pos or len(by_position) >= positional
+    taken = {p.name for p in by_position[positional:] if p.kind is p.POSITIONAL_OR_KEYWORD}
+    taken |= {p.name for p in params if p.kind is p.KEYWORD_ONLY}
+    missing = [] if var_kw else [k for k in keywords if k not in taken]
+    # Parameters attnv never passes and that have no default: every call would be a TypeError.
+    given = set(keywords)
+    never = [p.name for p in by_position[positional:] + [p for p in params if p.kind is p.KEYWORD_ONLY]
+             if p.default is p.empty and p.name not in given]
+    return missing, positional_ok, never
+
+
+def _keywords_for(claims):
+    kw = list(FORWARD_KEYWORDS)
+    for claim, names in CLAIM_KEYWORDS.items():
+        if claims.get(claim) is True:
+            kw += names
+    return kw
+
+
+def check_signatures(forward, backward, claims, name):
+    """TypeError naming what a function cannot accept, before any case runs."""
+    def check(fn, role, positional, keywords):
+        target = getattr(fn, "_attnv_checks", None)  # an adapter: check the function it calls
+        if target is not None:
+            fn, keywords, positional = target, [k for k in keywords if k in _keywords_for(claims)], ("q", "k", "v")
+        missing, positional_ok, never = _accepts(fn, len(positional), keywords)
+        where = f"{name}" + ("" if role == "forward" else f".{role}")
+        if not positional_ok:
+            raise TypeError(f"{where} must take {', '.join(positional)} positionally")
+        if missing:
+            raise TypeError(f"{where} does not accept the keyword(s) {', '.join(missing)} that its claims imply; "
+                            f"add them, or **kwargs to take the ones it does not use")
+        if never:
+            raise TypeError(f"{where} requires {', '.join(never)}, which attnv never passes; give them defaults")
+
+    check(forward, "forward", ("q", "k", "v"), _keywords_for(claims))
+    if claims.get("backward") is True:
+        if backward is None:
+            raise TypeError(f'{name}: "backward": true is claimed, but the kernel has no backward '
+                            f"(attnv.Kernel(forward, backward=...), a backward attribute, or attnv.torch.kernel)")
+        check(backward, "backward", ("q", "k", "v") + BACKWARD_POSITIONAL,
+              _keywords_for(claims) + list(BACKWARD_KEYWORDS))

@@ -1,0 +1,104 @@
+#include "call_arguments.h"
+
+#include "numpy_io.h"
+#include "problem/head_inputs.h"
+#include "problem/index_inputs.h"
+#include "problem/kernel_fault.h"
+#include "problem/problem_options.h"
+
+namespace py = pybind11;
+
+namespace attnv::python {
+
+CallArguments::CallArguments(const Problem& p, const Case& c) {
+  const Shape& s = p.shape;
+  // [Tq, Tk], or [B|1, Hq|1, Tq, Tk] when the mask or bias has its own leading extents.
+  const auto extents = [&](Leading d) -> std::vector<py::ssize_t> {
+    if (!d.any()) return {s.Tq, s.Tk};
+    const auto e = broadcast_extents(s, d);
+    return {e[0], e[1], e[2], e[3]};
+  };
+  add("q", c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype, false);
+  add("k", c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype, false);
+  add("v", c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype, false);
+  kw_["mask"] = py::none();
+  if (p.has_mask) {
+    py::array_t<bool> m(extents(p.mask_dims));
+    for (std::size_t i = 0; i < c.mask.size(); ++i) m.mutable_data()[i] = c.mask[i] != 0;
+    mask_ = m;
+    mask_values_ = c.mask;
+    kw_["mask"] = m;
+  }
+  if (p.has_bias) add("bias", c.bias, extents(p.bias_dims), p.dtype, true);
+  else kw_["bias"] = py::none();
+  for (const HeadInput& in : kHeadInputs)
+    if (p.*in.present) add(in.name.data(), c.*in.values, {s.Hq}, p.dtype, true);
+  // kv_len is None when absent; a later index input (packed sequences' bounds) is passed only
+  // when present, like the sinks (index_inputs.h says why).
+  for (const IndexInput& in : kIndexInputs)
+    if (in.present(p)) {
+      Input x{std::string(in.name), int64_array(c.*in.values), {}, c.*in.values, true};
+      kw_[in.name.data()] = x.array;
+      inputs_.push_back(std::move(x));
+    } else if (in.python_none_when_absent) {
+      kw_[in.name.data()] = py::none();
+    }
+  kw_["scale"] = p.effective_scale();
+  kw_["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
+  kw_["causal"] = p.causal;
+  kw_["alignment"] = std::string(alignment_name(p.alignment));
+  kw_["window"] = py::make_tuple(p.window.left, p.window.right);
+  kw_["dtype"] = std::string(dtype_name(p.dtype));
+}
+
+void CallArguments::add(const char* name, const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype,
+                        bool keyword) {
+  Input x{name, to_numpy(values, std::move(shape), dtype), values, {}, false};
+  if (keyword) kw_[name] = x.array;
+  else positional_.push_back(x.array);
+  inputs_.push_back(std::move(x));
+}
+
+py::object CallArguments::call(const py::object& fn) const {
+  py::tuple args(positional_.size());
+  for (std::size_t i = 0; i < positional_.size(); ++i) args[i] = positional_[i];
+  return fn(*args, **kw_);
+}
+
+void CallArguments::check_unchanged(const std::string& fn_name) const {
+  // Inputs are read-only by contract (R14): the first one written is the finding.
+  for (const Input& in : inputs_)
+    if (in.is_index ? !unchanged(in.array, in.indices) : !unchanged(in.array, in.values))
+      throw KernelFault(FaultKind::input_written, fn_name + " wrote into its input " + in.name);
+  if (mask_values_.empty()) return;
+  const py::array_t<bool> m = mask_.cast<py::array_t<bool>>();
+  for (std::size_t i = 0; i < mask_values_.size(); ++i)
+    if (m.data()[i] != (mask_values_[i] != 0))
+      throw KernelFault(FaultKind::input_written, fn_name + " wrote into its input mask");
+}
+
+py::dict problem_dict(const Problem& p) {
+  const Shape& s = p.shape;
+  py::dict d;
+  for (const auto& [key, extent] : {std::pair{"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv}, {"Tq", s.Tq}, {"Tk", s.Tk},
+                                     {"Dk", s.Dk}, {"Dv", s.Dv}})
+    d[key] = extent;
+  d["dtype"] = std::string(dtype_name(p.dtype));
+  d["scale"] = p.effective_scale();
+  d["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
+  d["causal"] = p.causal;
+  d["alignment"] = std::string(alignment_name(p.alignment));
+  d["window"] = py::make_tuple(p.window.left, p.window.right);
+  d["mask"] = p.has_mask;
+  d["bias"] = p.has_bias;
+  d["kv_len"] = p.has_kv_len;
+  for (const ProblemOption& o : kProblemOptions) {
+    const std::int64_t v = o.get(p);
+    if (o.kind == ProblemOption::Kind::flag) d[o.key.data()] = v != 0;
+    else d[o.key.data()] = v;
+  }
+  d["describe"] = describe(p);
+  return d;
+}
+
+}  // namespace attnv::python

@@ -1,0 +1,54 @@
+#pragma once
+// What a Python kernel is called with: the case's tensors as NumPy arrays and the problem's
+// options as keywords (python/README.md lists them), kept beside attnv's own copy of their values
+// so that a write into any of them is seen after the call (`input_written`, R14).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "problem/case.h"
+
+namespace attnv::python {
+
+class CallArguments {
+ public:
+  // q, k, v positionally; mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype as
+  // keywords, and the later inputs (sinks, alibi, cu_seqlens_q/k) only in a case that has them:
+  // a function written before them takes no such keyword.
+  CallArguments(const Problem& p, const Case& c);
+
+  // One more input array (dout, and the forward's out and lse in a backward): positional when
+  // `keyword` is false, else passed as `name=`.
+  void add(const char* name, const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType dtype,
+           bool keyword);
+  // A keyword that is not an array (lse=None for a kernel that does not claim it).
+  void set(const char* name, pybind11::object value) { kw_[name] = std::move(value); }
+
+  pybind11::object call(const pybind11::object& fn) const;
+  // Throws KernelFault(input_written) naming the first input the function changed.
+  void check_unchanged(const std::string& fn_name) const;
+
+ private:
+  struct Input {
+    std::string name;
+    pybind11::array array;
+    std::vector<double> values;
+    std::vector<std::int64_t> indices;  // int64 inputs (kv_len, cu_seqlens_*)
+    bool is_index = false;
+  };
+  std::vector<pybind11::object> positional_;
+  pybind11::dict kw_;
+  std::vector<Input> inputs_;
+  pybind11::array mask_;
+  std::vector<std::uint8_t> mask_values_;
+};
+
+// The problem as a Python kernel's supports() receives it: {"B", "Hq", "Hkv", "Tq", "Tk", "Dk",
+// "Dv", "dtype", "scale" (the effective one), "softcap" (None when unset), "causal", "alignment",
+// "window", "mask", "bias", "kv_len", one key per later option (sinks, alibi, varlen_sequences,
+// mask_batch, ..., page_size), "describe"}.
+pybind11::dict problem_dict(const Problem& p);
+
+}  // namespace attnv::python

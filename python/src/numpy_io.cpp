@@ -1,0 +1,80 @@
+#include "numpy_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "problem/kernel_fault.h"
+
+namespace py = pybind11;
+
+namespace attnv::python {
+
+const char* numpy_dtype(DType d) {
+  switch (d) {
+    case DType::f64: return "float64";
+    case DType::f32: return "float32";
+    case DType::f16: return "float16";
+    case DType::bf16: return "float32";
+  }
+  return "float64";
+}
+
+py::array to_numpy(const std::vector<double>& values, std::vector<py::ssize_t> shape, DType d) {
+  py::array_t<double> a(shape);
+  std::copy(values.begin(), values.end(), a.mutable_data());
+  return py::reinterpret_steal<py::array>(a.attr("astype")(numpy_dtype(d)).release());
+}
+
+py::array int64_array(const std::vector<std::int64_t>& values) {
+  py::array_t<std::int64_t> a(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), a.mutable_data());
+  return a;
+}
+
+std::string shape_text(const std::vector<py::ssize_t>& s) {
+  std::ostringstream o;
+  o << "[";
+  for (std::size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  return o.str() + "]";
+}
+
+std::vector<double> read_output(const py::handle& value, const char* what, const std::vector<py::ssize_t>& shape,
+                                const char* dtype, const std::string& fn) {
+  const py::module_ np = py::module_::import("numpy");
+  if (!py::isinstance<py::array>(value)) {
+    // Tensors of other libraries (torch, jax) convert through __array__; anything else is wrong.
+    if (!py::hasattr(value, "__array__"))
+      throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " as " +
+                                                       std::string(py::str(py::type::of(value).attr("__name__"))) +
+                                                       ", expected a NumPy array (or an object with __array__)");
+  }
+  py::array a = np.attr("asarray")(value);
+  std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());
+  if (got != shape)
+    throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " of shape " + shape_text(got) +
+                                                     ", expected " + shape_text(shape));
+  const std::string got_dtype = py::str(a.dtype());
+  if (got_dtype != dtype)
+    throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " as " + got_dtype + ", expected " + dtype +
+                                                     " (the storage dtype; docs/semantics.md)");
+  py::array_t<double, py::array::c_style | py::array::forcecast> d = a;
+  return std::vector<double>(d.data(), d.data() + d.size());
+}
+
+bool unchanged(const py::array& a, const std::vector<double>& values) {
+  const py::array_t<double, py::array::c_style | py::array::forcecast> d = a;
+  if (static_cast<std::size_t>(d.size()) != values.size()) return false;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double x = d.data()[i], y = values[i];
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+  }
+  return true;
+}
+
+bool unchanged(const py::array& a, const std::vector<std::int64_t>& values) {
+  const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> d = a;
+  return static_cast<std::size_t>(d.size()) == values.size() && std::equal(values.begin(), values.end(), d.data());
+}
+
+}  // namespace attnv::python

@@ -1,0 +1,37 @@
+#pragma once
+// Exact doubles to NumPy arrays and back, for the calls into a Python kernel: the storage dtype's
+// NumPy dtype, the checks on what the function returns (type, shape, dtype: a wrong one is the
+// kernel's `missing_output`), and the check that an input array it was handed is unchanged.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "problem/dtype.h"
+
+namespace attnv::python {
+
+// The NumPy dtype a storage dtype travels in. NumPy has no bfloat16: bf16 values go as float32
+// (every bf16 value is exact in float32), and the answer is rounded to bf16 on the way back.
+const char* numpy_dtype(DType d);
+
+// Exact doubles (dense, row-major) as a NumPy array of `shape` in the storage's NumPy dtype.
+pybind11::array to_numpy(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType d);
+// int64 values as a 1-d NumPy array.
+pybind11::array int64_array(const std::vector<std::int64_t>& values);
+
+// "[2, 3, 4]".
+std::string shape_text(const std::vector<pybind11::ssize_t>& s);
+
+// One returned tensor, checked for type, shape and dtype, as exact doubles. `what` names it in
+// messages ("out", "dq"); `fn` names the function.
+std::vector<double> read_output(const pybind11::handle& value, const char* what,
+                                const std::vector<pybind11::ssize_t>& shape, const char* dtype, const std::string& fn);
+
+// Whether `a` still holds `values` (NaN equal to NaN): the arrays the function received are
+// attnv's copies, so a write into them is only seen by looking after the call (R14).
+bool unchanged(const pybind11::array& a, const std::vector<double>& values);
+bool unchanged(const pybind11::array& a, const std::vector<std::int64_t>& values);
+
+}  // namespace attnv::python
