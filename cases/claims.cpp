@@ -51,7 +51,7 @@ PrecisionModel model_from(const json& m, DType storage, const std::string& where
   return p;
 }
 
-Claims from_json(const json& j, const std::string& where, const std::vector<DType>& dtypes) {
+Claims from_json(const json& j, const std::string& where, const std::vector<DType>& dtypes, ClaimsRoute route) {
   if (!j.is_object()) throw InputError(where + ": expected a JSON object");
   Claims c = default_claims(dtypes);
   const json* precision = nullptr;
@@ -78,7 +78,7 @@ Claims from_json(const json& j, const std::string& where, const std::vector<DTyp
         if (!v.is_boolean()) throw InputError(at + ": expected true or false");
         // decode: a case folder holds calls, not a KV cache that persists between them, so a
         // program answering through files cannot be held to R21; strided: no memory layout.
-        if (v.get<bool>() && !f.not_through_files.empty())
+        if (v.get<bool>() && route == ClaimsRoute::files && !f.not_through_files.empty())
           throw InputError(at + ": true cannot be claimed through files (" + std::string(f.not_through_files) + ")");
         c.caps.*f.member = v.get<bool>();
         known = true;
@@ -153,7 +153,7 @@ Claims read_claims(const std::filesystem::path& file, const std::vector<DType>& 
   if (!f) throw InputError("--claims " + file.string() + ": cannot open the file");
   std::ostringstream text;
   text << f.rdbuf();
-  return from_json(parse(text.str(), file.string()), file.string(), dtypes);
+  return from_json(parse(text.str(), file.string()), file.string(), dtypes, ClaimsRoute::files);
 }
 
 std::string capability_difference(const Claims& a, const Claims& b, const std::string& b_name) {
@@ -199,8 +199,9 @@ std::string claims_to_json(const Claims& c) {
   return j.dump();
 }
 
-Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes) {
-  return from_json(parse(json_text, where), where, dtypes);
+Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes,
+                        ClaimsRoute route) {
+  return from_json(parse(json_text, where), where, dtypes, route);
 }
 
 }  // namespace attnv::cases

@@ -38,7 +38,12 @@ std::string capability_difference(const Claims& a, const Claims& b, const std::s
 
 // attnv-export.json's "claims" object (every key written) and back. `where` names the source in
 // messages.
+// `route`: files (a claim no case folder can hold, decode or strided, is refused as true) or
+// in_process (the Python module's kernels, called by attnv itself: its own checks refuse what
+// it cannot hold them to).
+enum class ClaimsRoute { files, in_process };
 std::string claims_to_json(const Claims& c);
-Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes);
+Claims claims_from_json(const std::string& json_text, const std::string& where, const std::vector<DType>& dtypes,
+                        ClaimsRoute route = ClaimsRoute::files);
 
 }  // namespace attnv::cases

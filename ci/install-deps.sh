@@ -33,6 +33,7 @@ if [ $tests -eq 1 ]; then
     python3-jsonschema chromium      # report tests: the certificate schema, the HTML page rendered headless
     pybind11-dev python3-dev         # the Python module (python/): built only when both are present
     python3-pytest python3-torch     # its tests: pytest in process, PyTorch's CPU attention certified
+    python3-pip python3-setuptools python3-wheel git  # pip install --no-build-isolation . from a clone (python_installed)
   )
 fi
 

@@ -78,13 +78,13 @@ void for_each_index(const std::array<std::int64_t, 4>& shape, int rank, F f) {
   }
 }
 
-void fill(const TensorRef& t, const std::vector<double>& dense) {
+}  // namespace
+
+void write_dense(const TensorRef& t, const std::vector<double>& dense) {
   for_each_index(t.shape, t.rank, [&](std::int64_t flat, const auto& i) {
     store(t, i, dense[static_cast<std::size_t>(flat)]);
   });
 }
-
-}  // namespace
 
 std::vector<double> read_dense(const TensorRef& t) {
   std::int64_t n = 1;
@@ -136,9 +136,9 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
   q_ = make(t, {s.B, s.Hq, s.Tq, s.Dk}, 4, layout);
   k_ = make(t, {s.B, s.Hkv, s.Tk, s.Dk}, 4, layout);
   v_ = make(t, {s.B, s.Hkv, s.Tk, s.Dv}, 4, layout);
-  fill(q_.ref, c.q);
-  fill(k_.ref, c.k);
-  fill(v_.ref, c.v);
+  write_dense(q_.ref, c.q);
+  write_dense(k_.ref, c.k);
+  write_dense(v_.ref, c.v);
   views_.q = q_.ref;
   views_.k = k_.ref;
   views_.v = v_.ref;
@@ -168,14 +168,14 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
     const HeadInput& in = kHeadInputs[i];
     if (!(p.*in.present)) continue;
     heads_[i] = make(t, {s.Hq, 0, 0, 0}, 1, layout);
-    fill(heads_[i].ref, c.*in.values);
+    write_dense(heads_[i].ref, c.*in.values);
     views_.*in.view = heads_[i].ref;
     inputs_.push_back(&heads_[i]);
   }
   if (p.has_bias) {
     const auto [shape, rank] = broadcast_shape(p.bias_dims);
     bias_ = make(t, shape, rank, layout);
-    fill(bias_.ref, c.bias);
+    write_dense(bias_.ref, c.bias);
     views_.bias = bias_.ref;
     inputs_.push_back(&bias_);
   }
@@ -193,7 +193,7 @@ CaseBuffers::CaseBuffers(const Case& c, Layout layout, bool backward) : case_(c)
   if (backward) {
     if (!c.has_dout()) throw InputError("case '" + c.id + "': backward asked for, but the case has no dout");
     dout_ = make(t, {s.B, s.Hq, s.Tq, s.Dv}, 4, layout);
-    fill(dout_.ref, c.dout);
+    write_dense(dout_.ref, c.dout);
     views_.dout = dout_.ref;
     inputs_.push_back(&dout_);
     dq_ = make(t, {s.B, s.Hq, s.Tq, s.Dk}, 4, layout);
@@ -313,7 +313,7 @@ Case case_from_views(const Problem& p, const KernelViews& v) {
 
 void write_outputs(const Outputs& o, const Problem&, const KernelViews& v) {
   auto put = [](const TensorRef& t, const std::vector<double>& dense) {
-    if (t.present() && !dense.empty()) fill(t, dense);
+    if (t.present() && !dense.empty()) write_dense(t, dense);
   };
   put(v.out, o.out);
   put(v.lse, o.lse);

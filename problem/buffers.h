@@ -70,8 +70,10 @@ class CaseBuffers {
 // Reads element `idx` (dense multi-index) of a strided tensor as an exact double / writes one.
 double load(const TensorRef& t, const std::array<std::int64_t, 4>& idx);
 void store(const TensorRef& t, const std::array<std::int64_t, 4>& idx, double x);
-// Every element of a strided tensor as exact doubles, dense row-major.
+// Every element of a strided tensor as exact doubles, dense row-major; and back (each value
+// rounded to the tensor's dtype).
 std::vector<double> read_dense(const TensorRef& t);
+void write_dense(const TensorRef& t, const std::vector<double>& dense);
 
 // The inverse direction: a Case (exact doubles, dense) read from a kernel call's strided views.
 // Used to run Case-based kernels behind the Kernel interface.

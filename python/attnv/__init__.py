@@ -48,11 +48,10 @@ class Unsupported(Exception):
     """Raise from the kernel to decline a call (a "refused" finding, not a crash)."""
 
 
-# Capabilities that cannot be held to in process yet: attnv hands the function dense arrays
-# (so no layout of its own to check), and has no KV-cache call for it.
+# Capabilities that cannot be held to in process yet: attnv hands the function dense arrays, so
+# it has no layout of its own to check.
 _NOT_FROM_PYTHON = {
     "strided": "the function receives dense arrays, so there is no memory layout of its own to check (for now)",
-    "decode": "the Python route has no KV-cache call (for now)",
 }
 
 
@@ -155,7 +154,7 @@ class Certificate:
 
 
 def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=20261121, only=None, max_findings=1,
-            name=None, progress=False):
+            name=None, progress=False, jobs=None):
     """Runs the conformance suite on `kernel` in process and returns its Certificate.
 
     kernel: the forward function, or an object with forward (and optionally backward, supports)
@@ -168,8 +167,11 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
       (default: natural; cases/README.md).
     dtypes: the dtypes to run (default: claims["dtypes"]).
     only: requirement ids or names to run (default: all).
+    jobs: requirement x dtype jobs run at once (default: the CPU count, as `attnv certify`); the
+      kernel's functions are still called one at a time (under the GIL), attnv's own work for the
+      other jobs goes on meanwhile. jobs=1 runs everything on the calling thread's schedule.
     """
-    forward, backward, supports = parts(kernel)
+    forward, backward, decode, supports = parts(kernel)
     fn = kernel
     if dtypes is None:
         dtypes = list(claims.get("dtypes", [])) if isinstance(claims, dict) else []
@@ -184,10 +186,10 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     args += [f"dtypes={list(dtypes)!r}", f"suite={suite!r}", f"seed={seed}"] + ([f"only={only!r}"] if only else [])
     command = f"attnv.certify({', '.join(args)})"
     claims_json = _claims_json(claims, precision)
-    check_signatures(forward, backward, claims, name)
-    native, raised = _attnv._certify(forward, backward, supports, name, f"python:{module}.{name}", claims_json,
+    check_signatures(forward, backward, decode, claims, name)
+    native, raised = _attnv._certify(forward, backward, decode, supports, name, f"python:{module}.{name}", claims_json,
                                      list(dtypes), suite, int(seed), only, int(max_findings),
-                                     (Unsupported, NotImplementedError), command, bool(progress))
+                                     (Unsupported, NotImplementedError), command, bool(progress), int(jobs or 0))
     return Certificate(native, raised)
 
 

@@ -16,42 +16,49 @@ CLAIM_KEYWORDS = {"sinks": ("sinks",), "alibi": ("alibi",), "varlen": ("cu_seqle
 # The backward's positional inputs after q, k, v, and its keywords beyond the forward's.
 BACKWARD_POSITIONAL = ("dout",)
 BACKWARD_KEYWORDS = ("out", "lse")
+# A decode call: its positional inputs, its keywords, and the claims that add keywords to it.
+DECODE_POSITIONAL = ("q", "k_new", "v_new", "k_cache", "v_cache")
+DECODE_KEYWORDS = ("cache_len", "block_table", "scale", "softcap", "window", "dtype")
+DECODE_CLAIM_KEYWORDS = {"sinks": ("sinks",), "alibi": ("alibi",)}
 # Keys of a claims object that are not capabilities.
 CLAIM_FILE_KEYS = ("dtypes", "precision", "withdrawn")
 
 
 class Kernel:
-    """A kernel put together from functions: forward (required), backward and supports (optional).
+    """A kernel put together from functions: forward (required), backward, decode and supports
+    (optional).
 
     forward(q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype, ...)
       returns out, or (out, lse).
     backward(q, k, v, dout, *, out, lse, <the forward's keywords>) returns (dq, dk, dv), with
       dsinks last when the case has sinks; `out` and `lse` are what the forward returned (lse is
       None unless "lse" is claimed).
+    decode(q, k_new, v_new, k_cache, v_cache, *, cache_len, block_table, scale, softcap, window,
+      dtype) appends k_new and v_new into the caches in place and returns out, or (out, lse).
     supports(problem, op) returns True, False or a reason (a str) that declines the call; op is
-      "forward" or "backward"; problem is a dict (python/README.md).
+      "forward", "backward" or "decode"; problem is a dict (python/README.md).
     """
 
-    def __init__(self, forward, backward=None, supports=None, name=None):
-        for what, f in (("forward", forward), ("backward", backward), ("supports", supports)):
+    def __init__(self, forward, backward=None, supports=None, name=None, decode=None):
+        for what, f in (("forward", forward), ("backward", backward), ("decode", decode), ("supports", supports)):
             if f is not None and not callable(f):
                 raise TypeError(f"attnv.Kernel: {what} must be callable, got {type(f).__name__}")
         if forward is None:
             raise TypeError("attnv.Kernel: a forward is required")
-        self.forward, self.backward, self.supports = forward, backward, supports
+        self.forward, self.backward, self.decode, self.supports = forward, backward, decode, supports
         self.__name__ = name or getattr(forward, "__name__", type(forward).__name__)
         self.__qualname__ = name or getattr(forward, "__qualname__", self.__name__)
         self.__module__ = getattr(forward, "__module__", None) or "?"
 
     def __repr__(self):
-        parts = [p for p in ("backward", "supports") if getattr(self, p) is not None]
+        parts = [p for p in ("backward", "decode", "supports") if getattr(self, p) is not None]
         return f"<attnv.Kernel {self.__qualname__}" + (f" with {', '.join(parts)}" if parts else "") + ">"
 
 
 def parts(kernel):
-    """(forward, backward, supports) of what certify() was given; None where there is none."""
+    """(forward, backward, decode, supports) of what certify() was given; None where there is none."""
     if isinstance(kernel, Kernel):
-        return kernel.forward, kernel.backward, kernel.supports
+        return kernel.forward, kernel.backward, kernel.decode, kernel.supports
     forward = getattr(kernel, "forward", None)
     if not callable(forward):
         if not callable(kernel):
@@ -59,7 +66,7 @@ def parts(kernel):
                             f"got {type(kernel).__name__}")
         forward = kernel
     found = []
-    for what in ("backward", "supports"):
+    for what in ("backward", "decode", "supports"):
         f = getattr(kernel, what, None)
         if f is not None and not callable(f):
             raise TypeError(f"certify: the kernel's {what} must be callable, got {type(f).__name__}")
@@ -111,7 +118,7 @@ def _keywords_for(claims):
     return kw
 
 
-def check_signatures(forward, backward, claims, name):
+def check_signatures(forward, backward, decode, claims, name):
     """TypeError naming what a function cannot accept, before any case runs."""
     def check(fn, role, positional, keywords):
         target = getattr(fn, "_attnv_checks", None)  # an adapter: check the function it calls
@@ -134,3 +141,20 @@ def check_signatures(forward, backward, claims, name):
                             f"(attnv.Kernel(forward, backward=...), a backward attribute, or attnv.torch.kernel)")
         check(backward, "backward", ("q", "k", "v") + BACKWARD_POSITIONAL,
               _keywords_for(claims) + list(BACKWARD_KEYWORDS))
+    if claims.get("decode") is True or claims.get("paged_kv") is True:
+        if decode is None:
+            raise TypeError(f'{name}: "decode" (or "paged_kv") is claimed, but the kernel has no decode '
+                            f"(attnv.Kernel(forward, decode=...) or a decode attribute)")
+        keywords = list(DECODE_KEYWORDS)
+        for claim, names in DECODE_CLAIM_KEYWORDS.items():
+            if claims.get(claim) is True:
+                keywords += names
+        target = getattr(decode, "_attnv_checks_decode", None)  # an adapter: check what it calls
+        missing, positional_ok, never = _accepts(target or decode, len(DECODE_POSITIONAL), keywords)
+        if not positional_ok:
+            raise TypeError(f"{name}.decode must take {', '.join(DECODE_POSITIONAL)} positionally")
+        if missing:
+            raise TypeError(f"{name}.decode does not accept the keyword(s) {', '.join(missing)} that its claims "
+                            f"imply; add them, or **kwargs to take the ones it does not use")
+        if never:
+            raise TypeError(f"{name}.decode requires {', '.join(never)}, which attnv never passes; give them defaults")

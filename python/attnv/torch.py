@@ -27,7 +27,7 @@ from ._kernel import Kernel
 
 _STORAGE = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 _ARRAY_KEYWORDS = ("bias", "sinks", "alibi")          # in the storage dtype
-_INDEX_KEYWORDS = ("kv_len", "cu_seqlens_q", "cu_seqlens_k")  # int64
+_INDEX_KEYWORDS = ("kv_len", "cu_seqlens_q", "cu_seqlens_k", "cache_len", "block_table")  # int64
 
 
 def to_torch(a, dtype, device):
@@ -66,8 +66,10 @@ def _split(result):
     return result, None
 
 
-def kernel(fn, name=None, supports=None, device="cpu"):
-    """An attnv kernel (forward and backward) of a forward written in torch ops; see the module."""
+def kernel(fn, name=None, supports=None, device="cpu", decode=None):
+    """An attnv kernel (forward and backward) of a forward written in torch ops; see the module.
+    `decode`, a decode in torch ops (python/README.md), takes the caches as tensors and appends into
+    them in place; what it leaves there is copied back for attnv to judge."""
     lse_dtype = {"f64": np.float64}
 
     def forward(q, k, v, *, dtype, **kw):
@@ -96,10 +98,25 @@ def kernel(fn, name=None, supports=None, device="cpu"):
             grads = torch.autograd.grad(o, inputs, grad_outputs=to_torch(dout, dtype, device), allow_unused=True)
         return tuple(to_numpy(torch.zeros_like(x) if g is None else g, dtype) for g, x in zip(grads, inputs))
 
+    def decoder(q, k_new, v_new, k_cache, v_cache, *, dtype, **kw):
+        with torch.no_grad():
+            caches = [to_torch(x, dtype, device) for x in (k_cache, v_cache)]
+            args = [to_torch(x, dtype, device) for x in (q, k_new, v_new)] + caches
+            tkw = _keywords(kw, dtype, device)
+            out, lse = _split(decode(*args, dtype=dtype, **tkw))
+        for cache, t in zip((k_cache, v_cache), caches):
+            np.copyto(cache, to_numpy(t, dtype))
+        out = to_numpy(out, dtype)
+        if lse is None:
+            return out
+        lse = to_numpy(lse, dtype)
+        return out, lse.astype(lse_dtype.get(dtype, np.float32)) if isinstance(lse, np.ndarray) else lse
+
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "torch_kernel")
     # The usage checks read fn's signature, not these wrappers'.
     forward._attnv_checks = fn
     backward._attnv_checks = fn
-    k = Kernel(forward, backward=backward, supports=supports, name=label)
+    decoder._attnv_checks_decode = decode
+    k = Kernel(forward, backward=backward, supports=supports, name=label, decode=decoder if decode else None)
     k.__module__ = getattr(fn, "__module__", None) or "?"
     return k

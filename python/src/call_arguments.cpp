@@ -36,19 +36,34 @@ CallArguments::CallArguments(const Problem& p, const Case& c) {
   // kv_len is None when absent; a later index input (packed sequences' bounds) is passed only
   // when present, like the sinks (index_inputs.h says why).
   for (const IndexInput& in : kIndexInputs)
-    if (in.present(p)) {
-      Input x{std::string(in.name), int64_array(c.*in.values), {}, c.*in.values, true};
-      kw_[in.name.data()] = x.array;
-      inputs_.push_back(std::move(x));
-    } else if (in.python_none_when_absent) {
-      kw_[in.name.data()] = py::none();
-    }
+    if (in.present(p)) add_index(in.name.data(), c.*in.values, {static_cast<py::ssize_t>((c.*in.values).size())});
+    else if (in.python_none_when_absent) kw_[in.name.data()] = py::none();
+  set_options(p, true);
+}
+
+void CallArguments::set_options(const Problem& p, bool with_causal) {
   kw_["scale"] = p.effective_scale();
   kw_["softcap"] = p.softcap ? py::object(py::float_(*p.softcap)) : py::none();
-  kw_["causal"] = p.causal;
-  kw_["alignment"] = std::string(alignment_name(p.alignment));
+  if (with_causal) {
+    kw_["causal"] = p.causal;
+    kw_["alignment"] = std::string(alignment_name(p.alignment));
+  }
   kw_["window"] = py::make_tuple(p.window.left, p.window.right);
   kw_["dtype"] = std::string(dtype_name(p.dtype));
+}
+
+void CallArguments::add_index(const char* name, const std::vector<std::int64_t>& values,
+                              std::vector<py::ssize_t> shape) {
+  py::array a = int64_array(values);
+  a = a.attr("reshape")(py::tuple(py::cast(shape)));
+  kw_[name] = a;
+  inputs_.push_back({name, a, {}, values, true});
+}
+
+py::array CallArguments::add_writable(const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype) {
+  py::array a = to_numpy(values, std::move(shape), dtype);
+  positional_.push_back(a);
+  return a;
 }
 
 void CallArguments::add(const char* name, const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype,

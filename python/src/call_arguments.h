@@ -18,13 +18,23 @@ class CallArguments {
   // keywords, and the later inputs (sinks, alibi, cu_seqlens_q/k) only in a case that has them:
   // a function written before them takes no such keyword.
   CallArguments(const Problem& p, const Case& c);
+  // No arguments yet (a decode call adds its own).
+  CallArguments() = default;
 
   // One more input array (dout, and the forward's out and lse in a backward): positional when
   // `keyword` is false, else passed as `name=`.
   void add(const char* name, const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType dtype,
            bool keyword);
-  // A keyword that is not an array (lse=None for a kernel that does not claim it).
+  // An int64 input (cache_len, block_table), a keyword.
+  void add_index(const char* name, const std::vector<std::int64_t>& values, std::vector<pybind11::ssize_t> shape);
+  // An array the function may write into (a decode's KV caches), positional: returned, so the
+  // caller reads what the function left there; never checked unchanged.
+  pybind11::array add_writable(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType dtype);
+  // A keyword that is not an array (lse=None for a kernel that does not claim it; scale, ...).
   void set(const char* name, pybind11::object value) { kw_[name] = std::move(value); }
+  // The scalar options every call passes: scale (the effective one), softcap, window, dtype; a
+  // forward also causal and alignment.
+  void set_options(const Problem& p, bool with_causal);
 
   pybind11::object call(const pybind11::object& fn) const;
   // Throws KernelFault(input_written) naming the first input the function changed.

@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "certificate_object.h"
+#include "native_kernel.h"
+#include "numpy_io.h"
 #include "cli/provenance.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
@@ -14,6 +16,7 @@
 #include "report/json_report.h"
 #include "report/junit_report.h"
 #include "report/terminal_report.h"
+#include "util/parallel.h"
 
 namespace py = pybind11;
 
@@ -25,14 +28,14 @@ namespace {
 py::tuple certify(PythonCallables fns, const std::string& name, const std::string& spec, const std::string& claims_json,
                             const std::vector<std::string>& dtype_names, const std::string& suite, std::uint64_t seed,
                             const std::vector<std::string>& only, int max_findings, py::tuple refused,
-                            const std::string& command, bool progress) {
+                            const std::string& command, bool progress, int jobs) {
   std::vector<DType> dtypes;
   for (const std::string& d : dtype_names) {
     const auto t = parse_dtype(d);
     if (!t) throw InputError("dtypes: '" + d + "' is not a dtype (f64, f32, f16, bf16)");
     dtypes.push_back(*t);
   }
-  cases::Claims claims = cases::claims_from_json(claims_json, "claims", dtypes);
+  cases::Claims claims = cases::claims_from_json(claims_json, "claims", dtypes, cases::ClaimsRoute::in_process);
   conformance::ConformanceOptions opt;
   opt.tier = conformance::parse_tier(suite);
   opt.seed = seed;
@@ -51,11 +54,14 @@ py::tuple certify(PythonCallables fns, const std::string& name, const std::strin
   cert.attnv_version = ATTNV_VERSION;
   cert.provenance = cli::this_run();
   cert.command = command;
+  opt.threads = jobs > 0 ? jobs : default_threads();
+  prepare_numpy();
   {
-    // One kernel, one thread: run_conformance(Kernel&) calls the function sequentially, and
-    // PythonKernel::forward takes the GIL back for each call.
+    // Requirement x dtype jobs on opt.threads threads, as the CLI runs a plugin: each call into
+    // Python takes the GIL back (one at a time), attnv's own work runs beside it.
     py::gil_scoped_release free;
-    cert.report = conformance::run_conformance(kernel, opt);
+    cert.report = conformance::run_conformance(
+        [&]() -> std::unique_ptr<Kernel> { return std::make_unique<PythonKernelHandle>(kernel); }, opt);
   }
   if (kernel.interrupted()) {  // the user's Ctrl-C (or sys.exit) inside the function: stop here too
     PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -98,15 +104,16 @@ PYBIND11_MODULE(_attnv, m) {
       .def("to_junit", &report::to_junit)
       .def("to_html", &report::to_html);
 
-  m.def("_certify", [](py::object forward, py::object backward, py::object supports, const std::string& name,
+  m.def("_certify", [](py::object forward, py::object backward, py::object decode, py::object supports,
+                       const std::string& name,
                        const std::string& spec, const std::string& claims_json, const std::vector<std::string>& dtypes,
                        const std::string& suite, std::uint64_t seed, const std::vector<std::string>& only,
-                       int max_findings, py::tuple refused, const std::string& command, bool progress) {
-    return certify({std::move(forward), std::move(backward), std::move(supports)}, name, spec, claims_json, dtypes,
-                   suite, seed, only, max_findings, std::move(refused), command, progress);
-  }, py::arg("forward"), py::arg("backward"), py::arg("supports"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
+                       int max_findings, py::tuple refused, const std::string& command, bool progress, int jobs) {
+    return certify({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, name, spec, claims_json, dtypes,
+                   suite, seed, only, max_findings, std::move(refused), command, progress, jobs);
+  }, py::arg("forward"), py::arg("backward"), py::arg("decode"), py::arg("supports"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
         py::arg("dtypes"), py::arg("suite"), py::arg("seed"), py::arg("only"), py::arg("max_findings"),
-        py::arg("refused"), py::arg("command"), py::arg("progress"));
+        py::arg("refused"), py::arg("command"), py::arg("progress"), py::arg("jobs"));
   m.def("requirements", [] {
     py::list out;
     for (const conformance::Requirement& r : conformance::requirements()) out.append(py::make_tuple(r.id, r.property));
@@ -117,5 +124,6 @@ PYBIND11_MODULE(_attnv, m) {
     for (const ClaimInfo& c : kClaims) keys.emplace_back(c.key);
     return keys;
   }, "The capability keys of a claims object (problem/claim_table.h)");
+  python::bind_native_kernel(m);
   m.attr("__version__") = ATTNV_VERSION;
 }

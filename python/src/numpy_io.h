@@ -21,6 +21,12 @@ pybind11::array to_numpy(const std::vector<double>& values, std::vector<pybind11
 // int64 values as a 1-d NumPy array.
 pybind11::array int64_array(const std::vector<std::int64_t>& values);
 
+// Runs pybind11's one-time NumPy set-up (function-local statics that import numpy): to be called
+// with the GIL held before jobs on other threads convert arrays. Set up lazily instead, the first
+// thread holds the static's guard while the import gives the GIL away, and the next thread
+// takes the GIL and waits on that guard: a deadlock.
+void prepare_numpy();
+
 // "[2, 3, 4]".
 std::string shape_text(const std::vector<pybind11::ssize_t>& s);
 

@@ -3,6 +3,7 @@
 #include "call_arguments.h"
 #include "numpy_io.h"
 #include "problem/buffers.h"
+#include "problem/head_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;
@@ -67,6 +68,7 @@ template <class F>
 void PythonKernel::guarded(const char* what, F&& body) {
   if (interrupted_) throw HarnessError("interrupted");
   py::gil_scoped_acquire gil;
+  if (interrupted_) throw HarnessError("interrupted");  // set by another job while this one waited
   try {
     body();
   } catch (py::error_already_set& e) {
@@ -107,30 +109,76 @@ Support PythonKernel::supports(const Problem& p, KernelOp op) {
 
 void PythonKernel::forward(const Problem& p, const KernelViews& views) {
   const Case c = case_from_views(p, views);
-  const Shape& s = p.shape;
   Outputs o;
   guarded("", [&] {
     const CallArguments args(p, c);
     const py::object result = args.call(fns_.forward);
     args.check_unchanged(name_);
-    // `out`, or `(out, lse)`; lse is required when it is claimed and ignored otherwise.
-    py::object out = result, lse = py::none();
-    if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
-      const py::sequence seq = result;
-      if (seq.size() < 1 || seq.size() > 2)
-        throw KernelFault(FaultKind::missing_output, name_ + " returned a sequence of " + std::to_string(seq.size()) +
-                                                         " items, expected out or (out, lse)");
-      out = seq[0];
-      if (seq.size() == 2) lse = seq[1];
-    }
-    o.out = read_output(out, "out", {s.B, s.Hq, s.Tq, s.Dv}, numpy_dtype(p.dtype), name_);
-    if (views.lse.present() && (claims_.caps.lse || !lse.is_none())) {
-      if (lse.is_none())
-        throw KernelFault(FaultKind::missing_output, name_ + " returned no lse, but lse is claimed: return (out, lse)");
-      o.lse = read_output(lse, "lse", {s.B, s.Hq, s.Tq}, numpy_dtype(lse_dtype(p.dtype)), name_);
-    }
+    read_answer(result, p, views.lse.present(), name_, o);
   });
   write_outputs(o, p, views);
+}
+
+// The forward's answer: `out`, or `(out, lse)`; lse is required when it is claimed and ignored
+// otherwise (`want_lse`: the call has an LSE view).
+void PythonKernel::read_answer(const py::object& result, const Problem& p, bool want_lse, const std::string& fn,
+                               Outputs& o) const {
+  const Shape& s = p.shape;
+  py::object out = result, lse = py::none();
+  if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+    const py::sequence seq = result;
+    if (seq.size() < 1 || seq.size() > 2)
+      throw KernelFault(FaultKind::missing_output, fn + " returned a sequence of " + std::to_string(seq.size()) +
+                                                       " items, expected out or (out, lse)");
+    out = seq[0];
+    if (seq.size() == 2) lse = seq[1];
+  }
+  o.out = read_output(out, "out", {s.B, s.Hq, s.Tq, s.Dv}, numpy_dtype(p.dtype), fn);
+  if (want_lse && (claims_.caps.lse || !lse.is_none())) {
+    if (lse.is_none())
+      throw KernelFault(FaultKind::missing_output, fn + " returned no lse, but lse is claimed: return (out, lse)");
+    o.lse = read_output(lse, "lse", {s.B, s.Hq, s.Tq}, numpy_dtype(lse_dtype(p.dtype)), fn);
+  }
+}
+
+void PythonKernel::decode(const Problem& p, const DecodeViews& v) {
+  if (fns_.decode.is_none()) throw HarnessError(name_ + ": decode called on a kernel without one");
+  const Shape& s = p.shape;
+  const std::string fn = name_ + ".decode";
+  const auto shape_of = [](const TensorRef& t) {
+    return std::vector<py::ssize_t>(t.shape.begin(), t.shape.begin() + t.rank);
+  };
+  std::vector<double> k_cache = read_dense(v.k_cache), v_cache = read_dense(v.v_cache);
+  Outputs o;
+  guarded("decode", [&] {
+    CallArguments args;
+    args.add("q", read_dense(v.q), shape_of(v.q), p.dtype, false);
+    args.add("k_new", read_dense(v.k_new), shape_of(v.k_new), p.dtype, false);
+    args.add("v_new", read_dense(v.v_new), shape_of(v.v_new), p.dtype, false);
+    const py::array kc = args.add_writable(k_cache, shape_of(v.k_cache), p.dtype);
+    const py::array vc = args.add_writable(v_cache, shape_of(v.v_cache), p.dtype);
+    args.add_index("cache_len", std::vector<std::int64_t>(v.cache_len, v.cache_len + s.B), {s.B});
+    if (p.page_size > 0) {
+      const std::int64_t blocks = s.Tk / p.page_size;
+      args.add_index("block_table", std::vector<std::int64_t>(v.block_table, v.block_table + s.B * blocks), {s.B, blocks});
+    } else {
+      args.set("block_table", py::none());
+    }
+    for (const HeadInput& in : kHeadInputs)
+      if (p.*in.present) args.add(in.name.data(), read_dense(v.*in.decode_view), {s.Hq}, p.dtype, true);
+    args.set_options(p, false);
+    const py::object result = args.call(fns_.decode);
+    args.check_unchanged(fn);
+    // The caches are written in place: whatever the function left there is what attnv judges
+    // (R21 holds every position to the appended values or its initial fill).
+    k_cache = read_output(kc, "k_cache", shape_of(v.k_cache), numpy_dtype(p.dtype), fn);
+    v_cache = read_output(vc, "v_cache", shape_of(v.v_cache), numpy_dtype(p.dtype), fn);
+    read_answer(result, p, v.lse.present(), fn, o);
+  });
+  write_dense(v.k_cache, k_cache);
+  write_dense(v.v_cache, v_cache);
+  write_dense(v.out, o.out);
+  if (!o.lse.empty()) write_dense(v.lse, o.lse);
 }
 
 void PythonKernel::backward(const Problem& p, const KernelViews& views) {

@@ -5,17 +5,19 @@
 // finding: a bug in the user's code is never an error of attnv.
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
 #include "cases/claims.h"
+#include "problem/case.h"
 #include "problem/kernel.h"
 
 namespace attnv::python {
 
-// The kernel's callables; None where it has none (backward, supports).
+// The kernel's callables; None where it has none (backward, decode, supports).
 struct PythonCallables {
-  pybind11::object forward, backward, supports;
+  pybind11::object forward, backward, decode, supports;
 };
 
 // An exception a function raised: the one line its finding quotes and the whole traceback.
@@ -41,8 +43,12 @@ class PythonKernel : public Kernel {
   // backward(q, k, v, dout, *, out, lse, <the forward's keywords>) returns (dq, dk, dv), and
   // dsinks last in a problem with sinks.
   void backward(const Problem& p, const KernelViews& views) override;
+  // decode(q, k_new, v_new, k_cache, v_cache, *, cache_len, block_table, scale, softcap, window,
+  // dtype, [sinks], [alibi]) appends k_new, v_new into the caches in place and returns out or
+  // (out, lse) (problem/kernel.h, Kernel::decode). block_table is None for a contiguous cache.
+  void decode(const Problem& p, const DecodeViews& views) override;
   // A KeyboardInterrupt or SystemExit came out of a function: every later call is skipped.
-  bool interrupted() const { return interrupted_; }
+  bool interrupted() const { return interrupted_.load(); }
   // The exceptions the functions raised, oldest first (at most kMaxRaised are kept).
   const std::vector<RaisedException>& raised() const { return raised_; }
   static constexpr std::size_t kMaxRaised = 256;
@@ -51,12 +57,35 @@ class PythonKernel : public Kernel {
   // Runs `body` with the GIL held; a Python exception out of it becomes the kernel's fault.
   template <class F>
   void guarded(const char* what, F&& body);
+  void read_answer(const pybind11::object& result, const Problem& p, bool want_lse, const std::string& fn,
+                   Outputs& o) const;
   PythonCallables fns_;
   std::string name_;
   cases::Claims claims_;
   pybind11::tuple refused_types_;
-  bool interrupted_ = false;
+  // Requirement x dtype jobs run on several threads (PythonKernelHandle): the functions are
+  // called one at a time under the GIL, raised_ is touched only with the GIL held, and this flag
+  // is read without it.
+  std::atomic<bool> interrupted_ = false;
   std::vector<RaisedException> raised_;
+};
+
+// One job's view of the shared PythonKernel (run_conformance(factory) gives each thread its own
+// Kernel): the Python functions run one at a time under the GIL while attnv's own work for the
+// other jobs (the reference, the bound, the judging) goes on beside them.
+class PythonKernelHandle final : public Kernel {
+ public:
+  explicit PythonKernelHandle(PythonKernel& k) : k_(k) {}
+  std::string name() const override { return k_.name(); }
+  Capabilities capabilities() const override { return k_.capabilities(); }
+  PrecisionModel precision(DType storage) const override { return k_.precision(storage); }
+  Support supports(const Problem& p, KernelOp op) override { return k_.supports(p, op); }
+  void forward(const Problem& p, const KernelViews& v) override { k_.forward(p, v); }
+  void backward(const Problem& p, const KernelViews& v) override { k_.backward(p, v); }
+  void decode(const Problem& p, const DecodeViews& v) override { k_.decode(p, v); }
+
+ private:
+  PythonKernel& k_;
 };
 
 }  // namespace attnv::python

@@ -176,3 +176,85 @@ def torch_sdpa_fixed(q, k, v, **kw):
 # The claims SDPA's math path can keep: every forward feature but softcap, a custom scale and LSE
 # (it returns none), with the backward through autograd.
 SDPA_CLAIMS = dict(ALL_FORWARD, softcap=False, custom_scale=False, lse=False, backward=True)
+
+
+def numpy_decode(q, k_new, v_new, k_cache, v_cache, *, cache_len, block_table, scale, softcap, window, dtype,
+                 sinks=None, alibi=None, bug=None, **_):
+    """Decode with a KV cache (problem/kernel.h, Kernel::decode): append k_new, v_new at cache_len
+    (through the block table when paged), then the forward on the cache, bottom-right causal with
+    kv_len = cache_len + n. Planted bugs: "no_append" (the cache is never written), "table_row0"
+    (every sequence reads and writes through block table row 0)."""
+    B, Hkv, n, _ = k_new.shape
+    lengths = cache_len + n
+
+    def row(b):
+        return block_table[0 if bug == "table_row0" else b]
+
+    if block_table is None:
+        if bug != "no_append":
+            for b in range(B):
+                k_cache[b, :, cache_len[b]:cache_len[b] + n] = k_new[b]
+                v_cache[b, :, cache_len[b]:cache_len[b] + n] = v_new[b]
+        keys, values = k_cache, v_cache
+    else:
+        ps = k_cache.shape[2]
+        for b in range(B):
+            for t in range(n):
+                pos = cache_len[b] + t
+                page = row(b)[pos // ps]
+                k_cache[page, :, pos % ps] = k_new[b, :, t]
+                v_cache[page, :, pos % ps] = v_new[b, :, t]
+        capacity = block_table.shape[1] * ps
+        keys = np.zeros((B, Hkv, capacity, k_cache.shape[3]), k_cache.dtype)
+        values = np.zeros((B, Hkv, capacity, v_cache.shape[3]), v_cache.dtype)
+        for b in range(B):
+            for blk in range(-(-lengths[b] // ps)):  # only the blocks in use: the others may hold anything
+                keys[b, :, blk * ps:(blk + 1) * ps] = k_cache[row(b)[blk]]
+                values[b, :, blk * ps:(blk + 1) * ps] = v_cache[row(b)[blk]]
+    return numpy_attention(q, keys, values, mask=None, bias=None, kv_len=lengths, scale=scale, softcap=softcap,
+                           causal=True, alignment="bottom_right", window=window, dtype=dtype, sinks=sinks, alibi=alibi)
+
+
+DECODE_CLAIMS = dict(ALL_FORWARD, decode=True, paged_kv=True, sinks=True, alibi=True)
+NUMPY_DECODER = attnv.Kernel(numpy_attention, decode=numpy_decode, name="numpy_decoder")
+
+
+def torch_decode(q, k_new, v_new, k_cache, v_cache, *, cache_len, block_table, window, **_):
+    """numpy_decode in torch ops, attending with torch_sdpa_fixed (so SDPA's fixed scale, no softcap)."""
+    import torch
+
+    B, Hkv, n, _ = k_new.shape
+    if block_table is None:
+        for b in range(B):
+            c = int(cache_len[b])
+            k_cache[b, :, c:c + n] = k_new[b]
+            v_cache[b, :, c:c + n] = v_new[b]
+        keys, values = k_cache, v_cache
+    else:
+        ps = k_cache.shape[2]
+        for b in range(B):
+            for t in range(n):
+                pos = int(cache_len[b]) + t
+                page = int(block_table[b, pos // ps])
+                k_cache[page, :, pos % ps] = k_new[b, :, t]
+                v_cache[page, :, pos % ps] = v_new[b, :, t]
+        # Blocks past the ones in use may hold anything: clamped to a page, then hidden by kv_len.
+        table = block_table.clamp(0, k_cache.shape[0] - 1)
+
+        def gather(pool):
+            g = pool[table]  # [B, blocks, Hkv, ps, D]
+            return g.permute(0, 2, 1, 3, 4).reshape(B, Hkv, -1, pool.shape[3])
+        keys, values = gather(k_cache), gather(v_cache)
+    return torch_sdpa_fixed(q, keys, values, mask=None, bias=None, kv_len=cache_len + n, causal=True,
+                            alignment="bottom_right", window=window)
+
+
+def native(name):
+    """attnv's own C++ kernel `name` ("naive" or a mutant of the zoo) as a Python kernel taking
+    NumPy arrays, with the claims it makes (attnv._attnv.native_kernel)."""
+    import json
+
+    nk = attnv._attnv.native_kernel(name)
+    dtypes = [nk.meant_dtype] if nk.meant_dtype else ["f64", "f32", "f16", "bf16"]
+    claims = json.loads(nk.claims_json(dtypes))
+    return attnv.Kernel(nk.forward, backward=nk.backward, decode=nk.decode, name=name), claims, nk

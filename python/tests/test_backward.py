@@ -88,3 +88,15 @@ def test_backward_receives_the_forwards_out_and_lse():
     forward_only_out = lambda q, k, v, **kw: kernels.numpy_attention(q, k, v, **kw)[0]  # noqa: E731
     assert r2(attnv.Kernel(forward_only_out, backward=no_lse), claims=claims)["verdict"] == "PASS"
     assert nones and all(nones)
+
+
+def test_jobs_do_not_change_the_certificate():
+    # Requirement x dtype jobs on two threads (the functions still called one at a time) give the
+    # results of one thread, findings included.
+    def key(cert):
+        return [(r["id"], r["dtype"], r["verdict"], r["cases"], r["exercised"], r["worst_ratio"],
+                 [f["message"] for f in r["findings"]]) for r in cert.results]
+    for kernel in (kernels.NUMPY_KERNEL, kernels.NUMPY_DK_NO_SCALE):
+        one, two = (attnv.certify(kernel, claims=CLAIMS, dtypes=["f32", "f64"], only=["R1", "R2", "R8"], jobs=j)
+                    for j in (1, 2))
+        assert key(one) == key(two)

@@ -121,3 +121,19 @@ def test_keyboard_interrupt_stops_the_run():
     with pytest.raises(KeyboardInterrupt):
         certify(interrupted)
     assert len(calls) == 1
+
+
+def test_a_returned_nan_is_never_taken_for_unwritten():
+    # NaN with the bits of attnv's "never written" marker (f32 0x7FC0A77E) where the exact O is
+    # 0 (rows with no visible key): the kernel returned it, so it is a non-finite answer, judged
+    # as such, never "left elements unwritten".
+    marker = np.array([0x7FC0A77E], dtype=np.uint32).view(np.float32)[0]
+
+    def marker_nan(q, k, v, **kw):
+        out, lse = kernels.numpy_attention(q, k, v, **kw)
+        out[~np.isfinite(lse)] = marker
+        return out, lse
+    r = attnv.certify(marker_nan, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R7"]).result("R7", "f32")
+    assert r["verdict"] == "FAIL", r["text"]
+    f = r["findings"][0]
+    assert f["kind"] == "non_finite" and "unwritten" not in f["message"], f

@@ -85,3 +85,20 @@ def test_sdpa_with_fully_masked_rows_fixed_is_certified():
                          suite="quick")
     assert cert.certified, cert.table()
     assert cert.result("R2", "f64")["verdict"] == "PASS"
+
+
+def test_torch_decode_contiguous_and_paged():
+    # A decode in torch ops: the caches come as tensors, appended in place, copied back for R21.
+    # (Not bf16: torch 1.13's math path divides q and k by Dk^(1/4) in the storage dtype, a
+    # rounding of the inputs no precision model declares, which R1 and R21 catch in bf16.)
+    claims = dict(kernels.SDPA_CLAIMS, decode=True, paged_kv=True)
+    kernel = attnv.torch.kernel(kernels.torch_sdpa_fixed, decode=kernels.torch_decode)
+    cert = attnv.certify(kernel, claims=claims, dtypes=["f32", "f64"], only=["R21"])
+    for dtype in ("f32", "f64"):
+        assert cert.result("R21", dtype)["verdict"] == "PASS", cert.table()
+
+    def forgets_v(q, k_new, v_new, k_cache, v_cache, **kw):
+        return kernels.torch_decode(q, k_new, v_new, k_cache, v_cache.clone(), **kw)
+    bad = attnv.torch.kernel(kernels.torch_sdpa_fixed, decode=forgets_v)
+    r = attnv.certify(bad, claims=claims, dtypes=["f32"], only=["R21"]).result("R21", "f32")
+    assert r["verdict"] == "FAIL", r["text"]
