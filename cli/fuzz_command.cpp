@@ -1,5 +1,5 @@
 // attnv fuzz: hunt for a case the kernel gets wrong with the numeric fuzz oracle
-// (fuzz/numeric/oracle.h) and a guided random search (cli/fuzz_search.h); shrink the first
+// (fuzz/numeric/oracle.h) and a guided random search (fuzz/search/search.h); shrink the first
 // finding and leave a reproducer for `attnv repro`.
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +13,9 @@
 #include "cli/output_target.h"
 #include "cli/seed_option.h"
 #include "cli/dtype_option.h"
-#include "cli/fuzz_search.h"
+#include "fuzz/search/fuzz_run.h"
 #include "cli/kernel_spec.h"
-#include "cli/reproducer.h"
+#include "fuzz/search/reproducer.h"
 #include "core/core_kernel.h"
 #include "io/text.h"
 #include "problem/error.h"
@@ -75,15 +75,6 @@ fs::path corpus_dir(const FuzzArgs& a) {
   return {};
 }
 
-std::string status_line(const SearchStatus& s) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%.1f s, %lld execs (%.0f/s), %lld skipped (%lld declined by the kernel), corpus %zu, %zu signal buckets, best error/bound ratio ",
-                s.seconds, static_cast<long long>(s.execs), s.seconds > 0 ? static_cast<double>(s.execs) / s.seconds : 0.0,
-                static_cast<long long>(s.skipped), static_cast<long long>(s.declined), s.corpus, s.buckets);
-  // format_ratio: a passing ratio below 1 never prints as "1", the failing threshold.
-  return buf + report::format_ratio(s.best_ratio);
-}
-
 int run_fuzz(const FuzzArgs& a) {
   {
     std::error_code ec;
@@ -102,7 +93,7 @@ int run_fuzz(const FuzzArgs& a) {
   make = [inner = std::move(make)] {
     return std::unique_ptr<Kernel>(std::make_unique<SupportGuard>(inner()));
   };
-  SearchOptions opt;
+  fuzz::SearchOptions opt;
   if (!a.dtype.empty()) opt.dtype = *parse_dtype(a.dtype);
   opt.max_seconds = a.max_time;
   opt.jobs = a.jobs;
@@ -113,87 +104,19 @@ int run_fuzz(const FuzzArgs& a) {
   const std::unique_ptr<Kernel> probe = make();
   const Capabilities claims = fuzz::fuzzed_claims(*probe, opt.dtype);  // InputError: --dtype not claimed
   if (const fs::path dir = corpus_dir(a); !dir.empty()) opt.seeds = read_corpus(dir);
-
-  std::cerr << "attnv fuzz: kernel " << io::printable(choice.info.name) << " (" << io::printable(choice.info.spec) << "), dtypes";
-  for (DType d : claims.dtypes) std::cerr << ' ' << dtype_name(d);
-  std::cerr << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << ", " << a.jobs << " searcher"
-            << (a.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << a.max_time << " s\n";
-  const SearchResult r = run_search(make, opt, [](const SearchStatus& s) { std::cerr << "attnv fuzz: " << status_line(s) << '\n'; });
-
+  fuzz::FuzzJob job;
+  job.search = std::move(opt);
+  job.shrink_seconds = a.shrink_time;
+  job.out = a.out;
+  job.kernel_spec = choice.info.spec;
+  job.kernel_name = choice.info.name;
   const std::string env = kernel_environment(choice.info.spec);  // the same core path, when one was forced
-  const auto reproduce_line = [&] {
-    return "  reproduce:  " + (env.empty() ? "" : env + " ") + "attnv repro --kernel " +
-           io::printable(report::shell_quote(choice.info.spec)) + io::printable(report::kernel_option_args(choice.info)) +
-           ' ' + io::printable(report::shell_quote(a.out)) + '\n';
-  };
-  if (r.attnv_error) {
-    // attnv could not judge an input (its reference or bound failed): no verdict on the kernel,
-    // and the search cannot go on honestly past it. The case is kept, shrunk while the same
-    // error persists, so the defect can be reproduced and found.
-    const bool backward = opt.oracle.backward && claims.backward;
-    const std::string found_line =
-        fuzz::case_line(fuzz::genome_case(r.genome, claims, backward), fuzz::genome_layout(r.genome, claims));
-    std::cerr << "attnv fuzz: attnv's own error after " << r.status.execs << " execs; shrinking (up to "
-              << a.shrink_time << " s)\n";
-    const AttnvErrorShrinkResult s =
-        shrink_attnv_error(*probe, r.genome, *r.attnv_error, claims, opt.oracle, a.shrink_time);
-    const Case c = fuzz::genome_case(s.genome, claims, backward);
-    const Layout layout = fuzz::genome_layout(s.genome, claims);
-    std::ostringstream text;
-    text << "attnv fuzz: ATTNV ERROR (attnv's own defect, not the kernel's) after " << r.status.execs
-         << " execs: " << s.error << "\n  case:  " << fuzz::case_line(c, layout) << '\n';
-    if (s.recurred)
-      text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
-    else
-      text << "  (not shrunk: judged again, this case did not meet the error; the saved case may not show it)\n";
-    write_attnv_error_case(a.out, c, layout, s.recurred, choice.info.spec, probe->configuration(), s.error, text.str());
-    std::cerr << io::printable(text.str(), true) << "  case saved: " << io::printable(a.out) << "/\n" << reproduce_line();
-    return 3;
-  }
-  if (!r.finding && r.status.skipped == r.status.execs) {
-    // "No finding" would say the kernel held up; it was never judged (a kernel that declines
-    // every case, a reference that can judge none, or no time to run a single input).
-    if (r.status.execs == 0)
-      std::cerr << "attnv fuzz: error: nothing was judged: no input ran within --max-time " << a.max_time
-                << " s: " << status_line(r.status) << '\n';
-    else
-      std::cerr << "attnv fuzz: error: nothing was judged: every input was skipped (" << r.status.declined
-                << " declined by the kernel): " << status_line(r.status) << '\n';
-    return 2;
-  }
-  if (!r.finding) {
-    std::cout << "attnv fuzz: no finding: " << status_line(r.status) << '\n';
-    return 0;
-  }
-  std::cerr << "attnv fuzz: found " << fail_kind_id(r.finding->kind) << " after " << r.status.execs
-            << " execs; shrinking (up to " << a.shrink_time << " s)\n";
-  const std::string found_line = fuzz::case_line(r.finding->c, r.finding->layout);
-  const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.oracle, a.shrink_time);
-  const fuzz::Finding& f = s.finding;
-
-  std::ostringstream text;
-  text << "attnv fuzz: FOUND " << fail_kind_id(f.kind) << " (" << fail_kind_text(f.kind) << ") in "
-       << choice.info.name << " after " << r.status.execs << " execs in " << std::fixed;
-  text.precision(3);
-  text << r.status.seconds << " s\n";
-  text << "  what:  " << indent_lines(f.message, "         ") << '\n';
-  if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
-  text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
-  if (s.recurred)
-    text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
-  else if (!s.rejudge_attnv_error.empty())
-    text << "  (not shrunk: judged again, attnv met its own error on this case (" << s.rejudge_attnv_error
-         << "), so whether the kernel fails it again is unknown, and `attnv repro` may see it pass)\n";
-  else
-    text << "  (not shrunk: judged again, this case did not fail the same way: the kernel is not deterministic "
-            "here, and `attnv repro` may see it pass)\n";
-  write_reproducer(a.out, f, s.recurred, choice.info.spec, probe->configuration(), probe->precision_for(f.c.problem), text.str());
-  // The text quotes the plugin's name and messages: printable on the terminal, as is in the file.
-  std::cout << io::printable(text.str(), true);
-  std::cout << "  reproducer: " << io::printable(a.out) << "/\n";
-  std::cout << path_note();
-  std::cout << reproduce_line();
-  return 1;
+  job.reproduce_line = "  reproduce:  " + (env.empty() ? "" : env + " ") + "attnv repro --kernel " +
+                       io::printable(report::shell_quote(choice.info.spec)) +
+                       io::printable(report::kernel_option_args(choice.info)) + ' ' +
+                       io::printable(report::shell_quote(a.out)) + '\n';
+  job.after_folder = path_note();
+  return fuzz::fuzz_and_save(make, *probe, claims, job, std::cout, std::cerr);
 }
 
 }  // namespace

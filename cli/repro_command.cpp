@@ -11,7 +11,8 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_spec.h"
-#include "cli/reproducer.h"
+#include "fuzz/search/fuzz_run.h"
+#include "fuzz/search/reproducer.h"
 #include "report/certificate.h"
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
@@ -42,7 +43,7 @@ std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
 int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice, const std::string& dir) {
   std::unique_ptr<Kernel> k = make_kernel(choice);
   const bool same_kernel = e.kernel == k->name();
-  require_same_configuration(e.kernel_configuration, same_kernel, *k, dir);
+  fuzz::require_same_configuration(e.kernel_configuration, same_kernel, *k, dir);
   const std::string config =
       e.kernel_configuration ? *e.kernel_configuration : (same_kernel ? k->configuration() : std::string());
   std::cout << "evidence: " << io::printable(e.id) << ' ' << io::printable(e.property) << " on " << dtype_name(e.dtype)
@@ -68,7 +69,7 @@ int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice,
                      ": neither fixed nor failing (" + r.message + ")");
   }
   if (!r.ok) {
-    std::cout << "  FAIL: " << io::printable(indent_lines(r.message, "    "), true) << '\n';
+    std::cout << "  FAIL: " << io::printable(fuzz::indent_lines(r.message, "    "), true) << '\n';
     if (!r.worst.empty()) std::cout << "  worst: " << io::printable(r.worst, true) << '\n';
     std::cout << "attnv repro: FAILS: " << e.id << " still fails this case with kernel " << kernel << '\n';
     return 1;
@@ -94,64 +95,9 @@ int run_repro(const ReproArgs& a) {
   const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(a.dir);
   if (cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
   std::unique_ptr<Kernel> k = make_kernel(choice);
-  const Capabilities caps = k->capabilities();
   fuzz::OracleOptions opt;
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
-
-  int failed = 0;
-  std::vector<std::string> unsteady;  // cases passed now whose failure did not recur when found
-  for (const io::ExchangeCase& ec : cases) {
-    const Case& c = ec.c;
-    const std::optional<std::string> found_with = reproducer_field(ec, "kernel");
-    require_same_configuration(reproducer_field(ec, "kernel_configuration"), !found_with || *found_with == choice.info.spec,
-                               *k, "case '" + c.id + "'");
-    if (const std::string why = caps.unsupported(c.problem); !why.empty())
-      throw InputError("case '" + c.id + "' (" + describe(c.problem) + "): kernel " + choice.info.name +
-                       " does not claim " + why);
-    Layout layout = reproducer_layout(ec);
-    std::string note;
-    if (layout != Layout::bhtd && !caps.strided) {
-      note = " (layout " + std::string(layout_name(layout)) + " asked for; the kernel only claims dense bhtd)";
-      layout = Layout::bhtd;
-    }
-    if (c.has_dout() && !caps.backward) note += " (case has dout; the kernel claims no backward: forward only)";
-    const fuzz::Verdict v = fuzz::judge_case(*k, c, layout, opt);
-    if (!v.judged)
-      throw InputError("case '" + c.id + "': cannot be judged: " + v.skipped_why);
-    std::cout << "case " << io::printable(c.id) << ": " << fuzz::case_line(c, layout) << (v.backward ? ", forward and backward" : ", forward")
-              << note << '\n';
-    if (v.finding) {
-      ++failed;
-      const fuzz::Finding& f = *v.finding;
-      // The message may quote the plugin's own error text: printable, newlines kept.
-      std::cout << "  FAIL " << fail_kind_id(f.kind) << ": " << io::printable(indent_lines(f.message, "    "), true)
-                << '\n';
-      if (!f.worst.empty()) std::cout << "  worst: " << io::printable(f.worst, true) << '\n';
-    } else {
-      std::cout << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
-                << indent_lines(v.comparison.summary(), "    ") << '\n';
-      if (reproducer_recurred(ec) == false) {
-        unsteady.push_back(c.id);
-        std::cout << "  but when attnv fuzz judged this case again after finding it, the "
-                  << (reproducer_field(ec, "attnv_error") ? "error" : "failure")
-                  << " did not come back: this pass is no evidence of a fix\n";
-      }
-    }
-  }
-  const std::string counts = std::to_string(failed) + " of " + std::to_string(cases.size()) + " case" +
-                             (cases.size() == 1 ? "" : "s") + " failed with kernel " + io::printable(choice.info.name);
-  if (failed) {
-    std::cout << "attnv repro: FAILS: " << counts << '\n';
-    return 1;
-  }
-  if (!unsteady.empty())
-    throw InputError("attnv repro: neither fixed nor failing: " + counts + ", but case '" + unsteady.front() + "'" +
-                     (unsteady.size() > 1 ? " and " + std::to_string(unsteady.size() - 1) + " more" : "") +
-                     " did not fail the same way when attnv fuzz judged it again (the kernel, or attnv, is not "
-                     "deterministic there), so passing it now does not show the bug gone; run attnv fuzz again to "
-                     "look for it");
-  std::cout << "attnv repro: passes: " << counts << '\n';
-  return 0;
+  return fuzz::rejudge_reproducer(*k, cases, opt, choice.info.spec, choice.info.name, std::cout);
 }
 
 }  // namespace

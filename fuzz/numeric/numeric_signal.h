@@ -7,7 +7,7 @@
 // headroom buckets in 7-38 s).
 // Two users: the libFuzzer target sets one byte per bucket in `__libfuzzer_extra_counters`
 // (numeric_fuzzer.cpp), which libFuzzer reads as coverage; `attnv fuzz` keeps the inputs that
-// reach a bucket its searcher has not seen (cli/fuzz_search.cpp).
+// reach a bucket its searcher has not seen (fuzz/search/search.cpp).
 #include <cstdint>
 #include <vector>
 

@@ -3,7 +3,7 @@
 // kernel's claims and judged by the one judge every tool uses (judge/judge.h: the kinds of
 // finding, their order, the bound of the kernel's own precision model). Shared by the libFuzzer
 // target (numeric_fuzzer.cpp, which traps on a finding so libFuzzer saves the input), by `attnv
-// fuzz` (cli/fuzz_search.cpp: search, shrink, write a reproducer) and by `attnv repro` (one
+// fuzz` (fuzz/search/search.cpp: search, shrink, write a reproducer) and by `attnv repro` (one
 // exchange case judged again).
 //
 // What is the fuzzer's own: the genome's wide exponent range, so the backward is judged only in

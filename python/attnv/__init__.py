@@ -34,14 +34,17 @@ TypeError or ValueError raised before any case runs.
 """
 import json
 import os
+import shutil
 import tempfile
+import weakref
 
 from . import _attnv
 from ._attnv import InputError, requirements
 from ._kernel import Kernel, check_claim_keys, check_signatures, parts
 
 __version__ = _attnv.__version__
-__all__ = ["certify", "Certificate", "Kernel", "Unsupported", "InputError", "requirements", "pytest_cases"]
+__all__ = ["certify", "Certificate", "Kernel", "Unsupported", "InputError", "requirements", "pytest_cases", "evidence",
+           "repro", "Repro", "fuzz", "FuzzResult"]
 
 
 class Unsupported(Exception):
@@ -95,9 +98,14 @@ def _write(path, text):
 class Certificate:
     """The result of certify(): the verdicts and the same JSON/JUnit/HTML as `attnv certify`."""
 
-    def __init__(self, native, raised=()):
+    def __init__(self, native, raised=(), evidence_dir=None, temporary=False):
         self._native = native
         self._raised = list(raised)  # (line, traceback) of each exception the kernel raised
+        # Where the findings' evidence folders are: report_dir/failures, or a temporary folder
+        # removed with the certificate.
+        self.evidence_dir = evidence_dir
+        if temporary and evidence_dir:
+            weakref.finalize(self, shutil.rmtree, evidence_dir, True)
 
     certified = property(lambda self: self._native.certified, doc="no FAIL, no ATTNV ERROR, at least one PASS")
     verdict_line = property(lambda self: self._native.verdict_line)
@@ -114,6 +122,13 @@ class Certificate:
     summary = property(lambda self: self._native.summary)
     kernel = property(lambda self: self._native.kernel)
     command = property(lambda self: self._native.command)
+
+    @property
+    def findings(self):
+        """Every finding, each a dict with its result's "id", "property" and "dtype" added;
+        attnv.evidence(f["folder"]) gives its arrays, attnv.repro(kernel, f["folder"], claims)
+        judges it again."""
+        return [dict(f, id=r["id"], property=r["property"], dtype=r["dtype"]) for r in self.results for f in r["findings"]]
 
     def result(self, requirement, dtype):
         """The result of one requirement (id or property name) on one dtype."""
@@ -154,7 +169,7 @@ class Certificate:
 
 
 def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=20261121, only=None, max_findings=1,
-            name=None, progress=False, jobs=None):
+            name=None, progress=False, jobs=None, report_dir=None):
     """Runs the conformance suite on `kernel` in process and returns its Certificate.
 
     kernel: the forward function, or an object with forward (and optionally backward, supports)
@@ -170,6 +185,10 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     jobs: requirement x dtype jobs run at once (default: the CPU count, as `attnv certify`); the
       kernel's functions are still called one at a time (under the GIL), attnv's own work for the
       other jobs goes on meanwhile. jobs=1 runs everything on the calling thread's schedule.
+    report_dir: a folder for the whole certificate, as `attnv certify --report`: certificate.json,
+      certificate.junit.xml, certificate.html and failures/ (one evidence folder per finding; a
+      failures/ left there by an earlier run is replaced). Without it the evidence folders go to a
+      temporary folder that lives as long as the certificate.
     """
     forward, backward, decode, supports = parts(kernel)
     fn = kernel
@@ -187,10 +206,164 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     command = f"attnv.certify({', '.join(args)})"
     claims_json = _claims_json(claims, precision)
     check_signatures(forward, backward, decode, claims, name)
-    native, raised = _attnv._certify(forward, backward, decode, supports, name, f"python:{module}.{name}", claims_json,
-                                     list(dtypes), suite, int(seed), only, int(max_findings),
-                                     (Unsupported, NotImplementedError), command, bool(progress), int(jobs or 0))
-    return Certificate(native, raised)
+    if report_dir is not None:
+        report_dir = os.fspath(report_dir)
+        os.makedirs(report_dir, exist_ok=True)
+        failures = os.path.join(report_dir, "failures")
+        if os.path.isdir(failures):  # attnv's own folder: findings of another run must not stay beside this one
+            shutil.rmtree(failures)
+    else:
+        failures = tempfile.mkdtemp(prefix="attnv-evidence-")
+    try:
+        native, raised = _attnv._certify(forward, backward, decode, supports, name, f"python:{module}.{name}",
+                                         claims_json, list(dtypes), suite, int(seed), only, int(max_findings),
+                                         (Unsupported, NotImplementedError), command, bool(progress), int(jobs or 0),
+                                         failures)
+    except BaseException:
+        if report_dir is None:
+            shutil.rmtree(failures, True)
+        raise
+    cert = Certificate(native, raised, failures, temporary=report_dir is None)
+    if report_dir is not None:
+        cert.write_json(os.path.join(report_dir, "certificate.json"))
+        cert.write_junit(os.path.join(report_dir, "certificate.junit.xml"))
+        cert.write_html(os.path.join(report_dir, "certificate.html"))
+    return cert
+
+
+def evidence(folder):
+    """The arrays of a finding's evidence folder (docs/certificate.md): {"case": {name: array},
+    "runs": [{"inputs": {...}, "outputs": {...}, "exact": {...}, "bound": {...}}, ...] (one per
+    kernel call the check made, in order; exact and bound where the check judged that call against
+    the reference), "finding": the finding's text}. Arrays are float64 (exact values), int64 or
+    bool, as saved."""
+    import numpy as np
+
+    folder = os.fspath(folder)
+    if not os.path.isdir(os.path.join(folder, "case")):
+        raise ValueError(f"{folder}: not a finding's evidence folder (no case/)")
+
+    def arrays(d):
+        return {f[:-4]: np.load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".npy")}
+
+    outputs = {"out", "lse", "dq", "dk", "dv", "dsinks"}
+    runs = []
+    n = 1
+    while os.path.isdir(os.path.join(folder, f"run{n}")):
+        a = arrays(os.path.join(folder, f"run{n}"))
+        run = {"inputs": {}, "outputs": {}, "exact": {}, "bound": {}}
+        for key, x in a.items():
+            if key.startswith("ref_"):
+                run["exact"][key[4:]] = x
+            elif key.startswith("bound_"):
+                run["bound"][key[6:]] = x
+            else:
+                run["outputs" if key in outputs else "inputs"][key] = x
+        runs.append(run)
+        n += 1
+    text = ""
+    if os.path.isfile(os.path.join(folder, "finding.txt")):
+        with open(os.path.join(folder, "finding.txt"), encoding="utf-8") as f:
+            text = f.read()
+    return {"case": arrays(os.path.join(folder, "case")), "runs": runs, "finding": text}
+
+
+class Repro:
+    """What attnv.repro found, with `attnv repro`'s exit meanings as `code`: 0 passes (fixed), 1
+    still fails, 2 neither (the case cannot be judged with this kernel, or a pass that shows
+    nothing), 3 attnv could not judge it (its own error). True only when fixed."""
+
+    MEANING = {0: "fixed", 1: "fails", 2: "neither", 3: "attnv error"}
+
+    def __init__(self, code, text):
+        self.code, self.text = code, text
+
+    verdict = property(lambda self: self.MEANING[self.code])
+
+    def __bool__(self):
+        return self.code == 0
+
+    def __repr__(self):
+        return f"<attnv.Repro {self.verdict} (code {self.code})>"
+
+    def __str__(self):
+        return self.text
+
+
+def _identity(kernel, name):
+    """(name, spec) of a kernel as certificates and reproducers record it."""
+    name = name or getattr(kernel, "__qualname__", None) or type(kernel).__name__
+    return name, f"python:{getattr(kernel, '__module__', None) or '?'}.{name}"
+
+
+def repro(kernel, folder, claims, precision=None, name=None):
+    """Judges a saved failure again with `kernel` (its claims as certify takes them): a certify
+    finding's evidence folder by the same requirement on the same case, in the same layout; an
+    attnv.fuzz reproducer by the fuzz oracle. Returns a Repro."""
+    forward, backward, decode, supports = parts(kernel)
+    name, spec = _identity(kernel, name)
+    claims_json = _claims_json(claims, precision)
+    check_signatures(forward, backward, decode, claims, name)
+    code, text = _attnv._repro(forward, backward, decode, supports, name, spec, claims_json, os.fspath(folder),
+                               (Unsupported, NotImplementedError))
+    return Repro(code, text)
+
+
+class FuzzResult:
+    """What attnv.fuzz found, with `attnv fuzz`'s exit meanings as `code`: 0 no finding in the
+    time, 1 a finding (shrunk, its reproducer in `folder`), 2 nothing judged (every input skipped,
+    or none run), 3 attnv's own error on an input (its case in `folder`; no verdict on the kernel)."""
+
+    MEANING = {0: "no finding", 1: "finding", 2: "nothing judged", 3: "attnv error"}
+
+    def __init__(self, code, text, log, folder, raised):
+        self.code, self.text, self.log = code, text, log
+        self.folder = folder if code in (1, 3) else None
+        self.tracebacks = [tb for _, tb in raised]  # of the exceptions the kernel raised
+
+    verdict = property(lambda self: self.MEANING[self.code])
+    found = property(lambda self: self.code == 1)
+
+    def __repr__(self):
+        return f"<attnv.FuzzResult {self.verdict} (code {self.code})>"
+
+    def __str__(self):
+        return self.text or self.log
+
+
+def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out", seed=1, backward=True,
+         shrink_time=20.0, corpus=None, precision=None, name=None, progress=False):
+    """Guided numeric fuzzing of a Python kernel in process, as `attnv fuzz`: mutates cases (tile
+    edges, huge and tiny values, near-ties, masks, hidden NaN keys, ...), judges each against the
+    exact reference under the bound of the declared precision (the backward too where claimed),
+    keeps the inputs that reach new headroom or error levels, shrinks the first finding and writes
+    its reproducer to `out` (attnv.repro judges it again). dtype: one storage dtype (default every
+    claimed one); jobs: independent searchers; corpus: a folder of seed inputs (libFuzzer's, such as
+    the repository's fuzz/corpus/numeric). Returns a FuzzResult."""
+    forward, backward_fn, decode, supports = parts(kernel)
+    name, spec = _identity(kernel, name)
+    claims_json = _claims_json(claims, precision)
+    check_signatures(forward, backward_fn, decode, claims, name)
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"out: {out} exists and is not a folder")
+    seeds = []
+    if corpus is not None:
+        corpus = os.fspath(corpus)
+        if not os.path.isdir(corpus):
+            raise ValueError(f"corpus: {corpus} is not a folder")
+        for f in sorted(os.listdir(corpus)):  # the same order every run: seed reproduces
+            p = os.path.join(corpus, f)
+            if os.path.isfile(p):
+                with open(p, "rb") as fh:
+                    seeds.append(fh.read())
+    if int(jobs) < 1:
+        raise ValueError("jobs: at least 1")
+    rerun = f"  reproduce:  attnv.repro({name}, {out!r}, claims)\n"
+    code, text, log, raised = _attnv._fuzz(forward, backward_fn, decode, supports, name, spec, claims_json, dtype,
+                                           float(max_time), int(jobs), int(seed), bool(backward), float(shrink_time),
+                                           out, seeds, rerun, bool(progress), (Unsupported, NotImplementedError))
+    return FuzzResult(code, text, log, out, raised)
 
 
 def pytest_cases(cert):

@@ -44,6 +44,9 @@ py::list results_of(const report::Certificate& c) {
       fd["worst"] = f.worst;
       fd["reproduce"] = f.reproduce;
       fd["recurred"] = f.recurred ? py::object(py::bool_(*f.recurred)) : py::object(py::none());
+      // The evidence folder (attnv.evidence reads its arrays, attnv.repro judges it again); None
+      // when the finding has none (R15's campaign).
+      fd["folder"] = f.saved_case.empty() ? py::object(py::none()) : py::object(py::str(f.saved_case));
       findings.append(fd);
     }
     d["findings"] = findings;

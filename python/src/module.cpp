@@ -8,6 +8,8 @@
 #include "certificate_object.h"
 #include "native_kernel.h"
 #include "numpy_io.h"
+#include "repro.h"
+#include "fuzz_python.h"
 #include "cli/provenance.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
@@ -28,7 +30,7 @@ namespace {
 py::tuple certify(PythonCallables fns, const std::string& name, const std::string& spec, const std::string& claims_json,
                             const std::vector<std::string>& dtype_names, const std::string& suite, std::uint64_t seed,
                             const std::vector<std::string>& only, int max_findings, py::tuple refused,
-                            const std::string& command, bool progress, int jobs) {
+                            const std::string& command, bool progress, int jobs, const std::string& failures_dir) {
   std::vector<DType> dtypes;
   for (const std::string& d : dtype_names) {
     const auto t = parse_dtype(d);
@@ -43,6 +45,7 @@ py::tuple certify(PythonCallables fns, const std::string& name, const std::strin
   for (const std::string& id : only) conformance::requirement(id);  // InputError if unknown
   opt.dtypes = dtypes;
   opt.max_findings = max_findings;
+  opt.save_failures_dir = failures_dir;
   if (progress)
     opt.on_result = [](const conformance::RequirementResult& r, std::size_t done, std::size_t total) {
       std::cerr << "attnv: [" << done << "/" << total << "] " << r.id << " " << dtype_name(r.dtype) << " "
@@ -108,12 +111,32 @@ PYBIND11_MODULE(_attnv, m) {
                        const std::string& name,
                        const std::string& spec, const std::string& claims_json, const std::vector<std::string>& dtypes,
                        const std::string& suite, std::uint64_t seed, const std::vector<std::string>& only,
-                       int max_findings, py::tuple refused, const std::string& command, bool progress, int jobs) {
+                       int max_findings, py::tuple refused, const std::string& command, bool progress, int jobs,
+                       const std::string& failures_dir) {
     return certify({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, name, spec, claims_json, dtypes,
-                   suite, seed, only, max_findings, std::move(refused), command, progress, jobs);
+                   suite, seed, only, max_findings, std::move(refused), command, progress, jobs, failures_dir);
   }, py::arg("forward"), py::arg("backward"), py::arg("decode"), py::arg("supports"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
         py::arg("dtypes"), py::arg("suite"), py::arg("seed"), py::arg("only"), py::arg("max_findings"),
-        py::arg("refused"), py::arg("command"), py::arg("progress"), py::arg("jobs"));
+        py::arg("refused"), py::arg("command"), py::arg("progress"), py::arg("jobs"), py::arg("failures_dir"));
+  m.def("_repro", [](py::object forward, py::object backward, py::object decode, py::object supports,
+                     const std::string& name, const std::string& spec, const std::string& claims_json,
+                     const std::string& folder, py::tuple refused) {
+    return python::repro({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, name, spec,
+                         claims_json, folder, std::move(refused));
+  });
+  m.def("_fuzz", [](py::object forward, py::object backward, py::object decode, py::object supports,
+                    const std::string& name, const std::string& spec, const std::string& claims_json,
+                    std::optional<std::string> dtype, double max_seconds, int jobs, std::uint64_t seed, bool backward_on,
+                    double shrink_seconds, const std::string& out, std::vector<py::bytes> seeds,
+                    const std::string& reproduce_line, bool progress, py::tuple refused) {
+    python::FuzzRequest r;
+    r.name = name, r.spec = spec, r.claims_json = claims_json, r.dtype = std::move(dtype);
+    r.max_seconds = max_seconds, r.jobs = jobs, r.seed = seed, r.backward = backward_on;
+    r.shrink_seconds = shrink_seconds, r.out = out, r.reproduce_line = reproduce_line, r.progress = progress;
+    for (const py::bytes& b : seeds) r.seeds.push_back(b);
+    return python::fuzz({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, r,
+                        std::move(refused));
+  });
   m.def("requirements", [] {
     py::list out;
     for (const conformance::Requirement& r : conformance::requirements()) out.append(py::make_tuple(r.id, r.property));

@@ -1,4 +1,4 @@
-#include "cli/reproducer.h"
+#include "fuzz/search/reproducer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,7 +7,7 @@
 #include "reference/bound/bound.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::cli {
+namespace attnv::fuzz {
 
 namespace {
 
@@ -121,4 +121,4 @@ Layout reproducer_layout(const io::ExchangeCase& c) {
   throw InputError("case '" + c.c.id + "': meta.attnv_fuzz.layout " + l.dump() + " is not a layout (bhtd, bthd, gapped)");
 }
 
-}  // namespace attnv::cli
+}  // namespace attnv::fuzz

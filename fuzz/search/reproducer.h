@@ -15,7 +15,7 @@
 #include "fuzz/numeric/oracle.h"
 #include "io/exchange.h"
 
-namespace attnv::cli {
+namespace attnv::fuzz {
 
 // Writes the reproducer into `dir` (created; every file atomically, manifest last). `recurred`:
 // the finding came back when its case was judged again (ShrinkResult::recurred).
@@ -57,4 +57,4 @@ std::optional<bool> reproducer_recurred(const io::ExchangeCase& c);
 void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
                                 const std::string& where);
 
-}  // namespace attnv::cli
+}  // namespace attnv::fuzz

@@ -10,15 +10,15 @@
 #include <limits>
 #include <memory>
 
-#include "cli/fuzz_search.h"
-#include "cli/reproducer.h"
+#include "fuzz/search/search.h"
+#include "fuzz/search/reproducer.h"
 #include "fuzz/numeric/oracle.h"
 #include "io/exchange.h"
 #include "kernels/naive_kernel.h"
 #include "kernels/narrowed_kernel.h"
 #include "problem/kernel_fault.h"
 
-namespace attnv::cli {
+namespace attnv::fuzz {
 namespace {
 
 class HarnessFailsPastThreeKeys final : public props::NarrowedKernel {
@@ -76,7 +76,7 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   opt.dtype = DType::f32;
   opt.max_seconds = 60;
   opt.seed = 7;
-  const conformance::KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<HarnessFailsPastThreeKeys>()); };
+  const KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<HarnessFailsPastThreeKeys>()); };
   const SearchResult r = run_search(make, opt, nullptr);
   ASSERT_TRUE(r.attnv_error.has_value()) << "the search ran " << r.status.execs << " execs without meeting it";
   EXPECT_FALSE(r.finding.has_value()) << "attnv's error is no finding against the kernel";
@@ -241,7 +241,7 @@ TEST(FuzzSearch, TheSameSearchWithoutTheErrorRunsClean) {
   opt.dtype = DType::f32;
   opt.max_seconds = 1;
   opt.seed = 7;
-  const conformance::KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<props::NaiveKernel>()); };
+  const KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<props::NaiveKernel>()); };
   const SearchResult r = run_search(make, opt, nullptr);
   EXPECT_FALSE(r.attnv_error.has_value());
   EXPECT_FALSE(r.finding.has_value());
@@ -249,4 +249,4 @@ TEST(FuzzSearch, TheSameSearchWithoutTheErrorRunsClean) {
 }
 
 }  // namespace
-}  // namespace attnv::cli
+}  // namespace attnv::fuzz

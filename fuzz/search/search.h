@@ -8,15 +8,19 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "fuzz/numeric/case_genome.h"
 #include "fuzz/numeric/oracle.h"
-#include "properties/conformance/conformance.h"
 
-namespace attnv::cli {
+namespace attnv::fuzz {
+
+// Makes one kernel per searcher (the same as conformance::KernelFactory, which fuzz/ does not
+// include: the layering keeps it out of properties/).
+using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 
 struct SearchOptions {
   std::optional<DType> dtype;   // narrow the kernel's claims to one storage dtype
@@ -49,7 +53,7 @@ struct SearchResult {
 
 // Runs until the first finding, attnv's first own error on an input, or max_seconds. The factory
 // is called once per searcher. Other exceptions (a kernel that cannot be made) propagate.
-SearchResult run_search(const conformance::KernelFactory& make, const SearchOptions& opt,
+SearchResult run_search(const KernelFactory& make, const SearchOptions& opt,
                         const std::function<void(const SearchStatus&)>& on_status);
 
 struct ShrinkResult {
@@ -93,4 +97,4 @@ AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, cons
 // A message with every number (digits, a decimal point, an exponent) written as '#'.
 std::string error_signature(const std::string& message);
 
-}  // namespace attnv::cli
+}  // namespace attnv::fuzz

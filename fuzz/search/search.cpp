@@ -1,4 +1,4 @@
-#include "cli/fuzz_search.h"
+#include "fuzz/search/search.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "fuzz/numeric/numeric_signal.h"
 #include "problem/kernel_fault.h"
 
-namespace attnv::cli {
+namespace attnv::fuzz {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -45,7 +45,7 @@ std::vector<std::uint8_t> random_input(std::mt19937_64& rng) {
   return fuzz::encode(g);
 }
 
-void searcher(int index, const conformance::KernelFactory& make, const SearchOptions& opt, Shared& sh,
+void searcher(int index, const KernelFactory& make, const SearchOptions& opt, Shared& sh,
               Clock::time_point deadline) {
   try {
     const std::unique_ptr<Kernel> k = make();
@@ -147,7 +147,7 @@ SearchStatus status_of(Shared& sh, Clock::time_point t0) {
 
 }  // namespace
 
-SearchResult run_search(const conformance::KernelFactory& make, const SearchOptions& opt,
+SearchResult run_search(const KernelFactory& make, const SearchOptions& opt,
                         const std::function<void(const SearchStatus&)>& on_status) {
   Shared sh;
   sh.buckets.assign(static_cast<std::size_t>(fuzz::kSignalBuckets), 0);
@@ -324,4 +324,4 @@ AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, cons
   return r;
 }
 
-}  // namespace attnv::cli
+}  // namespace attnv::fuzz
