@@ -23,19 +23,15 @@ problem than its speed. Standard library only.
 import argparse
 import json
 import os
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+from abtools import child_cpu_s, summary, write_json
+
 DEFAULT_ARGS = ("certify", "--kernel", "builtin:core", "--suite", "quick")
 
-
-def child_cpu_s():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def what_was_certified(report):
@@ -64,9 +60,6 @@ def certify(binary, args):
                  % (" ".join(cmd), done.returncode, done.stdout.strip()[-1500:]))
     return wall, cpu, certified
 
-
-def summary(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def main():
@@ -108,9 +101,7 @@ def main():
     print("A/B over %d rounds: CPU median %.3f (%.3f-%.3f), wall median %.3f (%.3f-%.3f); above 1: B is faster"
           % (len(rounds), cpu["median"], cpu["min"], cpu["max"], wall["median"], wall["min"], wall["max"]))
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, result)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,11 @@ import argparse
 import json
 import os
 import re
-import resource
-import statistics
 import subprocess
 import sys
 import time
+
+from abtools import child_cpu_s, summary, write_json
 
 PYTHON_SIDE = r'''
 import json, sys
@@ -38,10 +38,6 @@ print(cert.verdict_line)
 sys.exit(0 if cert.certified else 1)
 '''
 
-
-def child_cpu_s():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def timed(cmd, env=None):
@@ -61,9 +57,6 @@ def requirement_ids(attnv):
     reqs = reqs.get("requirements", reqs) if isinstance(reqs, dict) else reqs
     return [r["id"] for r in reqs]
 
-
-def summary(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def main():
@@ -106,9 +99,7 @@ def main():
           % (len(rounds), w["median"], w["min"], w["max"], c["median"], c["min"], c["max"],
              "MET" if w["median"] <= 1.5 else "NOT MET"))
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, result)
 
 
 if __name__ == "__main__":

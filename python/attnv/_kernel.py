@@ -110,29 +110,34 @@ def _accepts(fn, positional, keywords):
     return missing, positional_ok, never
 
 
-def _keywords_for(claims):
-    kw = list(FORWARD_KEYWORDS)
-    for claim, names in CLAIM_KEYWORDS.items():
+def _keywords_for(claims, base=FORWARD_KEYWORDS, by_claim=None):
+    kw = list(base)
+    for claim, names in (CLAIM_KEYWORDS if by_claim is None else by_claim).items():
         if claims.get(claim) is True:
             kw += names
     return kw
 
 
+def _check(fn, where, positional, keywords):
+    missing, positional_ok, never = _accepts(fn, len(positional), keywords)
+    if not positional_ok:
+        raise TypeError(f"{where} must take {', '.join(positional)} positionally")
+    if missing:
+        raise TypeError(f"{where} does not accept the keyword(s) {', '.join(missing)} that its claims imply; "
+                        f"add them, or **kwargs to take the ones it does not use")
+    if never:
+        raise TypeError(f"{where} requires {', '.join(never)}, which attnv never passes; give them defaults")
+
+
 def check_signatures(forward, backward, decode, claims, name):
-    """TypeError naming what a function cannot accept, before any case runs."""
+    """TypeError naming what a function cannot accept, before any case runs. An adapter
+    (attnv.torch.kernel) names the function it calls in _attnv_checks (a forward's signature) or
+    _attnv_checks_decode: that one is read instead."""
     def check(fn, role, positional, keywords):
-        target = getattr(fn, "_attnv_checks", None)  # an adapter: check the function it calls
+        target = getattr(fn, "_attnv_checks", None)
         if target is not None:
             fn, keywords, positional = target, [k for k in keywords if k in _keywords_for(claims)], ("q", "k", "v")
-        missing, positional_ok, never = _accepts(fn, len(positional), keywords)
-        where = f"{name}" + ("" if role == "forward" else f".{role}")
-        if not positional_ok:
-            raise TypeError(f"{where} must take {', '.join(positional)} positionally")
-        if missing:
-            raise TypeError(f"{where} does not accept the keyword(s) {', '.join(missing)} that its claims imply; "
-                            f"add them, or **kwargs to take the ones it does not use")
-        if never:
-            raise TypeError(f"{where} requires {', '.join(never)}, which attnv never passes; give them defaults")
+        _check(fn, name + ("" if role == "forward" else f".{role}"), positional, keywords)
 
     check(forward, "forward", ("q", "k", "v"), _keywords_for(claims))
     if claims.get("backward") is True:
@@ -145,16 +150,5 @@ def check_signatures(forward, backward, decode, claims, name):
         if decode is None:
             raise TypeError(f'{name}: "decode" (or "paged_kv") is claimed, but the kernel has no decode '
                             f"(attnv.Kernel(forward, decode=...) or a decode attribute)")
-        keywords = list(DECODE_KEYWORDS)
-        for claim, names in DECODE_CLAIM_KEYWORDS.items():
-            if claims.get(claim) is True:
-                keywords += names
-        target = getattr(decode, "_attnv_checks_decode", None)  # an adapter: check what it calls
-        missing, positional_ok, never = _accepts(target or decode, len(DECODE_POSITIONAL), keywords)
-        if not positional_ok:
-            raise TypeError(f"{name}.decode must take {', '.join(DECODE_POSITIONAL)} positionally")
-        if missing:
-            raise TypeError(f"{name}.decode does not accept the keyword(s) {', '.join(missing)} that its claims "
-                            f"imply; add them, or **kwargs to take the ones it does not use")
-        if never:
-            raise TypeError(f"{name}.decode requires {', '.join(never)}, which attnv never passes; give them defaults")
+        _check(getattr(decode, "_attnv_checks_decode", None) or decode, f"{name}.decode", DECODE_POSITIONAL,
+               _keywords_for(claims, DECODE_KEYWORDS, DECODE_CLAIM_KEYWORDS))

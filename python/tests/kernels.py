@@ -221,8 +221,6 @@ NUMPY_DECODER = attnv.Kernel(numpy_attention, decode=numpy_decode, name="numpy_d
 
 def torch_decode(q, k_new, v_new, k_cache, v_cache, *, cache_len, block_table, window, **_):
     """numpy_decode in torch ops, attending with torch_sdpa_fixed (so SDPA's fixed scale, no softcap)."""
-    import torch
-
     B, Hkv, n, _ = k_new.shape
     if block_table is None:
         for b in range(B):
