@@ -10,7 +10,7 @@ namespace py = pybind11;
 
 namespace attnv::python {
 
-CallArguments::CallArguments(const Problem& p, const Case& c) {
+CallArguments::CallArguments(const Problem& p, const Case& c, const KernelViews* layout) {
   const Shape& s = p.shape;
   // [Tq, Tk], or [B|1, Hq|1, Tq, Tk] when the mask or bias has its own leading extents.
   const auto extents = [&](Leading d) -> std::vector<py::ssize_t> {
@@ -18,9 +18,9 @@ CallArguments::CallArguments(const Problem& p, const Case& c) {
     const auto e = broadcast_extents(s, d);
     return {e[0], e[1], e[2], e[3]};
   };
-  add("q", c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype, false);
-  add("k", c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype, false);
-  add("v", c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype, false);
+  add("q", c.q, {s.B, s.Hq, s.Tq, s.Dk}, p.dtype, false, layout ? &layout->q : nullptr);
+  add("k", c.k, {s.B, s.Hkv, s.Tk, s.Dk}, p.dtype, false, layout ? &layout->k : nullptr);
+  add("v", c.v, {s.B, s.Hkv, s.Tk, s.Dv}, p.dtype, false, layout ? &layout->v : nullptr);
   kw_["mask"] = py::none();
   if (p.has_mask) {
     py::array_t<bool> m(extents(p.mask_dims));
@@ -67,8 +67,10 @@ py::array CallArguments::add_writable(const std::vector<double>& values, std::ve
 }
 
 void CallArguments::add(const char* name, const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype,
-                        bool keyword) {
-  Input x{name, to_numpy(values, std::move(shape), dtype), values, {}, false};
+                        bool keyword, const TensorRef* layout) {
+  py::array a = layout ? to_numpy_strided(values, shape, {layout->stride.begin(), layout->stride.begin() + layout->rank}, dtype)
+                       : to_numpy(values, std::move(shape), dtype);
+  Input x{name, a, values, {}, false};
   if (keyword) kw_[name] = x.array;
   else positional_.push_back(x.array);
   inputs_.push_back(std::move(x));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "problem/case.h"
+#include "problem/tensor.h"
 
 namespace attnv::python {
 
@@ -17,14 +18,16 @@ class CallArguments {
   // q, k, v positionally; mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype as
   // keywords, and the later inputs (sinks, alibi, cu_seqlens_q/k) only in a case that has them:
   // a function written before them takes no such keyword.
-  CallArguments(const Problem& p, const Case& c);
+  // With `layout` (a kernel that claims strided): q, k, v are laid out with those views' strides
+  // (to_numpy_strided), not dense.
+  CallArguments(const Problem& p, const Case& c, const KernelViews* layout = nullptr);
   // No arguments yet (a decode call adds its own).
   CallArguments() = default;
 
   // One more input array (dout, and the forward's out and lse in a backward): positional when
   // `keyword` is false, else passed as `name=`.
   void add(const char* name, const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType dtype,
-           bool keyword);
+           bool keyword, const TensorRef* layout = nullptr);
   // An int64 input (cache_len, block_table), a keyword.
   void add_index(const char* name, const std::vector<std::int64_t>& values, std::vector<pybind11::ssize_t> shape);
   // An array the function may write into (a decode's KV caches), positional: returned, so the

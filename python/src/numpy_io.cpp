@@ -27,6 +27,20 @@ py::array to_numpy(const std::vector<double>& values, std::vector<py::ssize_t> s
   return py::reinterpret_steal<py::array>(a.attr("astype")(numpy_dtype(d)).release());
 }
 
+py::array to_numpy_strided(const std::vector<double>& values, std::vector<py::ssize_t> shape,
+                           const std::vector<std::int64_t>& strides, DType d) {
+  std::int64_t span = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
+  const py::module_ np = py::module_::import("numpy");
+  const py::array base = np.attr("full")(span, std::numeric_limits<double>::quiet_NaN(), numpy_dtype(d));
+  std::vector<py::ssize_t> byte_strides;
+  for (std::int64_t s : strides) byte_strides.push_back(static_cast<py::ssize_t>(s) * base.itemsize());
+  // A view of `base` (which it keeps alive) with the kernel's strides, filled in logical order.
+  py::array view(base.dtype(), shape, byte_strides, base.data(), base);
+  np.attr("copyto")(view, to_numpy(values, shape, d));
+  return view;
+}
+
 py::array int64_array(const std::vector<std::int64_t>& values) {
   py::array_t<std::int64_t> a(static_cast<py::ssize_t>(values.size()));
   std::copy(values.begin(), values.end(), a.mutable_data());

@@ -18,6 +18,11 @@ const char* numpy_dtype(DType d);
 
 // Exact doubles (dense, row-major) as a NumPy array of `shape` in the storage's NumPy dtype.
 pybind11::array to_numpy(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType d);
+// The same, laid out with `strides` (in elements, as a kernel's view has them: BTHD order, or gaps
+// between rows and heads): a view into a larger array whose unused elements hold NaN, so a
+// function that assumes dense strides reads other elements, or NaN.
+pybind11::array to_numpy_strided(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
+                                 const std::vector<std::int64_t>& strides, DType d);
 // int64 values as a 1-d NumPy array.
 pybind11::array int64_array(const std::vector<std::int64_t>& values);
 

@@ -111,7 +111,7 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
   const Case c = case_from_views(p, views);
   Outputs o;
   guarded("", [&] {
-    const CallArguments args(p, c);
+    const CallArguments args(p, c, claims_.caps.strided ? &views : nullptr);
     const py::object result = args.call(fns_.forward);
     args.check_unchanged(name_);
     read_answer(result, p, views.lse.present(), name_, o);
@@ -188,8 +188,9 @@ void PythonKernel::backward(const Problem& p, const KernelViews& views) {
   const std::string fn = name_ + ".backward";
   Outputs o;
   guarded("backward", [&] {
-    CallArguments args(p, c);
-    args.add("dout", c.dout, {s.B, s.Hq, s.Tq, s.Dv}, p.dtype, false);
+    const KernelViews* layout = claims_.caps.strided ? &views : nullptr;
+    CallArguments args(p, c, layout);
+    args.add("dout", c.dout, {s.B, s.Hq, s.Tq, s.Dv}, p.dtype, false, layout ? &views.dout : nullptr);
     // The forward's own outputs, as it wrote them (the bound models a backward that recomputes P
     // from them: docs/semantics.md, "Backward").
     args.add("out", read_dense(views.out), {s.B, s.Hq, s.Tq, s.Dv}, p.dtype, true);
