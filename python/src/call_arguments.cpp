@@ -60,16 +60,22 @@ void CallArguments::add_index(const char* name, const std::vector<std::int64_t>&
   inputs_.push_back({name, a, {}, values, true});
 }
 
-py::array CallArguments::add_writable(const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype) {
-  py::array a = to_numpy(values, std::move(shape), dtype);
+py::array CallArguments::add_writable(const char* name, const std::vector<double>& values, std::vector<py::ssize_t> shape,
+                                      DType dtype) {
+  GuardedArray g = to_input_array(values, std::move(shape), {}, dtype);
+  const py::array a = g.view;
+  guarded_.emplace_back(name, std::move(g));
   positional_.push_back(a);
   return a;
 }
 
 void CallArguments::add(const char* name, const std::vector<double>& values, std::vector<py::ssize_t> shape, DType dtype,
                         bool keyword, const TensorRef* layout) {
-  py::array a = layout ? to_numpy_strided(values, shape, {layout->stride.begin(), layout->stride.begin() + layout->rank}, dtype)
-                       : to_numpy(values, std::move(shape), dtype);
+  std::vector<std::int64_t> strides;
+  if (layout) strides.assign(layout->stride.begin(), layout->stride.begin() + layout->rank);
+  GuardedArray g = to_input_array(values, std::move(shape), std::move(strides), dtype);
+  const py::array a = g.view;
+  guarded_.emplace_back(name, std::move(g));
   Input x{name, a, values, {}, false};
   if (keyword) kw_[name] = x.array;
   else positional_.push_back(x.array);
@@ -83,6 +89,10 @@ py::object CallArguments::call(const py::object& fn) const {
 }
 
 void CallArguments::check_unchanged(const std::string& fn_name) const {
+  for (const auto& [name, g] : guarded_)
+    if (!g.guards_intact())
+      throw KernelFault(FaultKind::out_of_bounds, fn_name + " wrote outside its " + name + " (into the " +
+                                                      std::to_string(kGuardBytes) + " bytes before or after it)");
   // Inputs are read-only by contract (R14): the first one written is the finding.
   for (const Input& in : inputs_)
     if (in.is_index ? !unchanged(in.array, in.indices) : !unchanged(in.array, in.values))

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "problem/case.h"
+#include "numpy_io.h"
 #include "problem/tensor.h"
 
 namespace attnv::python {
@@ -32,7 +33,8 @@ class CallArguments {
   void add_index(const char* name, const std::vector<std::int64_t>& values, std::vector<pybind11::ssize_t> shape);
   // An array the function may write into (a decode's KV caches), positional: returned, so the
   // caller reads what the function left there; never checked unchanged.
-  pybind11::array add_writable(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType dtype);
+  pybind11::array add_writable(const char* name, const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
+                               DType dtype);
   // A keyword that is not an array (lse=None for a kernel that does not claim it; scale, ...).
   void set(const char* name, pybind11::object value) { kw_[name] = std::move(value); }
   // The scalar options every call passes: scale (the effective one), softcap, window, dtype; a
@@ -40,7 +42,9 @@ class CallArguments {
   void set_options(const Problem& p, bool with_causal);
 
   pybind11::object call(const pybind11::object& fn) const;
-  // Throws KernelFault(input_written) naming the first input the function changed.
+  // Throws KernelFault(out_of_bounds) naming the first input (or cache) past whose end or before
+  // whose start the function wrote, else KernelFault(input_written) naming the first input it
+  // changed.
   void check_unchanged(const std::string& fn_name) const;
 
  private:
@@ -51,6 +55,8 @@ class CallArguments {
     std::vector<std::int64_t> indices;  // int64 inputs (kv_len, cu_seqlens_*)
     bool is_index = false;
   };
+  // The guarded allocations of the float inputs and of the writable caches, by name.
+  std::vector<std::pair<std::string, GuardedArray>> guarded_;
   std::vector<pybind11::object> positional_;
   pybind11::dict kw_;
   std::vector<Input> inputs_;

@@ -27,18 +27,33 @@ py::array to_numpy(const std::vector<double>& values, std::vector<py::ssize_t> s
   return py::reinterpret_steal<py::array>(a.attr("astype")(numpy_dtype(d)).release());
 }
 
-py::array to_numpy_strided(const std::vector<double>& values, std::vector<py::ssize_t> shape,
-                           const std::vector<std::int64_t>& strides, DType d) {
+bool GuardedArray::guards_intact() const {
+  const py::module_ np = py::module_::import("numpy");
+  const auto all_nan = [&](py::ssize_t from, py::ssize_t to) {
+    return np.attr("isnan")(base[py::slice(from, to, 1)]).attr("all")().cast<bool>();
+  };
+  return all_nan(0, guard) && all_nan(guard + span, 2 * guard + span);
+}
+
+GuardedArray to_input_array(const std::vector<double>& values, std::vector<py::ssize_t> shape,
+                            std::vector<std::int64_t> strides, DType d) {
+  if (strides.empty()) {  // dense row-major
+    strides.assign(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  }
   std::int64_t span = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
   const py::module_ np = py::module_::import("numpy");
-  const py::array base = np.attr("full")(span, std::numeric_limits<double>::quiet_NaN(), numpy_dtype(d));
+  const py::dtype dt(numpy_dtype(d));
+  const std::int64_t guard = kGuardBytes / dt.itemsize();
+  const py::array base = np.attr("full")(span + 2 * guard, std::numeric_limits<double>::quiet_NaN(), dt);
   std::vector<py::ssize_t> byte_strides;
-  for (std::int64_t s : strides) byte_strides.push_back(static_cast<py::ssize_t>(s) * base.itemsize());
-  // A view of `base` (which it keeps alive) with the kernel's strides, filled in logical order.
-  py::array view(base.dtype(), shape, byte_strides, base.data(), base);
+  for (std::int64_t s : strides) byte_strides.push_back(static_cast<py::ssize_t>(s) * dt.itemsize());
+  // A view of `base` (which it keeps alive) past the front guard, filled in logical order.
+  const void* first = static_cast<const char*>(base.data()) + guard * dt.itemsize();
+  py::array view(dt, shape, byte_strides, first, base);
   np.attr("copyto")(view, to_numpy(values, shape, d));
-  return view;
+  return {view, base, guard, span};
 }
 
 py::array int64_array(const std::vector<std::int64_t>& values) {

@@ -18,11 +18,23 @@ const char* numpy_dtype(DType d);
 
 // Exact doubles (dense, row-major) as a NumPy array of `shape` in the storage's NumPy dtype.
 pybind11::array to_numpy(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape, DType d);
-// The same, laid out with `strides` (in elements, as a kernel's view has them: BTHD order, or gaps
-// between rows and heads): a view into a larger array whose unused elements hold NaN, so a
-// function that assumes dense strides reads other elements, or NaN.
-pybind11::array to_numpy_strided(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
-                                 const std::vector<std::int64_t>& strides, DType d);
+// An input array as a kernel receives it: `values` laid out with `strides` (in elements; dense
+// row-major when empty, else as a kernel's view has them: BTHD order, or gaps between rows and
+// heads), a view into a larger NaN-filled array that leaves a guard of kGuardBytes before and
+// after it. A function that reads past either end (a C kernel handed .ctypes.data, an
+// off-by-one slice through as_strided) reads NaN there, every run, and its answer shows it;
+// one that assumes dense strides reads other elements or the NaN in the gaps.
+// A write there is seen after the call (guards_intact): the kernel wrote past its input.
+inline constexpr std::int64_t kGuardBytes = 4096;
+struct GuardedArray {
+  pybind11::array view;  // what the function receives
+  pybind11::array base;  // the whole allocation: guard, the view's span, guard
+  std::int64_t guard = 0, span = 0;  // in elements
+  // Both guards still hold only NaN.
+  bool guards_intact() const;
+};
+GuardedArray to_input_array(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
+                            std::vector<std::int64_t> strides, DType d);
 // int64 values as a 1-d NumPy array.
 pybind11::array int64_array(const std::vector<std::int64_t>& values);
 

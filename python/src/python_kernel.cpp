@@ -155,8 +155,8 @@ void PythonKernel::decode(const Problem& p, const DecodeViews& v) {
     args.add("q", read_dense(v.q), shape_of(v.q), p.dtype, false);
     args.add("k_new", read_dense(v.k_new), shape_of(v.k_new), p.dtype, false);
     args.add("v_new", read_dense(v.v_new), shape_of(v.v_new), p.dtype, false);
-    const py::array kc = args.add_writable(k_cache, shape_of(v.k_cache), p.dtype);
-    const py::array vc = args.add_writable(v_cache, shape_of(v.v_cache), p.dtype);
+    const py::array kc = args.add_writable("k_cache", k_cache, shape_of(v.k_cache), p.dtype);
+    const py::array vc = args.add_writable("v_cache", v_cache, shape_of(v.v_cache), p.dtype);
     args.add_index("cache_len", std::vector<std::int64_t>(v.cache_len, v.cache_len + s.B), {s.B});
     if (p.page_size > 0) {
       const std::int64_t blocks = s.Tk / p.page_size;

@@ -137,3 +137,28 @@ def test_a_returned_nan_is_never_taken_for_unwritten():
     assert r["verdict"] == "FAIL", r["text"]
     f = r["findings"][0]
     assert f["kind"] == "non_finite" and "unwritten" not in f["message"], f
+
+
+def test_reading_or_writing_past_an_input_is_seen():
+    # The inputs sit between guards of NaN: a kernel that reads one key row past the end of k (as
+    # a C kernel handed k.ctypes.data with an off-by-one would) reads NaN, every run, and its
+    # answer shows it as non-finite; one that writes past the end of v is out_of_bounds.
+    def reads_past_k(q, k, v, **kw):
+        B, H, T, D = k.shape
+        shifted = np.lib.stride_tricks.as_strided(k, shape=(B, H, T + 1, D), strides=k.strides)
+        if B * H == 1:  # one [T, D] block: the row after the last is the guard
+            k = shifted[:, :, 1:]
+        return kernels.numpy_attention(q, k, v, **kw)
+    first = attnv.certify(reads_past_k, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R1"])
+    again = attnv.certify(reads_past_k, claims=kernels.ALL_FORWARD, dtypes=["f32"], only=["R1"])
+    f = first.result("R1", "f32")["findings"][0]
+    assert f["kind"] == "non_finite", f
+    assert [x["message"] for x in first.findings] == [x["message"] for x in again.findings]
+
+    def writes_past_v(q, k, v, **kw):
+        out = kernels.numpy_attention(q, k, v, **kw)
+        flat = np.lib.stride_tricks.as_strided(v, shape=(v.size + 1,), strides=(v.itemsize,))
+        flat[-1] = 0.0  # the element after v
+        return out
+    f = finding(certify(writes_past_v))
+    assert f["kind"] == "out_of_bounds" and "wrote outside its v" in f["message"], f
