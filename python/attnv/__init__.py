@@ -189,7 +189,7 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
       failures/ left there by an earlier run is replaced). Without it the evidence folders go to a
       temporary folder that lives as long as the certificate.
     """
-    forward, backward, decode, supports = parts(kernel)
+    forward, backward, decode, supports, in_place = parts(kernel)
     fn = kernel
     if dtypes is None:
         dtypes = list(claims.get("dtypes", [])) if isinstance(claims, dict) else []
@@ -204,7 +204,7 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     args += [f"dtypes={list(dtypes)!r}", f"suite={suite!r}", f"seed={seed}"] + ([f"only={only!r}"] if only else [])
     command = f"attnv.certify({', '.join(args)})"
     claims_json = _claims_json(claims, precision)
-    check_signatures(forward, backward, decode, claims, name)
+    check_signatures(forward, backward, decode, claims, name, in_place)
     if report_dir is not None:
         report_dir = os.fspath(report_dir)
         os.makedirs(report_dir, exist_ok=True)
@@ -214,7 +214,7 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     else:
         failures = tempfile.mkdtemp(prefix="attnv-evidence-")
     try:
-        native, raised = _attnv._certify(forward, backward, decode, supports, name, f"python:{module}.{name}",
+        native, raised = _attnv._certify(forward, backward, decode, supports, in_place, name, f"python:{module}.{name}",
                                          claims_json, list(dtypes), suite, int(seed), only, int(max_findings),
                                          (Unsupported, NotImplementedError), command, bool(progress), int(jobs or 0),
                                          failures)
@@ -299,11 +299,11 @@ def repro(kernel, folder, claims, precision=None, name=None):
     """Judges a saved failure again with `kernel` (its claims as certify takes them): a certify
     finding's evidence folder by the same requirement on the same case, in the same layout; an
     attnv.fuzz reproducer by the fuzz oracle. Returns a Repro."""
-    forward, backward, decode, supports = parts(kernel)
+    forward, backward, decode, supports, in_place = parts(kernel)
     name, spec = _identity(kernel, name)
     claims_json = _claims_json(claims, precision)
-    check_signatures(forward, backward, decode, claims, name)
-    code, text = _attnv._repro(forward, backward, decode, supports, name, spec, claims_json, os.fspath(folder),
+    check_signatures(forward, backward, decode, claims, name, in_place)
+    code, text = _attnv._repro(forward, backward, decode, supports, in_place, name, spec, claims_json, os.fspath(folder),
                                (Unsupported, NotImplementedError))
     return Repro(code, text)
 
@@ -339,10 +339,10 @@ def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out"
     its reproducer to `out` (attnv.repro judges it again). dtype: one storage dtype (default every
     claimed one); jobs: independent searchers; corpus: a folder of seed inputs (libFuzzer's, such as
     the repository's fuzz/corpus/numeric). Returns a FuzzResult."""
-    forward, backward_fn, decode, supports = parts(kernel)
+    forward, backward_fn, decode, supports, in_place = parts(kernel)
     name, spec = _identity(kernel, name)
     claims_json = _claims_json(claims, precision)
-    check_signatures(forward, backward_fn, decode, claims, name)
+    check_signatures(forward, backward_fn, decode, claims, name, in_place)
     out = os.fspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"out: {out} exists and is not a folder")
@@ -359,7 +359,7 @@ def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out"
     if int(jobs) < 1:
         raise ValueError("jobs: at least 1")
     rerun = f"  reproduce:  attnv.repro({name}, {out!r}, claims)\n"
-    code, text, log, raised = _attnv._fuzz(forward, backward_fn, decode, supports, name, spec, claims_json, dtype,
+    code, text, log, raised = _attnv._fuzz(forward, backward_fn, decode, supports, in_place, name, spec, claims_json, dtype,
                                            float(max_time), int(jobs), int(seed), bool(backward), float(shrink_time),
                                            out, seeds, rerun, bool(progress), (Unsupported, NotImplementedError))
     return FuzzResult(code, text, log, out, raised)

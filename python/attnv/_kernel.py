@@ -37,15 +37,20 @@ class Kernel:
       dtype) appends k_new and v_new into the caches in place and returns out, or (out, lse).
     supports(problem, op) returns True, False or a reason (a str) that declines the call; op is
       "forward", "backward" or "decode"; problem is a dict (python/README.md).
+    writes_outputs=True: the functions write into buffers attnv passes instead of returning
+      arrays: the forward and decode into out= (and lse= when "lse" is claimed), the backward
+      into dq=, dk=, dv= (and dsinks=); every element is checked written, and a write past a
+      buffer's end is out_of_bounds (as the plugin route's guard pages see it).
     """
 
-    def __init__(self, forward, backward=None, supports=None, name=None, decode=None):
+    def __init__(self, forward, backward=None, supports=None, name=None, decode=None, writes_outputs=False):
         for what, f in (("forward", forward), ("backward", backward), ("decode", decode), ("supports", supports)):
             if f is not None and not callable(f):
                 raise TypeError(f"attnv.Kernel: {what} must be callable, got {type(f).__name__}")
         if forward is None:
             raise TypeError("attnv.Kernel: a forward is required")
         self.forward, self.backward, self.decode, self.supports = forward, backward, decode, supports
+        self.writes_outputs = bool(writes_outputs)
         self.__name__ = name or getattr(forward, "__name__", type(forward).__name__)
         self.__qualname__ = name or getattr(forward, "__qualname__", self.__name__)
         self.__module__ = getattr(forward, "__module__", None) or "?"
@@ -56,9 +61,10 @@ class Kernel:
 
 
 def parts(kernel):
-    """(forward, backward, decode, supports) of what certify() was given; None where there is none."""
+    """(forward, backward, decode, supports, writes_outputs) of what certify() was given; None
+    where there is none."""
     if isinstance(kernel, Kernel):
-        return kernel.forward, kernel.backward, kernel.decode, kernel.supports
+        return kernel.forward, kernel.backward, kernel.decode, kernel.supports, kernel.writes_outputs
     forward = getattr(kernel, "forward", None)
     if not callable(forward):
         if not callable(kernel):
@@ -71,7 +77,7 @@ def parts(kernel):
         if f is not None and not callable(f):
             raise TypeError(f"certify: the kernel's {what} must be callable, got {type(f).__name__}")
         found.append(f)
-    return (forward, *found)
+    return (forward, *found, bool(getattr(kernel, "writes_outputs", False)))
 
 
 def known_claim_keys():
@@ -129,7 +135,7 @@ def _check(fn, where, positional, keywords):
         raise TypeError(f"{where} requires {', '.join(never)}, which attnv never passes; give them defaults")
 
 
-def check_signatures(forward, backward, decode, claims, name):
+def check_signatures(forward, backward, decode, claims, name, writes_outputs=False):
     """TypeError naming what a function cannot accept, before any case runs. An adapter
     (attnv.torch.kernel) names the function it calls in _attnv_checks (a forward's signature) or
     _attnv_checks_decode: that one is read instead."""
@@ -139,16 +145,18 @@ def check_signatures(forward, backward, decode, claims, name):
             fn, keywords, positional = target, [k for k in keywords if k in _keywords_for(claims)], ("q", "k", "v")
         _check(fn, name + ("" if role == "forward" else f".{role}"), positional, keywords)
 
-    check(forward, "forward", ("q", "k", "v"), _keywords_for(claims))
+    outputs = ["out"] + (["lse"] if claims.get("lse") is True else []) if writes_outputs else []
+    check(forward, "forward", ("q", "k", "v"), _keywords_for(claims) + outputs)
     if claims.get("backward") is True:
         if backward is None:
             raise TypeError(f'{name}: "backward": true is claimed, but the kernel has no backward '
                             f"(attnv.Kernel(forward, backward=...), a backward attribute, or attnv.torch.kernel)")
+        grads = ["dq", "dk", "dv"] + (["dsinks"] if claims.get("sinks") is True else []) if writes_outputs else []
         check(backward, "backward", ("q", "k", "v") + BACKWARD_POSITIONAL,
-              _keywords_for(claims) + list(BACKWARD_KEYWORDS))
+              _keywords_for(claims) + list(BACKWARD_KEYWORDS) + grads)
     if claims.get("decode") is True or claims.get("paged_kv") is True:
         if decode is None:
             raise TypeError(f'{name}: "decode" (or "paged_kv") is claimed, but the kernel has no decode '
                             f"(attnv.Kernel(forward, decode=...) or a decode attribute)")
         _check(getattr(decode, "_attnv_checks_decode", None) or decode, f"{name}.decode", DECODE_POSITIONAL,
-               _keywords_for(claims, DECODE_KEYWORDS, DECODE_CLAIM_KEYWORDS))
+               _keywords_for(claims, DECODE_KEYWORDS, DECODE_CLAIM_KEYWORDS) + outputs)

@@ -88,6 +88,27 @@ py::object CallArguments::call(const py::object& fn) const {
   return fn(*args, **kw_);
 }
 
+void CallArguments::add_output(const char* name, std::vector<py::ssize_t> shape, DType dtype) {
+  GuardedArray g = output_buffer(std::move(shape), dtype);
+  kw_[name] = g.view;
+  outputs_.push_back({name, g.view, dtype});
+  guarded_.emplace_back(name, std::move(g));
+}
+
+std::vector<double> CallArguments::written(const char* name, const std::string& fn_name) const {
+  for (const Output& o : outputs_)
+    if (o.name == name) {
+      const py::array& a = o.array;
+      if (const Unwritten u = unwritten(a, o.dtype); u.count > 0)
+        throw KernelFault(FaultKind::missing_output, fn_name + " left " + std::to_string(u.count) + " element" +
+                                                         (u.count == 1 ? "" : "s") + " of its " + name +
+                                                         " buffer unwritten (the first: " + name + u.first + ")");
+      const std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
+      return read_output(a, name, shape, py::str(a.dtype()).cast<std::string>().c_str(), fn_name);
+    }
+  throw std::logic_error(std::string("no output buffer ") + name);
+}
+
 void CallArguments::check_unchanged(const std::string& fn_name) const {
   for (const auto& [name, g] : guarded_)
     if (!g.guards_intact())

@@ -35,6 +35,12 @@ class CallArguments {
   // caller reads what the function left there; never checked unchanged.
   pybind11::array add_writable(const char* name, const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
                                DType dtype);
+  // An output buffer the function writes into (`name=`, a keyword; output_buffer), for a kernel
+  // that writes its outputs in place; `written` reads it back after the call.
+  void add_output(const char* name, std::vector<pybind11::ssize_t> shape, DType dtype);
+  // What the function wrote into output `name`: KernelFault(missing_output) when it left
+  // elements unwritten; a NaN it wrote is the plain NaN (read_output).
+  std::vector<double> written(const char* name, const std::string& fn_name) const;
   // A keyword that is not an array (lse=None for a kernel that does not claim it; scale, ...).
   void set(const char* name, pybind11::object value) { kw_[name] = std::move(value); }
   // The scalar options every call passes: scale (the effective one), softcap, window, dtype; a
@@ -55,7 +61,13 @@ class CallArguments {
     std::vector<std::int64_t> indices;  // int64 inputs (kv_len, cu_seqlens_*)
     bool is_index = false;
   };
-  // The guarded allocations of the float inputs and of the writable caches, by name.
+  struct Output {
+    std::string name;
+    pybind11::array array;
+    DType dtype;
+  };
+  std::vector<Output> outputs_;
+  // The guarded allocations of the float inputs, the writable caches and the outputs, by name.
   std::vector<std::pair<std::string, GuardedArray>> guarded_;
   std::vector<pybind11::object> positional_;
   pybind11::dict kw_;

@@ -109,24 +109,24 @@ PYBIND11_MODULE(_attnv, m) {
       .def("to_junit", &report::to_junit)
       .def("to_html", &report::to_html);
 
-  m.def("_certify", [](py::object forward, py::object backward, py::object decode, py::object supports,
+  m.def("_certify", [](py::object forward, py::object backward, py::object decode, py::object supports, bool in_place,
                        const std::string& name,
                        const std::string& spec, const std::string& claims_json, const std::vector<std::string>& dtypes,
                        const std::string& suite, std::uint64_t seed, const std::vector<std::string>& only,
                        int max_findings, py::tuple refused, const std::string& command, bool progress, int jobs,
                        const std::string& failures_dir) {
-    return certify({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, name, spec, claims_json, dtypes,
+    return certify({std::move(forward), std::move(backward), std::move(decode), std::move(supports), in_place}, name, spec, claims_json, dtypes,
                    suite, seed, only, max_findings, std::move(refused), command, progress, jobs, failures_dir);
-  }, py::arg("forward"), py::arg("backward"), py::arg("decode"), py::arg("supports"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
+  }, py::arg("forward"), py::arg("backward"), py::arg("decode"), py::arg("supports"), py::arg("in_place"), py::arg("name"), py::arg("spec"), py::arg("claims_json"),
         py::arg("dtypes"), py::arg("suite"), py::arg("seed"), py::arg("only"), py::arg("max_findings"),
         py::arg("refused"), py::arg("command"), py::arg("progress"), py::arg("jobs"), py::arg("failures_dir"));
-  m.def("_repro", [](py::object forward, py::object backward, py::object decode, py::object supports,
+  m.def("_repro", [](py::object forward, py::object backward, py::object decode, py::object supports, bool in_place,
                      const std::string& name, const std::string& spec, const std::string& claims_json,
                      const std::string& folder, py::tuple refused) {
-    return python::repro({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, name, spec,
+    return python::repro({std::move(forward), std::move(backward), std::move(decode), std::move(supports), in_place}, name, spec,
                          claims_json, folder, std::move(refused));
   });
-  m.def("_fuzz", [](py::object forward, py::object backward, py::object decode, py::object supports,
+  m.def("_fuzz", [](py::object forward, py::object backward, py::object decode, py::object supports, bool in_place,
                     const std::string& name, const std::string& spec, const std::string& claims_json,
                     std::optional<std::string> dtype, double max_seconds, int jobs, std::uint64_t seed, bool backward_on,
                     double shrink_seconds, const std::string& out, std::vector<py::bytes> seeds,
@@ -136,7 +136,7 @@ PYBIND11_MODULE(_attnv, m) {
     r.max_seconds = max_seconds, r.jobs = jobs, r.seed = seed, r.backward = backward_on;
     r.shrink_seconds = shrink_seconds, r.out = out, r.reproduce_line = reproduce_line, r.progress = progress;
     for (const py::bytes& b : seeds) r.seeds.push_back(b);
-    return python::fuzz({std::move(forward), std::move(backward), std::move(decode), std::move(supports)}, r,
+    return python::fuzz({std::move(forward), std::move(backward), std::move(decode), std::move(supports), in_place}, r,
                         std::move(refused));
   });
   m.def("requirements", [] {

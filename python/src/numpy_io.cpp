@@ -56,6 +56,43 @@ GuardedArray to_input_array(const std::vector<double>& values, std::vector<py::s
   return {view, base, guard, span};
 }
 
+namespace {
+
+// The poison's bits as NumPy sees them: (unsigned dtype of the same size, bits).
+std::pair<const char*, std::uint64_t> poison_bits(DType d) {
+  switch (d) {
+    case DType::f64: return {"uint64", 0x7FF8A77EA77EA77EULL};
+    case DType::f32: return {"uint32", 0x7FC0A77EULL};
+    case DType::f16: return {"uint16", 0x7EA7ULL};
+    case DType::bf16: return {"uint32", 0x7FE70000ULL};  // bf16's poison 0x7FE7, widened to float32
+  }
+  return {"uint64", 0};
+}
+
+}  // namespace
+
+GuardedArray output_buffer(std::vector<py::ssize_t> shape, DType d) {
+  std::size_t n = 1;
+  for (py::ssize_t e : shape) n *= static_cast<std::size_t>(e);
+  GuardedArray g = to_input_array(std::vector<double>(n, 0.0), std::move(shape), {}, d);
+  const auto [uint, bits] = poison_bits(d);
+  g.view.attr("view")(uint)[py::ellipsis()] = py::int_(bits);
+  return g;
+}
+
+Unwritten unwritten(const py::array& buffer, DType d) {
+  const py::module_ np = py::module_::import("numpy");
+  const auto [uint, bits] = poison_bits(d);
+  const py::object left = np.attr("equal")(buffer.attr("view")(uint), py::int_(bits));
+  Unwritten u;
+  u.count = np.attr("count_nonzero")(left).cast<std::int64_t>();
+  if (u.count > 0) {
+    const std::vector<py::ssize_t> at = np.attr("argwhere")(left)[py::int_(0)].attr("tolist")().cast<std::vector<py::ssize_t>>();
+    u.first = shape_text(at);
+  }
+  return u;
+}
+
 py::array int64_array(const std::vector<std::int64_t>& values) {
   py::array_t<std::int64_t> a(static_cast<py::ssize_t>(values.size()));
   std::copy(values.begin(), values.end(), a.mutable_data());

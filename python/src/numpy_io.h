@@ -33,6 +33,17 @@ struct GuardedArray {
   // Both guards still hold only NaN.
   bool guards_intact() const;
 };
+// An output buffer the function writes into (a kernel that writes its outputs in place): `shape`,
+// dense, between the same guards, every element attnv's "never written" NaN (the bits of
+// CaseBuffers::poison_outputs; bf16 travels as float32 holding bf16 values).
+GuardedArray output_buffer(std::vector<pybind11::ssize_t> shape, DType d);
+// How many elements of an output buffer still hold that NaN, and the first one's index ("[0, 1, 3, 0]").
+struct Unwritten {
+  std::int64_t count = 0;
+  std::string first;
+};
+Unwritten unwritten(const pybind11::array& buffer, DType d);
+
 GuardedArray to_input_array(const std::vector<double>& values, std::vector<pybind11::ssize_t> shape,
                             std::vector<std::int64_t> strides, DType d);
 // int64 values as a 1-d NumPy array.

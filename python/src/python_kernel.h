@@ -18,6 +18,10 @@ namespace attnv::python {
 // The kernel's callables; None where it has none (backward, decode, supports).
 struct PythonCallables {
   pybind11::object forward, backward, decode, supports;
+  // The functions write their outputs into buffers attnv passes (out=, lse=; a backward's dq=,
+  // dk=, dv=, dsinks=) instead of returning them: every element checked written, every buffer
+  // between guards (numpy_io.h).
+  bool in_place = false;
 };
 
 // An exception a function raised: the one line its finding quotes and the whole traceback.

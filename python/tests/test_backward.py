@@ -100,3 +100,23 @@ def test_jobs_do_not_change_the_certificate():
         one, two = (attnv.certify(kernel, claims=CLAIMS, dtypes=["f32", "f64"], only=["R1", "R2", "R8"], jobs=j)
                     for j in (1, 2))
         assert key(one) == key(two)
+
+
+def test_backward_writing_its_gradients_in_place():
+    def forward(q, k, v, *, out, lse, **kw):
+        out[...], lse[...] = kernels.numpy_attention(q, k, v, **kw)
+
+    def backward(q, k, v, dout, *, dq, dk, dv, dsinks=None, **kw):
+        grads = kernels.numpy_backward(q, k, v, dout, **kw)
+        for buf, g in zip((dq, dk, dv, dsinks), grads):
+            buf[...] = g
+    r = r2(attnv.Kernel(forward, backward=backward, writes_outputs=True))
+    assert r["verdict"] == "PASS", r["text"]
+
+    def forgets_dv(q, k, v, dout, *, dq, dk, dv, dsinks=None, **kw):
+        grads = kernels.numpy_backward(q, k, v, dout, **kw)
+        dq[...], dk[...] = grads[0], grads[1]
+        if dsinks is not None:
+            dsinks[...] = grads[3]
+    f = r2(attnv.Kernel(forward, backward=forgets_dv, writes_outputs=True))["findings"][0]
+    assert f["kind"] == "missing_output" and "of its dv buffer unwritten" in f["message"], f

@@ -64,3 +64,12 @@ def test_decode_claim_needs_a_decode():
         raise AssertionError("called")
     with pytest.raises(TypeError, match="decode must take q, k_new, v_new, k_cache, v_cache positionally"):
         r21(attnv.Kernel(kernels.numpy_attention, decode=too_few))
+
+
+def test_decode_writing_its_output_in_place():
+    def forward(q, k, v, *, out, lse, **kw):
+        out[...], lse[...] = kernels.numpy_attention(q, k, v, **kw)
+
+    def decode(q, k_new, v_new, k_cache, v_cache, *, out, lse, **kw):
+        out[...], lse[...] = kernels.numpy_decode(q, k_new, v_new, k_cache, v_cache, **kw)
+    assert r21(attnv.Kernel(forward, decode=decode, writes_outputs=True))["verdict"] == "PASS"

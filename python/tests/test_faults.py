@@ -162,3 +162,36 @@ def test_reading_or_writing_past_an_input_is_seen():
         return out
     f = finding(certify(writes_past_v))
     assert f["kind"] == "out_of_bounds" and "wrote outside its v" in f["message"], f
+
+
+def test_outputs_written_in_place():
+    # writes_outputs=True: the function fills out= and lse= that attnv allocates (between guards,
+    # every element attnv's "never written" NaN), as a C kernel called through ctypes would.
+    def into(q, k, v, *, out, lse, **kw):
+        o, l = kernels.numpy_attention(q, k, v, **kw)
+        out[...] = o
+        lse[...] = l
+    ok = attnv.certify(attnv.Kernel(into, writes_outputs=True), claims=kernels.ALL_FORWARD, dtypes=["f32", "bf16"],
+                       only=["R1", "R7"])
+    assert ok.certified, ok.table()
+
+    def skips_empty_rows(q, k, v, *, out, lse, **kw):
+        o, l = kernels.numpy_attention(q, k, v, **kw)
+        seen = np.isfinite(l)
+        out[seen] = o[seen]  # rows with no visible key left as they were
+        lse[...] = l
+    f = attnv.certify(attnv.Kernel(skips_empty_rows, writes_outputs=True), claims=kernels.ALL_FORWARD, dtypes=["f32"],
+                      only=["R7"]).result("R7", "f32")["findings"][0]
+    assert f["kind"] == "missing_output" and "of its out buffer unwritten (the first: out[" in f["message"], f
+
+    def past_out(q, k, v, *, out, lse, **kw):
+        into(q, k, v, out=out, lse=lse, **kw)
+        flat = np.lib.stride_tricks.as_strided(out, shape=(out.size + 1,), strides=(out.itemsize,))
+        flat[-1] = 1.0
+    f = finding(certify(attnv.Kernel(past_out, writes_outputs=True)))
+    assert f["kind"] == "out_of_bounds" and "wrote outside its out" in f["message"], f
+
+    # A function that cannot take the buffers is a usage error before the run.
+    with pytest.raises(TypeError, match=r"keyword\(s\) out, lse"):
+        certify(attnv.Kernel(lambda q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype: None,
+                             writes_outputs=True))
