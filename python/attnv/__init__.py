@@ -168,7 +168,7 @@ class Certificate:
 
 
 def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=20261121, only=None, max_findings=1,
-            name=None, progress=False, jobs=None, report_dir=None):
+            name=None, progress=False, jobs=None, report_dir=None, arrays="numpy", device=None):
     """Runs the conformance suite on `kernel` in process and returns its Certificate.
 
     kernel: the forward function, or an object with forward (and optionally backward, supports)
@@ -184,11 +184,14 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     jobs: requirement x dtype jobs run at once (default: the CPU count, as `attnv certify`); the
       kernel's functions are still called one at a time (under the GIL), attnv's own work for the
       other jobs goes on meanwhile. jobs=1 runs everything on the calling thread's schedule.
+    arrays: "numpy" (default) or "torch": every function of the kernel gets torch tensors (bf16 as
+      torch.bfloat16, on `device`, default the CPU) and may return tensors (attnv.torch).
     report_dir: a folder for the whole certificate, as `attnv certify --report`: certificate.json,
       certificate.junit.xml, certificate.html and failures/ (one evidence folder per finding; a
       failures/ left there by an earlier run is replaced). Without it the evidence folders go to a
       temporary folder that lives as long as the certificate.
     """
+    kernel = _framework(kernel, arrays, device)
     forward, backward, decode, supports, in_place = parts(kernel)
     fn = kernel
     if dtypes is None:
@@ -289,16 +292,37 @@ class Repro:
         return self.text
 
 
+def _framework(kernel, arrays, device):
+    """The kernel as certify() calls it: NumPy arrays as they are, or, with arrays="torch", every
+    function of it behind attnv.torch's conversions (no autograd: a backward is the kernel's own)."""
+    if arrays in (None, "numpy"):
+        if device is not None:
+            raise ValueError('device= goes with arrays="torch"')
+        return kernel
+    if arrays != "torch":
+        raise ValueError(f'arrays: "numpy" or "torch", not {arrays!r}')
+    from . import torch as attnv_torch
+    forward, backward, decode, supports, in_place = parts(kernel)
+    if in_place:
+        raise ValueError('writes_outputs=True takes NumPy buffers: not with arrays="torch"')
+    name = getattr(kernel, "__qualname__", None) or type(kernel).__name__
+    k = attnv_torch.kernel(forward, name=name, supports=supports, device=device or "cpu", decode=decode,
+                           backward=backward, autograd=False)
+    k.__module__ = getattr(kernel, "__module__", None) or "?"
+    return k
+
+
 def _identity(kernel, name):
     """(name, spec) of a kernel as certificates and reproducers record it."""
     name = name or getattr(kernel, "__qualname__", None) or type(kernel).__name__
     return name, f"python:{getattr(kernel, '__module__', None) or '?'}.{name}"
 
 
-def repro(kernel, folder, claims, precision=None, name=None):
+def repro(kernel, folder, claims, precision=None, name=None, arrays="numpy", device=None):
     """Judges a saved failure again with `kernel` (its claims as certify takes them): a certify
     finding's evidence folder by the same requirement on the same case, in the same layout; an
     attnv.fuzz reproducer by the fuzz oracle. Returns a Repro."""
+    kernel = _framework(kernel, arrays, device)
     forward, backward, decode, supports, in_place = parts(kernel)
     name, spec = _identity(kernel, name)
     claims_json = _claims_json(claims, precision)
@@ -331,14 +355,15 @@ class FuzzResult:
 
 
 def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out", seed=1, backward=True,
-         shrink_time=20.0, corpus=None, precision=None, name=None, progress=False):
+         shrink_time=20.0, corpus=None, precision=None, name=None, progress=False, arrays="numpy", device=None):
     """Guided numeric fuzzing of a Python kernel in process, as `attnv fuzz`: mutates cases (tile
     edges, huge and tiny values, near-ties, masks, hidden NaN keys, ...), judges each against the
     exact reference under the bound of the declared precision (the backward too where claimed),
     keeps the inputs that reach new headroom or error levels, shrinks the first finding and writes
     its reproducer to `out` (attnv.repro judges it again). dtype: one storage dtype (default every
     claimed one); jobs: independent searchers; corpus: a folder of seed inputs (libFuzzer's, such as
-    the repository's fuzz/corpus/numeric). Returns a FuzzResult."""
+    the repository's fuzz/corpus/numeric). arrays, device: as certify's. Returns a FuzzResult."""
+    kernel = _framework(kernel, arrays, device)
     forward, backward_fn, decode, supports, in_place = parts(kernel)
     name, spec = _identity(kernel, name)
     claims_json = _claims_json(claims, precision)

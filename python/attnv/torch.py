@@ -66,10 +66,13 @@ def _split(result):
     return result, None
 
 
-def kernel(fn, name=None, supports=None, device="cpu", decode=None):
+def kernel(fn, name=None, supports=None, device="cpu", decode=None, backward=None, autograd=True):
     """An attnv kernel (forward and backward) of a forward written in torch ops; see the module.
-    `decode`, a decode in torch ops (python/README.md), takes the caches as tensors and appends into
-    them in place; what it leaves there is copied back for attnv to judge."""
+    `backward`, a backward in torch ops (python/README.md: dout, out and lse come as tensors, it
+    returns dq, dk, dv (and dsinks) as tensors), replaces the one autograd derives; autograd=False
+    with no backward gives a kernel without one. `decode`, a decode in torch ops, takes the caches
+    as tensors and appends into them in place; what it leaves there is copied back for attnv to
+    judge."""
     lse_dtype = {"f64": np.float64}
 
     def forward(q, k, v, *, dtype, **kw):
@@ -84,7 +87,7 @@ def kernel(fn, name=None, supports=None, device="cpu", decode=None):
             lse = lse.astype(lse_dtype.get(dtype, np.float32))
         return out, lse
 
-    def backward(q, k, v, dout, *, dtype, out=None, lse=None, **kw):
+    def autograd_backward(q, k, v, dout, *, dtype, out=None, lse=None, **kw):
         del out, lse  # autograd recomputes the forward
         tkw = _keywords(kw, dtype, device)
         inputs = [to_torch(x, dtype, device).requires_grad_() for x in (q, k, v)]
@@ -97,6 +100,17 @@ def kernel(fn, name=None, supports=None, device="cpu", decode=None):
                 raise TypeError(f"{name or fn.__name__} returned out as {type(o).__name__}, expected a torch.Tensor")
             grads = torch.autograd.grad(o, inputs, grad_outputs=to_torch(dout, dtype, device), allow_unused=True)
         return tuple(to_numpy(torch.zeros_like(x) if g is None else g, dtype) for g, x in zip(grads, inputs))
+
+    def converted_backward(q, k, v, dout, *, dtype, out=None, lse=None, **kw):
+        with torch.no_grad():
+            args = [to_torch(x, dtype, device) for x in (q, k, v, dout)]
+            tkw = _keywords(kw, dtype, device)
+            tkw["out"] = to_torch(out, dtype, device) if out is not None else None
+            tkw["lse"] = torch.from_numpy(np.ascontiguousarray(lse)).to(device) if lse is not None else None
+            grads = backward(*args, dtype=dtype, **tkw)
+        if not isinstance(grads, (tuple, list)):
+            return grads  # attnv reports the wrong type as the kernel's missing_output
+        return tuple(to_numpy(g, dtype) for g in grads)
 
     def decoder(q, k_new, v_new, k_cache, v_cache, *, dtype, **kw):
         with torch.no_grad():
@@ -115,8 +129,10 @@ def kernel(fn, name=None, supports=None, device="cpu", decode=None):
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "torch_kernel")
     # The usage checks read fn's signature, not these wrappers'.
     forward._attnv_checks = fn
-    backward._attnv_checks = fn
+    autograd_backward._attnv_checks = fn
+    converted_backward.__wrapped__ = backward  # inspect.signature reads the user's backward
     decoder._attnv_checks_decode = decode
-    k = Kernel(forward, backward=backward, supports=supports, name=label, decode=decoder if decode else None)
+    chosen = converted_backward if backward is not None else autograd_backward if autograd else None
+    k = Kernel(forward, backward=chosen, supports=supports, name=label, decode=decoder if decode else None)
     k.__module__ = getattr(fn, "__module__", None) or "?"
     return k

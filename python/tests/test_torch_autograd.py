@@ -102,3 +102,24 @@ def test_torch_decode_contiguous_and_paged():
     bad = attnv.torch.kernel(kernels.torch_sdpa_fixed, decode=forgets_v)
     r = attnv.certify(bad, claims=claims, dtypes=["f32"], only=["R21"]).result("R21", "f32")
     assert r["verdict"] == "FAIL", r["text"]
+
+
+def test_arrays_torch_for_a_kernel_with_its_own_backward():
+    # arrays="torch": a plain kernel written for torch tensors (no adapter), its own backward
+    # called with tensors (here autograd by hand, with a planted factor on dk in the buggy one).
+    def backward(q, k, v, dout, *, out, lse, factor=1.0, **kw):
+        assert isinstance(dout, torch.Tensor) and isinstance(out, torch.Tensor) and lse is None
+        q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+        with torch.enable_grad():
+            o = kernels.torch_sdpa_fixed(q, k, v, **kw)
+            dq, dk, dv = torch.autograd.grad(o, (q, k, v), grad_outputs=dout)
+        return dq, dk * factor, dv
+
+    kernel = attnv.Kernel(kernels.torch_sdpa_fixed, backward=backward)
+    cert = attnv.certify(kernel, claims=kernels.SDPA_CLAIMS, dtypes=["f64"], only=["R1", "R2"], arrays="torch")
+    assert cert.certified, cert.table()
+    bad = attnv.Kernel(kernels.torch_sdpa_fixed, backward=lambda *a, **kw: backward(*a, factor=2.0, **kw))
+    r2 = attnv.certify(bad, claims=kernels.SDPA_CLAIMS, dtypes=["f64"], only=["R2"], arrays="torch").result("R2", "f64")
+    assert r2["verdict"] == "FAIL" and "dk" in r2["findings"][0]["message"], r2["text"]
+    with pytest.raises(ValueError, match='"numpy" or "torch"'):
+        attnv.certify(kernel, claims=kernels.SDPA_CLAIMS, dtypes=["f64"], arrays="jax")
