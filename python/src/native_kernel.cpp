@@ -109,6 +109,18 @@ struct Owned {
   }
 };
 
+// A strided NumPy input (a kernel claiming "strided" gets views laid out as the case's layout)
+// handed to the C++ kernel as it is: its memory with its strides, so a layout bug shows (R11). A
+// dense one, or one whose NumPy dtype is not the storage dtype (bf16 travels as float32), stays
+// in the CaseBuffers copy.
+void use_caller_layout(TensorRef& view, const py::handle& arg, DType d) {
+  py::array a = py::reinterpret_borrow<py::array>(arg);
+  if (a.flags() & py::array::c_style) return;
+  if (std::string(py::str(a.dtype())) != numpy_dtype(d) || d == DType::bf16) return;
+  view.data = a.mutable_data();
+  for (int i = 0; i < view.rank; ++i) view.stride[static_cast<std::size_t>(i)] = a.strides(i) / a.itemsize();
+}
+
 // After a C++ kernel's call, its input buffers back into the caller's arrays: a kernel that
 // writes into an input does so through the Python route too (R14). q, k, v (and dout), the
 // positional arguments.
@@ -141,7 +153,6 @@ std::string NativeKernel::claims_json(const std::vector<std::string>& dtypes) co
   c.caps = kernel_->capabilities();
   for (const std::string& n : dtypes)
     if (const auto d = parse_dtype(n)) c.precision[*d] = kernel_->precision(*d);
-  c.caps.strided = false;  // the Python route passes dense arrays
   return cases::claims_to_json(c);
 }
 
@@ -151,6 +162,9 @@ py::object NativeKernel::forward(py::args args, py::kwargs kw) {
   CaseBuffers buf(c, Layout::bhtd, false);
   // Unwritten output elements come back as what the memory held: attnv's NaN, as in a C call.
   buf.poison_outputs();
+  use_caller_layout(buf.views().q, args[0], c.problem.dtype);
+  use_caller_layout(buf.views().k, args[1], c.problem.dtype);
+  use_caller_layout(buf.views().v, args[2], c.problem.dtype);
   kernel_->forward(c.problem, buf.views());
   write_back_inputs(args, buf.views(), false, c.problem.dtype);
   const Outputs o = buf.outputs();
@@ -168,6 +182,8 @@ py::object NativeKernel::backward(py::args args, py::kwargs kw) {
   write_dense(buf.views().out, doubles(kw["out"]));
   if (given(kw, "lse")) write_dense(buf.views().lse, doubles(kw["lse"]));
   else kernel_->forward(p, buf.views());
+  TensorRef* inputs[] = {&buf.views().q, &buf.views().k, &buf.views().v, &buf.views().dout};
+  for (std::size_t i = 0; i < 4; ++i) use_caller_layout(*inputs[i], args[i], p.dtype);
   kernel_->backward(p, buf.views());
   write_back_inputs(args, buf.views(), true, p.dtype);
   const Outputs o = buf.outputs();
