@@ -165,8 +165,12 @@ py::object NativeKernel::forward(py::args args, py::kwargs kw) {
   use_caller_layout(buf.views().q, args[0], c.problem.dtype);
   use_caller_layout(buf.views().k, args[1], c.problem.dtype);
   use_caller_layout(buf.views().v, args[2], c.problem.dtype);
-  kernel_->forward(c.problem, buf.views());
-  write_back_inputs(args, buf.views(), false, c.problem.dtype);
+  {
+    // The C++ work without the GIL, as an extension's heavy call runs (torch's and NumPy's do).
+    py::gil_scoped_release free;
+    kernel_->forward(c.problem, buf.views());
+  }
+  if (!buf.inputs_unchanged()) write_back_inputs(args, buf.views(), false, c.problem.dtype);
   const Outputs o = buf.outputs();
   const Shape& s = c.problem.shape;
   return py::make_tuple(answer(o.out, {s.B, s.Hq, s.Tq, s.Dv}, c.problem.dtype),
@@ -180,12 +184,16 @@ py::object NativeKernel::backward(py::args args, py::kwargs kw) {
   buf.poison_outputs();
   // The forward's own out and lse, as the kernel's backward reads them.
   write_dense(buf.views().out, doubles(kw["out"]));
-  if (given(kw, "lse")) write_dense(buf.views().lse, doubles(kw["lse"]));
-  else kernel_->forward(p, buf.views());
+  const bool has_lse = given(kw, "lse");
+  if (has_lse) write_dense(buf.views().lse, doubles(kw["lse"]));
   TensorRef* inputs[] = {&buf.views().q, &buf.views().k, &buf.views().v, &buf.views().dout};
   for (std::size_t i = 0; i < 4; ++i) use_caller_layout(*inputs[i], args[i], p.dtype);
-  kernel_->backward(p, buf.views());
-  write_back_inputs(args, buf.views(), true, p.dtype);
+  {
+    py::gil_scoped_release free;
+    if (!has_lse) kernel_->forward(p, buf.views());
+    kernel_->backward(p, buf.views());
+  }
+  if (!buf.inputs_unchanged()) write_back_inputs(args, buf.views(), true, p.dtype);
   const Outputs o = buf.outputs();
   const Shape& s = p.shape;
   py::list r;
@@ -233,7 +241,10 @@ py::object NativeKernel::decode(py::args args, py::kwargs kw) {
       v.*in.decode_view = heads.back().ref;
     }
   if (auto e = check_decode_views(p, v); !e.empty()) throw InputError("native kernel decode: " + e[0]);
-  kernel_->decode(p, v);
+  {
+    py::gil_scoped_release free;
+    kernel_->decode(p, v);
+  }
   // The caches as the kernel left them, back into the caller's arrays (the append is in place).
   for (auto [t, a] : {std::pair{&k_cache, 3}, {&v_cache, 4}}) {
     py::array dst = py::reinterpret_borrow<py::array>(args[a]);

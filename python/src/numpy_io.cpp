@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "problem/buffers.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;
@@ -28,31 +29,53 @@ py::array to_numpy(const std::vector<double>& values, std::vector<py::ssize_t> s
 }
 
 bool GuardedArray::guards_intact() const {
-  const py::module_ np = py::module_::import("numpy");
-  const auto all_nan = [&](py::ssize_t from, py::ssize_t to) {
-    return np.attr("isnan")(base[py::slice(from, to, 1)]).attr("all")().cast<bool>();
+  // Read in C++ (every input of every call is checked: NumPy calls here cost more than the call).
+  const DType carrier = base.itemsize() == 8 ? DType::f64 : base.itemsize() == 4 ? DType::f32 : DType::f16;
+  const char* bytes = static_cast<const char*>(base.data());
+  const auto all_nan = [&](std::int64_t from, std::int64_t n) {
+    const TensorRef t{const_cast<char*>(bytes) + from * base.itemsize(), carrier, 1, {n, 0, 0, 0}, {1, 0, 0, 0}};
+    const std::vector<double> x = read_dense(t);
+    return std::all_of(x.begin(), x.end(), [](double v) { return std::isnan(v); });
   };
-  return all_nan(0, guard) && all_nan(guard + span, 2 * guard + span);
+  return all_nan(0, guard) && all_nan(guard + span, guard);
 }
 
 GuardedArray to_input_array(const std::vector<double>& values, std::vector<py::ssize_t> shape,
                             std::vector<std::int64_t> strides, DType d) {
-  if (strides.empty()) {  // dense row-major
+  const bool dense = strides.empty();
+  if (dense) {
     strides.assign(shape.size(), 1);
     for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
   }
   std::int64_t span = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
-  const py::module_ np = py::module_::import("numpy");
   const py::dtype dt(numpy_dtype(d));
   const std::int64_t guard = kGuardBytes / dt.itemsize();
-  const py::array base = np.attr("full")(span + 2 * guard, std::numeric_limits<double>::quiet_NaN(), dt);
+  // Written from C++ through attnv's own stores (no NumPy temporaries: this runs for every input
+  // of every call). bf16 travels as float32 holding bf16 values, which float32 stores exactly.
+  const DType carrier = d == DType::bf16 ? DType::f32 : d;
+  py::array base(dt, std::vector<py::ssize_t>{static_cast<py::ssize_t>(span + 2 * guard)});
+  char* const bytes = static_cast<char*>(base.mutable_data());
+  const auto nan_fill = [&](std::int64_t from, std::int64_t n) {
+    const TensorRef t{bytes + from * dt.itemsize(), carrier, 1, {n, 0, 0, 0}, {1, 0, 0, 0}};
+    write_dense(t, std::vector<double>(static_cast<std::size_t>(n), std::numeric_limits<double>::quiet_NaN()));
+  };
+  if (dense) {  // only the guards: the view covers the rest
+    nan_fill(0, guard);
+    nan_fill(guard + span, guard);
+  } else {  // the gaps between rows and heads too
+    nan_fill(0, span + 2 * guard);
+  }
+  TensorRef t{bytes + guard * dt.itemsize(), carrier, static_cast<int>(shape.size()), {}, {}};
   std::vector<py::ssize_t> byte_strides;
-  for (std::int64_t s : strides) byte_strides.push_back(static_cast<py::ssize_t>(s) * dt.itemsize());
-  // A view of `base` (which it keeps alive) past the front guard, filled in logical order.
-  const void* first = static_cast<const char*>(base.data()) + guard * dt.itemsize();
-  py::array view(dt, shape, byte_strides, first, base);
-  np.attr("copyto")(view, to_numpy(values, shape, d));
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    t.shape[i] = shape[i];
+    t.stride[i] = strides[i];
+    byte_strides.push_back(static_cast<py::ssize_t>(strides[i]) * dt.itemsize());
+  }
+  write_dense(t, values);
+  // A view of `base` (which it keeps alive) past the front guard.
+  py::array view(dt, shape, byte_strides, t.data, base);
   return {view, base, guard, span};
 }
 
