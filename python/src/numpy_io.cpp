@@ -149,7 +149,14 @@ std::vector<double> read_output(const py::handle& value, const char* what, const
                                                        std::string(py::str(py::type::of(value).attr("__name__"))) +
                                                        ", expected a NumPy array (or an object with __array__)");
   }
-  py::array a = np.attr("asarray")(value);
+  py::object answer = py::reinterpret_borrow<py::object>(value);
+  // A torch tensor: detached and on the CPU first; a bfloat16 one as float32 holding its values
+  // (exact), since torch gives NumPy no bfloat16 (`__array__` raises).
+  if (py::hasattr(answer, "detach") && py::hasattr(answer, "cpu") && py::hasattr(answer, "dtype")) {
+    answer = answer.attr("detach")().attr("cpu")();
+    if (std::string(py::str(answer.attr("dtype"))) == "torch.bfloat16") answer = answer.attr("float")();
+  }
+  py::array a = np.attr("asarray")(answer);
   std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());
   if (got != shape)
     throw KernelFault(FaultKind::missing_output, fn + " returned " + what + " of shape " + shape_text(got) +

@@ -123,3 +123,17 @@ def test_arrays_torch_for_a_kernel_with_its_own_backward():
     assert r2["verdict"] == "FAIL" and "dk" in r2["findings"][0]["message"], r2["text"]
     with pytest.raises(ValueError, match='"numpy" or "torch"'):
         attnv.certify(kernel, claims=kernels.SDPA_CLAIMS, dtypes=["f64"], arrays="jax")
+
+
+def test_a_plain_function_may_return_bf16_tensors():
+    # NumPy arrays in, a torch bfloat16 tensor out: read as the bf16 values it holds.
+    def returns_tensor(q, k, v, **kw):
+        t = [torch.from_numpy(x).to(torch.bfloat16) for x in (q, k, v)]
+        return kernels.torch_sdpa_fixed(*t, **{**kw, "kv_len": None if kw["kv_len"] is None
+                                              else torch.from_numpy(kw["kv_len"]),
+                                              "mask": None if kw["mask"] is None else torch.from_numpy(kw["mask"]),
+                                              "bias": None if kw["bias"] is None
+                                              else torch.from_numpy(kw["bias"]).to(torch.bfloat16)})
+    claims = dict(kernels.SDPA_CLAIMS, backward=False)
+    r = attnv.certify(returns_tensor, claims=claims, dtypes=["bf16"], only=["R8"]).result("R8", "bf16")
+    assert r["verdict"] == "PASS", r["text"]
