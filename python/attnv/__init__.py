@@ -193,7 +193,6 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     """
     kernel = _framework(kernel, arrays, device)
     forward, backward, decode, supports, in_place = parts(kernel)
-    fn = kernel
     if dtypes is None:
         dtypes = list(claims.get("dtypes", [])) if isinstance(claims, dict) else []
         if not dtypes:
@@ -201,8 +200,7 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     if isinstance(dtypes, str):
         dtypes = [dtypes]
     only = [only] if isinstance(only, str) else list(only or [])
-    name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
-    module = getattr(fn, "__module__", None) or "?"
+    name, spec = _identity(kernel, name)
     args = [name, "claims"] + (["precision"] if precision is not None else [])
     args += [f"dtypes={list(dtypes)!r}", f"suite={suite!r}", f"seed={seed}"] + ([f"only={only!r}"] if only else [])
     command = f"attnv.certify({', '.join(args)})"
@@ -217,7 +215,7 @@ def certify(kernel, claims, precision=None, dtypes=None, suite="quick", seed=202
     else:
         failures = tempfile.mkdtemp(prefix="attnv-evidence-")
     try:
-        native, raised = _attnv._certify(forward, backward, decode, supports, in_place, name, f"python:{module}.{name}",
+        native, raised = _attnv._certify(forward, backward, decode, supports, in_place, name, spec,
                                          claims_json, list(dtypes), suite, int(seed), only, int(max_findings),
                                          (Unsupported, NotImplementedError), command, bool(progress), int(jobs or 0),
                                          failures)

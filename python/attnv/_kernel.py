@@ -38,7 +38,7 @@ class Kernel:
     supports(problem, op) returns True, False or a reason (a str) that declines the call; op is
       "forward", "backward" or "decode"; problem is a dict (python/README.md).
     writes_outputs=True: the functions write into buffers attnv passes instead of returning
-      arrays: the forward and decode into out= (and lse= when "lse" is claimed), the backward
+      arrays: the forward and decode into out= and lse= (None unless "lse" is claimed), the backward
       into dq=, dk=, dv= (and dsinks=); every element is checked written, and a write past a
       buffer's end is out_of_bounds (as the plugin route's guard pages see it).
     """
@@ -145,7 +145,7 @@ def check_signatures(forward, backward, decode, claims, name, writes_outputs=Fal
             fn, keywords, positional = target, [k for k in keywords if k in _keywords_for(claims)], ("q", "k", "v")
         _check(fn, name + ("" if role == "forward" else f".{role}"), positional, keywords)
 
-    outputs = ["out"] + (["lse"] if claims.get("lse") is True else []) if writes_outputs else []
+    outputs = ["out", "lse"] if writes_outputs else []  # lse=None in a call without an LSE
     check(forward, "forward", ("q", "k", "v"), _keywords_for(claims) + outputs)
     if claims.get("backward") is True:
         if backward is None:

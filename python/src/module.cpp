@@ -75,7 +75,8 @@ py::tuple certify(PythonCallables fns, const std::string& name, const std::strin
   cert.kernel.caps = claims.caps;
   for (DType d : claims.caps.dtypes) cert.kernel.precision.emplace_back(d, claims.model(d));
   cert.kernel.notes.push_back(claims.caps.strided
-                                  ? "called in process from Python with [B,H,T,D] NumPy arrays laid out as each case's layout"
+                                  ? "called in process from Python with [B,H,T,D] NumPy arrays: q, k, v and dout laid out as "
+                                    "each case's layout, the other inputs dense"
                                   : "called in process from Python with dense [B,H,T,D] NumPy arrays");
   for (DType d : claims.caps.dtypes)
     if (d == DType::bf16) cert.kernel.notes.push_back("bf16 passed as float32 arrays holding bf16 values (NumPy has no bfloat16)");

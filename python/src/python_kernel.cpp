@@ -1,5 +1,8 @@
 #include "python_kernel.h"
 
+#include <cmath>
+#include <tuple>
+
 #include "call_arguments.h"
 #include "numpy_io.h"
 #include "problem/buffers.h"
@@ -112,19 +115,27 @@ void PythonKernel::forward(const Problem& p, const KernelViews& views) {
   Outputs o;
   guarded("", [&] {
     CallArguments args(p, c, claims_.caps.strided ? &views : nullptr);
-    const Shape& s = p.shape;
-    const bool lse = views.lse.present() && claims_.caps.lse;
-    if (fns_.in_place) {
-      args.add_output("out", {s.B, s.Hq, s.Tq, s.Dv}, p.dtype);
-      if (lse) args.add_output("lse", {s.B, s.Hq, s.Tq}, lse_dtype(p.dtype));
-    }
+    offer_answer_buffers(args, p, views.lse.present());
     const py::object result = args.call(fns_.forward);
     args.check_unchanged(name_);
-    if (!fns_.in_place) return read_answer(result, p, views.lse.present(), name_, o);
-    o.out = args.written("out", name_);
-    if (lse) o.lse = args.written("lse", name_);
+    take_answer(result, args, p, views.lse.present(), name_, o);
   });
   write_outputs(o, p, views);
+}
+
+void PythonKernel::offer_answer_buffers(CallArguments& args, const Problem& p, bool lse_view) const {
+  if (!fns_.in_place) return;
+  const Shape& s = p.shape;
+  args.add_output("out", {s.B, s.Hq, s.Tq, s.Dv}, p.dtype);
+  if (lse_view && claims_.caps.lse) args.add_output("lse", {s.B, s.Hq, s.Tq}, lse_dtype(p.dtype));
+  else args.set("lse", py::none());  // a call without an LSE: the keyword is still there
+}
+
+void PythonKernel::take_answer(const py::object& result, const CallArguments& args, const Problem& p, bool lse_view,
+                               const std::string& fn, Outputs& o) const {
+  if (!fns_.in_place) return read_answer(result, p, lse_view, fn, o);
+  o.out = args.written("out", fn);
+  if (lse_view && claims_.caps.lse) o.lse = args.written("lse", fn);
 }
 
 // The forward's answer: `out`, or `(out, lse)`; lse is required when it is claimed and ignored
@@ -175,20 +186,21 @@ void PythonKernel::decode(const Problem& p, const DecodeViews& v) {
     for (const HeadInput& in : kHeadInputs)
       if (p.*in.present) args.add(in.name.data(), read_dense(v.*in.decode_view), {s.Hq}, p.dtype, true);
     args.set_options(p, false);
-    const bool lse = v.lse.present() && claims_.caps.lse;
-    if (fns_.in_place) {
-      args.add_output("out", {s.B, s.Hq, s.Tq, s.Dv}, p.dtype);
-      if (lse) args.add_output("lse", {s.B, s.Hq, s.Tq}, lse_dtype(p.dtype));
-    }
+    offer_answer_buffers(args, p, v.lse.present());
     const py::object result = args.call(fns_.decode);
     args.check_unchanged(fn);
     // The caches are written in place: whatever the function left there is what attnv judges
     // (R21 holds every position to the appended values or its initial fill).
-    k_cache = read_output(kc, "k_cache", shape_of(v.k_cache), numpy_dtype(p.dtype), fn);
-    v_cache = read_output(vc, "v_cache", shape_of(v.v_cache), numpy_dtype(p.dtype), fn);
-    if (!fns_.in_place) return read_answer(result, p, v.lse.present(), fn, o);
-    o.out = args.written("out", fn);
-    if (lse) o.lse = args.written("lse", fn);
+    for (auto [cache, array, view, what] :
+         {std::tuple{&k_cache, &kc, &v.k_cache, "k_cache"}, {&v_cache, &vc, &v.v_cache, "v_cache"}}) {
+      std::vector<double> after = read_output(*array, what, shape_of(*view), numpy_dtype(p.dtype), fn);
+      // read_output makes every NaN the plain one; a NaN slot the function left alone keeps its
+      // bits (R21 compares untouched cache bytes bitwise).
+      for (std::size_t i = 0; i < after.size(); ++i)
+        if (std::isnan(after[i]) && std::isnan((*cache)[i])) after[i] = (*cache)[i];
+      *cache = std::move(after);
+    }
+    take_answer(result, args, p, v.lse.present(), fn, o);
   });
   write_dense(v.k_cache, k_cache);
   write_dense(v.v_cache, v_cache);

@@ -15,6 +15,8 @@
 
 namespace attnv::python {
 
+class CallArguments;  // call_arguments.h
+
 // The kernel's callables; None where it has none (backward, decode, supports).
 struct PythonCallables {
   pybind11::object forward, backward, decode, supports;
@@ -61,6 +63,11 @@ class PythonKernel : public Kernel {
   // Runs `body` with the GIL held; a Python exception out of it becomes the kernel's fault.
   template <class F>
   void guarded(const char* what, F&& body);
+  // A forward's or decode's answer: the buffers a writes_outputs kernel fills (out=, lse=; lse=None
+  // when the call has no LSE) offered before the call, and what it returned or wrote taken after.
+  void offer_answer_buffers(CallArguments& args, const Problem& p, bool lse_view) const;
+  void take_answer(const pybind11::object& result, const CallArguments& args, const Problem& p, bool lse_view,
+                   const std::string& fn, Outputs& o) const;
   void read_answer(const pybind11::object& result, const Problem& p, bool want_lse, const std::string& fn,
                    Outputs& o) const;
   PythonCallables fns_;

@@ -191,6 +191,14 @@ def test_outputs_written_in_place():
     f = finding(certify(attnv.Kernel(past_out, writes_outputs=True)))
     assert f["kind"] == "out_of_bounds" and "wrote outside its out" in f["message"], f
 
+    # Without the LSE claim the function still gets lse=, as None.
+    def out_only(q, k, v, *, out, lse, **kw):
+        assert lse is None
+        out[...] = kernels.numpy_attention(q, k, v, **kw)[0]
+    plain = attnv.certify(attnv.Kernel(out_only, writes_outputs=True), claims=dict(kernels.ALL_FORWARD, lse=False),
+                          dtypes=["f32"], only=["R1"])
+    assert plain.certified, plain.table()
+
     # A function that cannot take the buffers is a usage error before the run.
     with pytest.raises(TypeError, match=r"keyword\(s\) out, lse"):
         certify(attnv.Kernel(lambda q, k, v, *, mask, bias, kv_len, scale, softcap, causal, alignment, window, dtype: None,
