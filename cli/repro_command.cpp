@@ -7,18 +7,15 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/kernel_spec.h"
+#include "fuzz/search/evidence_repro.h"
 #include "fuzz/search/fuzz_run.h"
-#include "fuzz/search/reproducer.h"
-#include "report/certificate.h"
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
 #include "properties/conformance/evidence.h"
 #include "io/exchange.h"
-#include "io/text.h"
 #include "problem/error.h"
 
 namespace attnv::cli {
@@ -36,65 +33,14 @@ std::unique_ptr<Kernel> make_kernel(const KernelChoice& choice) {
                                             : choice.make();
 }
 
-// A certify / cases check failure: its requirement judges the saved case again. Only a judged
-// result decides: PASS is "fixed", FAIL is "still fails"; a case the check cannot judge with this
-// kernel (not claimed, nothing exercised), or evidence that no longer matches what the check
-// does, is neither, and exits 2.
-int rejudge_evidence(const conformance::Evidence& e, const KernelChoice& choice, const std::string& dir) {
-  std::unique_ptr<Kernel> k = make_kernel(choice);
-  const bool same_kernel = e.kernel == k->name();
-  fuzz::require_same_configuration(e.kernel_configuration, same_kernel, *k, dir);
-  const std::string config =
-      e.kernel_configuration ? *e.kernel_configuration : (same_kernel ? k->configuration() : std::string());
-  std::cout << "evidence: " << io::printable(e.id) << ' ' << io::printable(e.property) << " on " << dtype_name(e.dtype)
-            << ", case " << e.case_index << " of seed " << e.suite_seed << " (failed with kernel "
-            << io::printable(e.kernel) << (config.empty() ? "" : ", " + io::printable(config))
-            << (e.kernel_configuration || config.empty() ? "" : " as this run has it: the evidence does not record one")
-            << ")\ncase: " << io::printable(e.pc.c.id) << ", layout " << layout_name(e.pc.layout)
-            << ", " << e.runs.size() << " recorded call" << (e.runs.size() == 1 ? "" : "s") << '\n';
-  const conformance::Rejudgement j = conformance::rejudge(*k, e);
-  if (!j.mismatch.empty())
-    throw InputError(dir + ": attnv's own error, not the kernel's: the check no longer makes the calls this evidence "
-                     "recorded (" + j.mismatch + "); it was written by another attnv version, or edited");
-  const props::PropertyResult& r = j.result;
-  const std::string kernel = io::printable(choice.info.name);
-  if (r.status == props::Status::attnv_error) {
-    std::cout << "  ATTNV ERROR: " << io::printable(r.message, true) << '\n'
-              << "attnv repro: attnv could not judge this case (its own error, not the kernel's): neither fixed nor failing\n";
-    return 3;
-  }
-  if (!r.judged()) {
-    std::cout << "  NOT JUDGED: " << io::printable(r.message, true) << '\n';
-    throw InputError("attnv repro: " + e.id + " cannot judge this case with kernel " + kernel +
-                     ": neither fixed nor failing (" + r.message + ")");
-  }
-  if (!r.ok) {
-    std::cout << "  FAIL: " << io::printable(fuzz::indent_lines(r.message, "    "), true) << '\n';
-    if (!r.worst.empty()) std::cout << "  worst: " << io::printable(r.worst, true) << '\n';
-    std::cout << "attnv repro: FAILS: " << e.id << " still fails this case with kernel " << kernel << '\n';
-    return 1;
-  }
-  std::cout << "  PASS" << (r.message.empty() ? "" : ": " + io::printable(r.message, true)) << '\n';
-  if (e.recurred == false) {
-    std::cout << "  but when the certifier judged this case again after it failed, it passed then too: this pass is "
-                 "no evidence of a fix\n";
-    throw InputError("attnv repro: neither fixed nor failing: " + e.id + " holds on this case with kernel " + kernel +
-                     " now, but the case did not fail the same way when it was judged again at once after failing "
-                     "(the kernel is not deterministic there), so passing it now does not show the bug gone; run "
-                     "the certification again to look for it");
-  }
-  std::cout << "attnv repro: passes: " << e.id << " holds on this case with kernel " << kernel << " (" << j.runs_compared
-            << " call" << (j.runs_compared == 1 ? "" : "s") << " checked against the evidence's inputs)\n";
-  return 0;
-}
-
 int run_repro(const ReproArgs& a) {
   const KernelChoice choice = parse_kernel_spec(a.kernel, {a.timeout, a.kernel_options});
   const bool plugin = choice.info.spec.rfind("plugin:", 0) == 0;
-  if (const std::optional<conformance::Evidence> e = conformance::read_evidence(a.dir)) return rejudge_evidence(*e, choice, a.dir);
-  const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(a.dir);
-  if (cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
+  const std::optional<conformance::Evidence> e = conformance::read_evidence(a.dir);
+  const std::vector<io::ExchangeCase> cases = e ? std::vector<io::ExchangeCase>{} : io::read_exchange_cases(a.dir);
+  if (!e && cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
   std::unique_ptr<Kernel> k = make_kernel(choice);
+  if (e) return fuzz::rejudge_evidence(*k, *e, choice.info.name, a.dir, std::cout);
   fuzz::OracleOptions opt;
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
   return fuzz::rejudge_reproducer(*k, cases, opt, choice.info.spec, choice.info.name, std::cout);

@@ -1,11 +1,11 @@
-#include "cli/selfcheck.h"
+#include "reference/selfcheck/selfcheck.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <sstream>
 
-namespace attnv::cli {
+namespace attnv::ref {
 namespace {
 
 // A reduced self-check (the quickstart runs the full one): zero mismatches on every family, and
@@ -84,4 +84,4 @@ TEST(SelfCheck, ComparisonCatchesOneUlp) {
 }
 
 }  // namespace
-}  // namespace attnv::cli
+}  // namespace attnv::ref
