@@ -117,8 +117,15 @@ std::string worst_failure(const Case& c, const bound::Comparison& cmp) {
     // bf16 error of 1.6e-3 is judged against ~2e-3, and "bound 4.9e-7 (1.62x)" misstates both.
     if (t.worst_index >= 0) {
       o << element_name(c, t.name, static_cast<std::size_t>(t.worst_index)) << " = " << t.worst_out << ", exact "
-        << t.worst_exact << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";
-      if (std::isfinite(t.worst_out)) o << ", " << t.worst_ratio << "x the allowance";
+        << t.worst_exact;
+      // An exact 0 with bound 0 (a fully masked row's O, a hidden key's gradient) allows +-0 alone:
+      // no rounding allowance, and no ratio to print ("infx the allowance" said nothing).
+      if (t.worst_exact == 0 && t.worst_bound == 0)
+        o << ", allowed exactly +-0 (an exact 0 with bound 0)";
+      else {
+        o << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";
+        if (std::isfinite(t.worst_out)) o << ", " << t.worst_ratio << "x the allowance";
+      }
     }
     if (t.non_finite) o << (t.worst_index >= 0 ? "; " : "") << t.non_finite << " non-finite " << t.name << " elements";
     if (t.worst_index < 0 && !t.non_finite) o << t.name << ": " << t.failures << " of " << t.elements << " elements rejected (wrong size?)";

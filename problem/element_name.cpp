@@ -29,11 +29,11 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 }  // namespace
 
 std::string bitwise_difference(const Case& c, const std::string& tensor, const std::vector<double>& a,
-                               const std::vector<double>& b, const std::vector<bool>* which) {
+                               const std::vector<double>& b, const std::vector<bool>* which, ZeroSign zeros) {
   if (a.size() != b.size()) return tensor + ": sizes differ";
   for (std::size_t n = 0; n < a.size(); ++n) {
     if (which && !(*which)[n]) continue;
-    if (!same_bits(a[n], b[n])) {
+    if (!same_bits(a[n], b[n]) && !(zeros == ZeroSign::same && a[n] == 0 && b[n] == 0)) {
       std::ostringstream o;
       o.precision(17);
       o << element_name(c, tensor, n) << " was " << a[n] << ", now " << b[n];

@@ -218,6 +218,18 @@ std::optional<Worst> worst_for(const Certificate& c, DType d) {
   return best;
 }
 
+std::string worst_ratio_text(const Worst& w) {
+  return std::isinf(w.ratio) && w.ratio > 0 ? "no ratio" : format_ratio(w.ratio);
+}
+
+std::string worst_failure_kind(const Worst& w) {
+  if (!(std::isinf(w.ratio) && w.ratio > 0)) return "";
+  const std::string& case_id = w.record ? w.record->case_id : w.result->worst_case;
+  for (const conformance::Finding& f : w.result->findings)
+    if (f.case_id == case_id) return kind_text(f.kind);
+  return "failed";
+}
+
 std::vector<Worst> worst_cases(const Certificate& c, std::size_t n) {
   std::vector<Worst> all;
   for (const RequirementResult& r : c.report.results)

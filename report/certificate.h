@@ -120,6 +120,14 @@ struct Worst {
 };
 std::optional<Worst> worst_for(const Certificate& c, DType d);
 
+// A worst case's ratio for people: format_ratio, except for a failure the check measured no
+// ratio for (a crash, a NaN, a bitwise difference, an exact 0 answered nonzero: ranked as
+// infinite so that it heads the list), which is "no ratio", never "inf".
+std::string worst_ratio_text(const Worst& w);
+// The kind of the finding behind such a worst case, for people ("outside the bound"); "" for a
+// worst case with a ratio.
+std::string worst_failure_kind(const Worst& w);
+
 // The n case records with the largest ratios over every result, largest first (ties: report order).
 std::vector<Worst> worst_cases(const Certificate& c, std::size_t n);
 

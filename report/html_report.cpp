@@ -73,7 +73,7 @@ void cards(std::ostringstream& o, const Certificate& c, const Summary& s) {
     if (!w) continue;
     // The ratio's color as a stripe: the number itself stays dark enough to read.
     o << "<div class=\"card\" style=\"border-top:4px solid " << detail::ratio_color(w->ratio) << "\"><div class=\"n\""
-      << (w->ratio >= 1 ? " style=\"color:var(--bad)\"" : "") << ">" << html_escape(format_ratio(w->ratio)) << "</div><div class=\"l\">worst error / bound, " << dt(d)
+      << (w->ratio >= 1 ? " style=\"color:var(--bad)\"" : "") << ">" << html_escape(worst_ratio_text(*w)) << "</div><div class=\"l\">worst error / bound, " << dt(d)
       << "</div><div class=\"sub\" title=\"" << html_escape(w->result->worst_case) << "\">" << html_escape(w->result->id)
       << " &middot; " << html_escape(w->record ? describe(w->record->problem) : w->result->worst_case) << "</div></div>";
   }
@@ -86,7 +86,8 @@ std::string cell_title(const Certificate& c, const RequirementResult& r) {
     << r.cases_run << " cases run, " << r.cases_checked << " judged, " << r.exercised << ' ' << r.exercised_unit
     << " (a PASS needs " << r.min_exercised << ')';
   if (r.cases_not_supported > 0) t << "\n" << r.cases_not_supported << " cases declined by the kernel (NOT SUPPORTED)";
-  if (r.worst_ratio >= 0) t << "\nworst error/allowance " << format_ratio(r.worst_ratio) << " (" << r.worst_case << ")";
+  if (std::isinf(r.worst_ratio)) t << "\nworst case " << r.worst_case << " (failed without a ratio)";
+  else if (r.worst_ratio >= 0) t << "\nworst error/allowance " << format_ratio(r.worst_ratio) << " (" << r.worst_case << ")";
   if (!r.note.empty()) t << "\n" << r.note;
   for (const conformance::Finding& f : r.findings) t << "\nfinding: " << f.message;
   t << "\n" << reproduce_command(c, r);
@@ -120,9 +121,15 @@ void grid(std::ostringstream& o, const Certificate& c, const Summary& s) {
       o << "<td class=\"v " << cls << "\" title=\"" << html_escape(cell_title(c, *r)) << "\">"
         << conformance::verdict_name(r->verdict);
       if (r->verdict != Verdict::not_claimed) {
-        o << "<small>" << r->cases_checked << "/" << r->cases_run << " cases";
+        // judged/run; a failure says how many failed and where (the terminal's per-layout counts).
+        o << "<small>";
+        if (r->cases_failed > 0)
+          o << r->cases_failed << " of " << r->cases_checked << " judged failed"
+            << (r->failure_pattern.empty() ? "" : " (" + html_escape(r->failure_pattern) + ")") << " &middot; ";
+        o << r->cases_checked << "/" << r->cases_run << " cases";
         if (r->cases_not_supported > 0) o << " &middot; " << r->cases_not_supported << " declined";
-        if (r->worst_ratio >= 0) o << " &middot; " << html_escape(format_ratio(r->worst_ratio)) << "&times;";
+        if (std::isinf(r->worst_ratio)) o << " &middot; no ratio";
+        else if (r->worst_ratio >= 0) o << " &middot; " << html_escape(format_ratio(r->worst_ratio)) << "&times;";
         o << "</small>";
       }
       o << "</td>";
@@ -239,7 +246,7 @@ void worst_table(std::ostringstream& o, const Certificate& c) {
     const double t = w.ratio > 0 ? std::clamp((std::log10(w.ratio) + 6) / 7, 0.02, 1.0) : 0.02;
     const std::string problem = describe(w.record->problem);
     o << "<tr><td>" << ++rank << "</td><td class=\"r\"><span class=\"bar\" style=\"width:" << detail::num(60 * t)
-      << "px;background:" << detail::ratio_color(w.ratio) << "\"></span>" << html_escape(format_ratio(w.ratio))
+      << "px;background:" << detail::ratio_color(w.ratio) << "\"></span>" << html_escape(worst_ratio_text(w))
       << "</td><td>" << html_escape(w.result->id) << "</td><td>" << dt(w.result->dtype) << "</td><td><div class=\"mono\">"
       << html_escape(w.record->case_id) << " <span class=\"muted\">(case " << w.record->index << ")</span>";
     // Generated case ids already spell out the problem; a kernel's own ids may not.

@@ -197,8 +197,9 @@ std::string terminal_summary(const Certificate& c, bool color) {
     const std::optional<Worst> w = worst_for(c, d);
     if (!w) continue;
     any = true;
-    o << "  " << pad(std::string(dtype_name(d)), 5) << pad(format_ratio(w->ratio), 10) << w->result->id << "  "
-      << w->result->worst_case << "\n";
+    const std::string kind = worst_failure_kind(*w);
+    o << "  " << pad(std::string(dtype_name(d)), 5) << pad(worst_ratio_text(*w), 10) << w->result->id << "  "
+      << w->result->worst_case << (kind.empty() ? "" : "  (failed: " + kind + ")") << "\n";
   }
   if (!any) o << "  (no requirement measured a ratio)\n";
   o << "\n" << paint(verdict_line(c), s.certified ? "1;32" : "1;31") << "\n";

@@ -619,7 +619,8 @@ std::string describe(const RequirementResult& r) {
   if (r.cases_failed > 0) o << ", " << r.cases_failed << " failed (" << r.failure_pattern << ")";
   if (r.cases_not_exercised > 0) o << " (" << r.cases_not_exercised << " not exercised)";
   if (r.cases_not_supported > 0) o << " (" << r.cases_not_supported << " declined: not supported)";
-  if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
+  if (std::isinf(r.worst_ratio)) o << ", worst case " << r.worst_case << " (failed without a ratio)";
+  else if (r.worst_ratio >= 0) o << ", worst " << r.worst_ratio << "x the allowance (" << r.worst_case << ")";
   if (!r.note.empty()) o << "; " << r.note;
   for (const Finding& f : r.findings) {
     o << "\n  " << (f.kind.empty() ? "" : "[" + f.kind + "] ") << f.message;

@@ -215,5 +215,52 @@ TEST(Checks, DeterminismComparesIdenticalCallsAndLeakageDoesNotTakeTheBlame) {
   EXPECT_TRUE(check_determinism(correct, c, Layout::bhtd).ok);
 }
 
+
+// Correct values, but a zero output takes the sign of the last key's V: what a kernel that
+// multiplies every weight of a tile by its V row does (an exact 0 weight times v is a zero of v's
+// sign). The contract leaves a zero's sign unspecified (docs/semantics.md, "Hidden positions"),
+// so R5 and R6 pass it; the same kernel moving any value with a hidden V still fails both.
+class ZeroSignFollowsLastKey : public NaiveKernel {
+ public:
+  explicit ZeroSignFollowsLastKey(double leak) : leak_(leak) {}
+  void forward(const Problem& p, const KernelViews& views) override {
+    NaiveKernel::forward(p, views);
+    const Shape& s = p.shape;
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t h = 0; h < s.Hq; ++h)
+        for (std::int64_t i = 0; i < s.Tq; ++i)
+          for (std::int64_t d = 0; d < s.Dv; ++d) {
+            const double v = load(views.v, {b, h / p.group(), s.Tk - 1, d});
+            const double o = load(views.out, {b, h, i, d});
+            if (o == 0) store(views.out, {b, h, i, d}, leak_ == 0 ? std::copysign(0.0, v) : leak_ * v);
+          }
+  }
+
+ private:
+  double leak_;
+};
+
+TEST(Checks, TheSignOfAZeroOutputIsNotALeakButAValueIs) {
+  Problem p;
+  p.shape = {1, 1, 1, 2, 4, 2, 2};
+  p.causal = true;  // top-left: rows 0 and 1 see keys 0 and 1 at most; keys 2 and 3 are hidden from both
+  Case c = make_values(p, ValueFamily::moderate, 6, false, false);
+  for (std::int64_t j = 0; j < 2; ++j)
+    for (std::int64_t d = 0; d < 2; ++d) c.v[c.vi(0, 0, j, d)] = 0;  // every visible V zero: every output 0
+  ZeroSignFollowsLastKey sign_only(0), leaking(1e-3);
+  bool caught5 = false, caught6 = false;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const PropertyResult r5 = check_no_leakage(sign_only, c, Layout::bhtd, seed);
+    const PropertyResult r6 = check_hidden_nonfinite(sign_only, c, Layout::bhtd, seed);
+    EXPECT_TRUE(r5.ok) << r5;
+    EXPECT_TRUE(r6.ok) << r6;
+    EXPECT_GT(r5.exercised, 0) << r5;
+    caught5 = caught5 || !check_no_leakage(leaking, c, Layout::bhtd, seed).ok;
+    caught6 = caught6 || !check_hidden_nonfinite(leaking, c, Layout::bhtd, seed).ok;
+  }
+  EXPECT_TRUE(caught5);
+  EXPECT_TRUE(caught6);
+}
+
 }  // namespace
 }  // namespace attnv::props

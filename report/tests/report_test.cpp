@@ -166,8 +166,32 @@ TEST(TerminalReport, AFailedRequirementRanksAsInfinityInTheHeadline) {
     for (const auto& r : c.report.results) failed = failed || (r.dtype == d && r.verdict == conformance::Verdict::fail);
     if (failed) {
       EXPECT_TRUE(std::isinf(w->ratio)) << dtype_name(d) << ": " << w->ratio;
+      // ... and says so, never "inf" (no error was infinite: the check measured no ratio).
+      EXPECT_EQ(worst_ratio_text(*w), "no ratio");
+      EXPECT_EQ(worst_failure_kind(*w), "outside the bound");
     }
   }
+  const std::string t = terminal_summary(c, false);
+  const std::string headline = t.substr(t.find("worst error/bound ratio"));
+  EXPECT_TRUE(contains(headline, "  f32  no ratio  R")) << headline;
+  EXPECT_TRUE(contains(headline, "(failed: outside the bound)")) << headline;
+  EXPECT_FALSE(contains(headline, "inf")) << headline;
+  EXPECT_FALSE(contains(t, "infx the allowance")) << t;
+  EXPECT_TRUE(contains(t, "allowed exactly +-0 (an exact 0 with bound 0)")) << t;
+  EXPECT_FALSE(contains(conformance::describe(*find_result(c, "R5", DType::f32)), "infx"));
+}
+
+// The HTML cell of a failing requirement says how many cases failed and where, as the terminal
+// does; it used to say "FAIL 200/200 cases", the judged count, and nothing of the failures.
+TEST(HtmlReport, AFailingCellCountsTheFailedCasesAndTheirLayouts) {
+  const Certificate& c = cert("mutant");
+  const conformance::RequirementResult* r5 = find_result(c, "R5", DType::f32);
+  ASSERT_TRUE(r5 && r5->cases_failed > 0 && !r5->failure_pattern.empty());
+  const std::string h = to_html(c);
+  const std::string cell = std::to_string(r5->cases_failed) + " of " + std::to_string(r5->cases_checked) +
+                           " judged failed (" + r5->failure_pattern + ")";
+  EXPECT_TRUE(contains(h, cell)) << cell;
+  EXPECT_FALSE(contains(h, ">inf<")) << "the headline card says no ratio";
 }
 
 TEST(TerminalReport, ShellQuoteLeavesPlainWordsAlone) {
