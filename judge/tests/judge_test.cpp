@@ -43,6 +43,45 @@ std::optional<Judgement> first_failure(Kernel& k, int n, Options opt, gen::Famil
   return std::nullopt;
 }
 
+// Logits below -DBL_MAX (an ALiBi slope of 1e308 two keys away) are valid input with weight 0
+// (docs/semantics.md): the reference computes them and the bound judges the naive kernel's
+// answer, forward and backward, instead of refusing the case or calling it attnv's error.
+TEST(Judge, LogitsBelowTheDoubleRangeAreJudged) {
+  Problem p;
+  p.shape = {1, 1, 1, 1, 3, 1, 1};
+  p.dtype = DType::f64;
+  p.has_alibi = true;
+  Case c = make_zero_case(p, true);
+  c.alibi = {1e308};
+  c.v = {1, 2, 3};
+  c.dout = {1};
+  props::NaiveKernel naive;
+  Options opt;
+  opt.backward = true;
+  opt.fp = FpCheck::off;
+  const Judgement j = judge_call(naive, c, Layout::bhtd, reference(naive, c, true), opt);
+  ASSERT_TRUE(j.ok()) << (j.failed ? fail_kind_id(*j.failed) : "") << ": " << j.message << "\n" << j.worst;
+  EXPECT_EQ(j.got.out[0], 1.0);
+  EXPECT_GT(j.exercised, 0);
+  // A bias of -1e308 on a score of -1e308: the same, and the row's other key keeps a tight
+  // bound (the hidden-by-overflow key's error does not spread over the row).
+  p.shape = {1, 1, 1, 1, 2, 1, 1};
+  p.has_alibi = false;
+  p.has_bias = true;
+  p.scale = 1.0;
+  c = make_zero_case(p, true);
+  c.q = {-1e154};
+  c.k = {0, 1e154};
+  c.v = {5, 7};
+  c.bias = {0, -1e308};
+  c.dout = {1};
+  const Reference ref = reference(naive, c, true);
+  const Judgement jb = judge_call(naive, c, Layout::bhtd, ref, opt);
+  ASSERT_TRUE(jb.ok()) << jb.message << "\n" << jb.worst;
+  EXPECT_EQ(jb.got.out[0], 5.0);
+  EXPECT_LT(ref.bounds.out[0], 1e-12);
+}
+
 TEST(Judge, ACorrectKernelPassesForwardAndBackwardWithEveryWatchOn) {
   props::NaiveKernel naive;
   Options opt;

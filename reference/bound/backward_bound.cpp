@@ -120,6 +120,8 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
             sink_under[li] = exp_under_ulps * (D_abs + e_D) + 1 + sum_flushes;
           }
           for (std::size_t jj = 0; jj < r.keys.size(); ++jj) {
+            // P_hat and dS_hat exactly 0 (logit_error.h): every product with them is an exact 0.
+            if (below_double_range(r, jj)) continue;
             const std::int64_t j = r.keys[jj];
             const double P = r.P[jj];
             double dP = 0, B = 0, B_drop = 0;

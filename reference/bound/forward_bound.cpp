@@ -46,6 +46,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   std::vector<double> rho(n);
   double sigma = 0, delta_max = 0;
   for (std::size_t jj = 0; jj < n; ++jj) {
+    if (below_double_range(r, jj)) continue;  // weight exactly 0 in the kernel too: no term
     // Argument error: the logit error, plus the subtraction of the running max, which
     // telescopes over the rescales to u (m_hat - t_hat) <= u (m - t + delta0 + dmax).
     const double delta = (r.delta0[jj] + u * (r.m - r.t[jj] + r.delta0[jj] + r.dmax) + arg_flush) * (1 + 2 * u);
@@ -80,6 +81,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const std::size_t dv = static_cast<std::size_t>(s.Dv);
   std::vector<double> t1s(dv), t2s(dv), t4s(dv), max_devs(dv), t_unders(dv), t_dazs(dv);
   for (std::size_t jj = 0; jj < n; ++jj) {
+    if (below_double_range(r, jj)) continue;  // not in the kernel's weighted average either
     const double* vr = c.v.data() + c.vi(b, hk, r.keys[jj], 0);
     const double w1 = r.P[jj] * rho[jj], w2 = r.P[jj] * (1 + rho[jj]);
     for (std::size_t d = 0; d < dv; ++d) {

@@ -160,6 +160,15 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
     r.A[jj] = A;
     r.delta_pre[jj] = d_pre;
     r.delta0[jj] = d0 * (1 + 4 * u_logit);  // second-order products of the u-terms above
+    if (t == -std::numeric_limits<double>::infinity()) {
+      // A logit below -DBL_MAX (a huge bias or ALiBi term; docs/semantics.md: its weight is 0).
+      // Every term above is relative to the logit's parts, so the kernel's logit is below
+      // -2^1023 too, and the reference computes such a row only when its largest logit is above
+      // -2^1022 (reference/fast/row_softmax.cpp): the kernel's weight exp(t_hat - m_hat) is then
+      // an exact 0, as P is. No error to carry, and none to spread over the row through dmax.
+      r.delta0[jj] = 0;
+      continue;
+    }
     r.m = std::max(r.m, t);
     max_a = std::max(max_a, A + std::fabs(bias) + alibi_abs);
   }

@@ -75,4 +75,11 @@ struct RowTerms {
 RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::int64_t h,
                    std::int64_t i, double exact_lse);
 
+// A visible key whose logit is below -DBL_MAX (a huge negative bias or ALiBi term): its weight
+// is 0 (docs/semantics.md), and a kernel within its model computes it as exactly 0, as it does
+// every product with it, when the row's largest logit is above -2^1022 (the only rows the
+// reference computes with such keys: row_terms, reference/fast/row_softmax.cpp). Every bound
+// term skips it.
+inline bool below_double_range(const RowTerms& r, std::size_t jj) { return r.t[jj] < -1.7976931348623157e308; }
+
 }  // namespace attnv::bound::detail

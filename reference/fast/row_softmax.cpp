@@ -56,6 +56,15 @@ namespace {
 
 std::string case_name(const Case& c) { return c.id.empty() ? describe(c.problem) : c.id; }
 
+// A double-double result `r` whose plain double counterpart is `plain`: past the double range
+// the error-free transformations leave a NaN low part (inf - inf) or a NaN sum, where the plain
+// result keeps the sign; a logit past -DBL_MAX is -inf (weight 0), one past +DBL_MAX +inf.
+DD saturated(DD r, double plain) {
+  if (std::isfinite(r.hi) && std::isfinite(r.lo)) return r;
+  if (std::isinf(plain)) return {plain, 0};
+  return r;  // plain finite, or NaN: no sign to keep (the caller refuses it)
+}
+
 // A logit that is not a finite double: the exact LSE of the row is at least that logit, so it is
 // not finite in f64 either; say which logit, not which tensor "overflows".
 [[noreturn]] void throw_logit_overflow(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
@@ -204,21 +213,23 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
             << ",i=" << i << ",j=" << j << "] = " << bias << " on a visible key";
         throw InputError(msg.str());
       }
-      t = dd::add_d(t, bias);
+      t = saturated(dd::add_d(t, bias), t.hi + bias);
       err += 2 * kU2 * std::fabs(t.hi) * 1.01;
     }
     if (pr.has_alibi && t.hi != -kInf) {
       // -m_h |j - p_i|: the distance is an integer below 2^61, exact as a double below 2^53
       // (Tk <= 2^53 in any case this runs); mul_d errs by 2u^2 of the product, add by 3u^2.
       const std::int64_t d = j - query_position(c, b, i);
-      const DD a = dd::mul_d(DD{-c.alibi[static_cast<std::size_t>(h)], 0}, static_cast<double>(d < 0 ? -d : d));
-      t = dd::add(t, a);
+      const double dist = static_cast<double>(d < 0 ? -d : d), slope = c.alibi[static_cast<std::size_t>(h)];
+      const DD a = saturated(dd::mul_d(DD{-slope, 0}, dist), -slope * dist);
+      t = saturated(dd::add(t, a), t.hi + a.hi);
       err += (2 * kU2 * std::fabs(a.hi) + 3 * kU2 * std::fabs(t.hi)) * 1.01;
     }
     if (std::isnan(t.hi) || t.hi == kInf) throw_logit_overflow(c, b, h, i, j);
-    // A logit below -DBL_MAX (a finite dot times a huge scale, or a huge negative bias): its
-    // exact weight exp(t - m) is below exp(-2^970) against any finite m, far under the absolute
-    // error every weight carries; kept as -inf and given weight 0 below.
+    // A logit below -DBL_MAX (a finite dot times a huge scale, a huge negative bias or ALiBi
+    // term): against a largest logit m above -2^1022 (checked below) its exact weight exp(t - m)
+    // is below exp(-2^1022), far under the absolute error every weight carries; kept as -inf and
+    // given weight 0 below.
     w.t[jj] = t.hi == -kInf ? DD{-kInf, 0} : t;
     w.t_err[jj] = t.hi == -kInf ? 0 : err;
     if (t.hi != -kInf && (m.hi == -kInf || dd::less(m, t))) m = t;
@@ -227,6 +238,19 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
   if (has_sink && (m.hi == -kInf || dd::less(m, DD{sink, 0}))) m = DD{sink, 0};
   // Every logit below -DBL_MAX: the exact LSE is too (it is at most max t + log n).
   if (m.hi == -kInf) throw_lse_overflow(c, b, h, i, -kInf);
+  // Some below -DBL_MAX beside a largest logit near it: their exact weights exp(t - m) need not
+  // be negligible (t - m may be small), and t is not known in double. Above -2^1022, t - m is
+  // below -2^1022 and every such weight is exactly 0 (the bound relies on this too).
+  if (m.hi < -0x1p1022)
+    for (std::size_t jj = 0; jj < n; ++jj)
+      if (w.t[jj].hi == -kInf) {
+        std::ostringstream msg;
+        msg << "fast reference (" << case_name(c) << "): the logit of query (b=" << b << ",h=" << h << ",i=" << i
+            << ") and key j=" << w.keys[jj] << " is below -DBL_MAX while the row's largest logit is " << m.hi
+            << ", within a factor of 2 of it: that key's weight is not known in double (a row whose largest logit "
+               "is above -2^1022 gives such keys weight 0)";
+        throw InputError(msg.str());
+      }
   // Weights e_j = exp(t_j - m), stored in w.p until divided by S.
   DD S{0, 0};
   double rel_e_max = 0;

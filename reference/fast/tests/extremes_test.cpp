@@ -275,6 +275,45 @@ TEST(Extremes, LseOverflowIsRefusedWithItsRealCause) {
   EXPECT_NE(acc.resolved.out[0], 0);
 }
 
+// A logit below -DBL_MAX is valid input whose weight is 0 (docs/semantics.md): an ALiBi slope of
+// 1e308 at distance 2, a bias of -1e308 on a score of -1e308. Both were refused as a logit "above
+// the double range" (the double-double sum of two huge negatives carried a NaN low part).
+TEST(Extremes, LogitsBelowTheDoubleRangeHaveWeightZero) {
+  Problem p = small_problem(DType::f64, 1, 3, 1);
+  p.scale = 1.0;
+  p.has_alibi = true;
+  Case c = make_zero_case(p, true);
+  c.alibi = {1e308};
+  c.v = {1, 2, 3};
+  c.dout = {1};
+  FastAccuracy acc;
+  Outputs fast = fast_forward(c, {}, nullptr, &acc);
+  EXPECT_EQ(fast.out[0], 1.0);
+  EXPECT_EQ(fast.lse[0], 0.0);
+  EXPECT_NE(acc.resolved.out[0], 0);
+  Outputs oracle = oracle_forward(c);
+  EXPECT_EQ(oracle.out[0], 1.0);
+  EXPECT_EQ(oracle.lse[0], 0.0);
+  EXPECT_NO_THROW(fast_backward(c));
+
+  Problem pb = small_problem(DType::f64, 1, 2, 1);
+  pb.scale = 1.0;
+  pb.has_bias = true;
+  Case cb = make_zero_case(pb, true);
+  cb.q = {-1e154};
+  cb.k = {0, 1e154};  // key 0: score 0; key 1: score -1e308, and a bias of -1e308 on it
+  cb.v = {5, 7};
+  cb.bias = {0, -1e308};
+  cb.dout = {1};
+  fast = fast_forward(cb, {}, nullptr, &acc);
+  EXPECT_EQ(fast.out[0], 5.0);
+  EXPECT_EQ(fast.lse[0], 0.0);
+  oracle = oracle_forward(cb);
+  EXPECT_EQ(oracle.out[0], 5.0);
+  EXPECT_EQ(oracle.lse[0], 0.0);
+  EXPECT_NO_THROW(fast_backward(cb));
+}
+
 // ---- The differential test over the extremes. ----
 
 // Windows and alignments: every side from {-1, 0, 1, Tk, 2^62, 2^63 - 2, 2^63 - 1}, both
