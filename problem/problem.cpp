@@ -21,6 +21,8 @@ std::optional<Alignment> parse_alignment(std::string_view s) {
 }
 
 double Problem::effective_scale() const {
+  // The contract's default (docs/semantics.md, "The default scale"): sqrt, then the division, in
+  // double; not always the double nearest to 1/sqrt(Dk).
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(shape.Dk));
 }
 

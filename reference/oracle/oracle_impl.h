@@ -99,7 +99,8 @@ RealInputs<Real> to_real_inputs(const Case& c, const ReadPlan& plan, bool with_d
 }
 
 // The scalars of the problem in Real. scale is Problem::effective_scale(), the double a kernel
-// is given (for the default, 1/sqrt(Dk) rounded to double), taken as exact.
+// is given (for the default, 1.0 / sqrt(Dk) evaluated in double: docs/semantics.md, "The default
+// scale"), taken as exact.
 template <class Real>
 struct RowParams {
   std::int64_t Dk = 0, Dv = 0, Tk = 0, G = 1, Tq = 0;

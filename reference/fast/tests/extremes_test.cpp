@@ -314,6 +314,28 @@ TEST(Extremes, LogitsBelowTheDoubleRangeHaveWeightZero) {
   EXPECT_NO_THROW(fast_backward(cb));
 }
 
+// The default scale is the double 1.0 / sqrt(Dk) (docs/semantics.md, "The default scale"), not
+// the double nearest to 1/sqrt(Dk): for Dk = 8 they are adjacent doubles, and both references
+// compute an unset scale exactly as the first set explicitly, and differently from the second.
+TEST(Extremes, TheDefaultScaleIsOneOverSqrtDkEvaluatedInDouble) {
+  const double in_double = 1.0 / std::sqrt(8.0), nearest = 0.35355339059327379;
+  ASSERT_EQ(std::nextafter(in_double, 1.0), nearest);
+  Problem p = small_problem(DType::f64, 2, 5, 8);
+  Case c = make_zero_case(p);
+  gen::Rng rng(8);
+  for (auto* x : {&c.q, &c.k, &c.v}) fill(*x, Values::normal, DType::f64, rng);
+  EXPECT_EQ(c.problem.effective_scale(), in_double);
+  const Outputs unset = oracle_forward(c), unset_fast = fast_forward(c);
+  c.problem.scale = in_double;
+  const Outputs same = oracle_forward(c);
+  c.problem.scale = nearest;
+  const Outputs other = oracle_forward(c);
+  EXPECT_EQ(unset.out, same.out);
+  EXPECT_EQ(unset.lse, same.lse);
+  EXPECT_NE(unset.lse, other.lse) << "the two readings must be told apart by the exact values";
+  EXPECT_EQ(unset_fast.lse, unset.lse);
+}
+
 // ---- The differential test over the extremes. ----
 
 // Windows and alignments: every side from {-1, 0, 1, Tk, 2^62, 2^63 - 2, 2^63 - 1}, both
