@@ -201,6 +201,9 @@ void mark_unobservable_through_files(RequirementResult& r, const FileEvidence& s
   r.verdict = Verdict::not_exercised;
   r.cases_not_exercised = r.cases_checked;
   r.cases_checked = 0;
+  r.exercised = 0;  // the replayed answers gave the check nothing it could judge
+  r.judged_only_with = need == ThroughFiles::second_run ? "--second COPY (a second run of the program)"
+                                                         : "an export that records its input files' hashes";
   r.note = need == ThroughFiles::second_run
                ? "through files the answers are read back, so two runs cannot differ: copy the export before "
                  "answering it, run the program twice (once on each copy) and check with --second COPY to judge this"

@@ -21,6 +21,12 @@ Summary summarize(const Certificate& c) {
       case Verdict::fail: ++s.fail; break;
       case Verdict::not_claimed: ++s.not_claimed; break;
       case Verdict::not_exercised:
+        if (!r.judged_only_with.empty()) {
+          s.awaiting_evidence.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
+          if (std::find(s.evidence_needed.begin(), s.evidence_needed.end(), r.judged_only_with) == s.evidence_needed.end())
+            s.evidence_needed.push_back(r.judged_only_with);
+          break;
+        }
         ++s.not_exercised;
         s.unexercised.push_back(r.id + "/" + std::string(dtype_name(r.dtype)));
         break;
@@ -51,7 +57,7 @@ Summary summarize(const Certificate& c) {
   for (const conformance::FeatureUse& f : c.report.exercised)
     if (f.judged == 0) s.unexercised_features.push_back(f.label);
   s.certified = s.fail == 0 && s.attnv_errors == 0 && s.not_supported == 0 && s.declined_features.empty() && s.pass > 0;
-  s.partial = s.ids.size() < conformance::requirements().size();
+  s.partial = s.ids.size() < conformance::requirements().size() || !s.awaiting_evidence.empty();
   return s;
 }
 
@@ -74,14 +80,19 @@ std::vector<std::string> names(const std::vector<DType>& ds) {
 std::string verdict_line(const Certificate& c) {
   const Summary s = summarize(c);
   std::ostringstream o;
+  const bool subset = s.ids.size() < conformance::requirements().size();
   const std::string run = std::string(conformance::tier_name(c.report.tier)) + " tier, seed " +
-                          std::to_string(c.report.seed) + (s.partial ? ", partial run: " + join(s.ids, " ") : "") +
+                          std::to_string(c.report.seed) + (subset ? ", partial run: " + join(s.ids, " ") : "") +
                           (conformance::kCaseDivisor > 1 ? ", sanitizer build: 1/" + std::to_string(conformance::kCaseDivisor) +
                                                                " of the tier's cases"
                                                          : "");
   // Counts are requirement x dtype results (R1 on f32 and R1 on bf16 are two), and say so.
   if (s.certified) {
-    o << "CERTIFIED: " << s.pass << " requirement x dtype " << (s.pass == 1 ? "result passes" : "results pass")
+    // A requirement the user could have had judged is named before anything else.
+    if (!s.awaiting_evidence.empty())
+      o << "CERTIFIED EXCEPT " << join(s.awaiting_evidence, ", ") << " (not judged: needs "
+        << join(s.evidence_needed, "; ") << "); ";
+    o << (s.awaiting_evidence.empty() ? "CERTIFIED: " : "") << s.pass << " requirement x dtype " << (s.pass == 1 ? "result passes" : "results pass")
       << " (" << s.ids.size() << " requirements on " << join(names(s.dtypes), ", ") << ")";
     if (s.not_exercised) o << ", " << s.not_exercised << " NOT EXERCISED (" << join(s.unexercised, ", ") << ")";
     if (s.notes) o << ", " << s.notes << " robustness " << (s.notes == 1 ? "note" : "notes") << " (" << join(s.noted, ", ") << ")";

@@ -83,7 +83,12 @@ struct Summary {
   // Claimed features no judged case used (ConformanceReport::exercised): "ALiBi". Not a finding,
   // and no certificate for them: the headline names them.
   std::vector<std::string> unexercised_features;
-  bool partial = false;                // not every requirement of the suite was run
+  // NOT EXERCISED results that evidence the user did not give would judge (R13 through files
+  // without --second): "R13/f32", and what judges them. Not in `unexercised`; they make the run
+  // partial, and the verdict line names them first: never a bare CERTIFIED.
+  std::vector<std::string> awaiting_evidence;
+  std::vector<std::string> evidence_needed;  // distinct RequirementResult::judged_only_with
+  bool partial = false;                // not every requirement of the suite was run, or judged
 };
 Summary summarize(const Certificate& c);
 

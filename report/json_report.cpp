@@ -222,6 +222,8 @@ std::string to_json(const Certificate& c) {
                                   {"not_supported_results", s.unsupported},
                                   {"declined_features", s.declined_features},
                                   {"unexercised_features", s.unexercised_features},
+                                  {"awaiting_evidence_results", s.awaiting_evidence},
+                                  {"evidence_needed", s.evidence_needed},
                                   {"partial", s.partial}}},
                  {"declines", declines},
                  {"claims_exercised", exercised},

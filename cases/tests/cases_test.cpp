@@ -22,6 +22,7 @@
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
 #include "properties/conformance/requirement.h"
+#include "report/certificate.h"
 
 namespace attnv::cases {
 namespace {
@@ -363,6 +364,18 @@ TEST(ExportCheck, SecondRunJudgesDeterminism) {
   conformance::ConformanceReport rep = check(dir);
   EXPECT_EQ(result_of(rep, "R13").verdict, conformance::Verdict::not_exercised);
   EXPECT_NE(result_of(rep, "R13").note.find("--second"), std::string::npos) << result_of(rep, "R13").note;
+  // Nothing of R13 was judged, so nothing was exercised (the JSON said 100), and the certificate
+  // is not a bare CERTIFIED: it names R13 first and is partial (docs/certificate.md).
+  EXPECT_EQ(result_of(rep, "R13").exercised, 0);
+  EXPECT_EQ(result_of(rep, "R13").judged_only_with, "--second COPY (a second run of the program)");
+  report::Certificate cert;
+  cert.report = rep;
+  const report::Summary sum = report::summarize(cert);
+  EXPECT_TRUE(sum.certified && sum.partial);
+  EXPECT_EQ(sum.awaiting_evidence, std::vector<std::string>{"R13/f32"});
+  const std::string line = report::verdict_line(cert);
+  EXPECT_EQ(line.rfind("CERTIFIED EXCEPT R13/f32 (not judged: needs --second COPY (a second run of the program)); ", 0), 0u)
+      << line;
 
   rep = check(dir, {}, {.second = copy});
   const std::size_t folders = io::read_exchange_cases(dir).size();

@@ -133,6 +133,10 @@ struct RequirementResult {
   std::string exercised_unit;
   std::int64_t min_exercised = 0;
   std::string not_exercised_why;    // the first such case's reason
+  // NOT EXERCISED for want of evidence the user can give (R13 through files without --second):
+  // what to give ("--second COPY"). Such a result leaves the run partial, never a bare CERTIFIED
+  // (docs/certificate.md). "" otherwise.
+  std::string judged_only_with;
   double worst_ratio = -1;    // largest error / allowance over the cases (-1: the check has none)
   std::string worst_case;     // the case id where it occurred
   std::string note;           // why not claimed, ...
