@@ -43,6 +43,10 @@ struct CheckOptions {
   // A claims file whose precision models replace the exported ones. Its capabilities and dtypes
   // must be the exported ones (the exported calls were drawn for them).
   std::filesystem::path claims = {};
+  // When not empty, an evidence folder per failing case goes here (certify's --report
+  // DIR/failures): the replayed call's inputs and the program's answers, the exact values and
+  // the bounds, so a finding shows its case without searching the export's folders.
+  std::filesystem::path failures = {};
 };
 
 // attnv-export.json with `opt` applied: the suite check() reruns and whose claims the certificate

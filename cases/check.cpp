@@ -276,7 +276,7 @@ conformance::ConformanceReport check(const fs::path& dir, const Progress& progre
     mark_unobservable_through_files(r, seen);
     if (progress) progress(r);
   };
-  return run_suite(replay, suite, max_findings, on_start, on_done);
+  return run_suite(replay, suite, max_findings, on_start, on_done, opt.failures.string());
 }
 
 }  // namespace attnv::cases

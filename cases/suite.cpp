@@ -24,8 +24,9 @@ std::vector<std::string> input_files() {
 }
 
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
-                                         const JobDone& on_done) {
+                                         const JobDone& on_done, const std::string& failures_dir) {
   conformance::ConformanceOptions opt;
+  opt.save_failures_dir = failures_dir;
   opt.tier = s.tier;
   opt.seed = s.seed;
   opt.max_findings = max_findings;

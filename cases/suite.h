@@ -52,8 +52,10 @@ using JobDone = std::function<void(conformance::RequirementResult&)>;
 // conformance::run_requirement on `k`: what run_conformance(k, opt) does, with a hook before
 // each job (the recording kernel names its cases with it). File kernels never claim strided
 // layouts (a case folder has none), so R11 is "not claimed".
+// `failures_dir`, when not empty, receives an evidence folder per failing case, as certify's
+// --report DIR/failures (properties/conformance/evidence.h).
 conformance::ConformanceReport run_suite(Kernel& k, const Suite& s, int max_findings, const JobStart& on_start,
-                                         const JobDone& on_done);
+                                         const JobDone& on_done, const std::string& failures_dir = "");
 
 // attnv-export.json: write (atomically) and read (strictly; InputError naming the file).
 // `inputs`, when given, receives the input hashes; nullopt for an export that recorded none.

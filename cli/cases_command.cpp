@@ -84,6 +84,7 @@ int run_check(const CheckArgs& a) {
   opt.only = a.only;
   opt.second = a.second;
   opt.claims = a.claims;
+  if (!a.out.report_dir.empty()) opt.failures = std::filesystem::path(a.out.report_dir) / "failures";
   // Every input (the export, --second, --claims) is validated before any output is touched.
   const cases::Suite suite = cases::checked_suite(a.dir, opt);
   prepare_outputs(a.out);

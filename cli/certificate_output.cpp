@@ -75,6 +75,29 @@ report::Certificate for_terminal(report::Certificate c) {
 
 }  // namespace
 
+namespace {
+
+// A failures/ left in a reused --report folder by an earlier run would sit beside this run's
+// certificate (a CERTIFIED one, say) as if it were this run's: attnv's own folder is emptied
+// first. One holding anything attnv does not write there (a file, or a folder that is not
+// evidence: no manifest.json) is the user's, and is left alone with an error.
+void remove_old_failures(const fs::path& failures) {
+  std::error_code ec;
+  if (!fs::exists(failures, ec)) return;
+  const auto refuse = [&](const std::string& why) {
+    throw InputError("--report: " + failures.string() + " " + why +
+                     ": attnv writes each failing case there, so it removes what an earlier run left; move it away");
+  };
+  if (!fs::is_directory(failures)) refuse("is not a folder");
+  for (const fs::directory_entry& e : fs::directory_iterator(failures))
+    if (!e.is_directory() || !fs::exists(e.path() / "manifest.json"))
+      refuse("holds " + e.path().filename().string() + ", which is not an evidence folder attnv wrote");
+  fs::remove_all(failures, ec);
+  if (ec) throw InputError("--report: cannot remove the earlier run's " + failures.string() + " (" + ec.message() + ")");
+}
+
+}  // namespace
+
 void add_output_options(CLI::App& cmd, OutputOptions& out) {
   cmd.add_option("--report", out.report_dir,
                  "folder for the whole certificate: certificate.json, certificate.junit.xml, certificate.html "
@@ -99,6 +122,7 @@ void prepare_outputs(const OutputOptions& out) {
     fs::create_directories(out.report_dir, ec);
     if (!fs::is_directory(out.report_dir))
       throw InputError("--report " + out.report_dir + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
+    remove_old_failures(fs::path(out.report_dir) / "failures");
   }
 }
 

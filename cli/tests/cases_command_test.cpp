@@ -145,5 +145,41 @@ TEST(CasesCommand, SecondRunJudgesDeterminismAndTheCertificateShowsTheModelUsed)
   fs::remove_all(dir);
 }
 
+
+// cases check --report writes the evidence of each failing case into failures/, as certify does
+// (--help and docs/certificate.md promised it; none was written); a later run with the same
+// --report removes the earlier failures/, so a CERTIFIED certificate never sits beside findings
+// of another run; a failures/ holding something attnv did not write is left alone, with an error.
+TEST(CasesCommand, ReportFolderHoldsTheFailuresOfThisRunOnly) {
+  const fs::path dir = fresh_dir("cases_failures");
+  const fs::path ex = dir / "ex", rep = dir / "rep";
+  ASSERT_EQ(run_attnv("cases export --dtype f32 --only R1 --out " + ex.string(), dir).status, 0);
+  answer(ex);
+  // One answer off by a tenth: R1 fails that case.
+  const io::ExchangeCase first = io::read_exchange_cases(ex).front();
+  Outputs o = run_forward(*std::make_unique<props::NaiveKernel>(), first.c);
+  for (double& x : o.out) x = round_to(DType::f32, x * 1.1);
+  io::write_outputs(io::case_dir(ex, first), "", first.c, o, DType::f32);
+  auto r = run_attnv("cases check " + ex.string() + " --report " + rep.string(), dir);
+  ASSERT_EQ(r.status, 1) << r.output;
+  ASSERT_TRUE(fs::is_directory(rep / "failures")) << r.output;
+  int folders = 0;
+  for (const auto& e : fs::directory_iterator(rep / "failures")) folders += fs::exists(e.path() / "manifest.json");
+  EXPECT_GE(folders, 1);
+
+  answer(ex);
+  r = run_attnv("cases check " + ex.string() + " --report " + rep.string(), dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(rep / "failures")) << "the earlier run's findings must not stay beside a CERTIFIED certificate";
+
+  fs::create_directories(rep / "failures");
+  std::ofstream(rep / "failures" / "notes.txt") << "mine";
+  r = run_attnv("cases check " + ex.string() + " --report " + rep.string(), dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "holds notes.txt, which is not an evidence folder attnv wrote")) << r.output;
+  EXPECT_TRUE(fs::exists(rep / "failures" / "notes.txt"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace attnv
