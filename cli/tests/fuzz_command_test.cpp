@@ -88,14 +88,17 @@ TEST(FuzzCommand, FindsAMutantPluginAndReproducesIt) {
 // The folder certify saves for a finding is judged again by the same requirement: a kernel that
 // assumes dense BHTD strides fails R1 on a BTHD or gapped case, and repro on that folder keeps
 // failing (it used to re-run the case as BHTD and exit 0, "passes"); so does a leak found by R5's
-// perturbation. The correct kernel passes the same folders: exit 0 means fixed.
+// perturbation, and a fully masked row's NaN or unwritten output (R7). The correct kernel passes
+// the same folders: exit 0 means fixed.
 TEST(FuzzCommand, ReproOfACertifyFindingFailsUntilTheKernelIsFixed) {
   const fs::path dir = fresh_dir("repro_certify");
   struct Planted {
     const char* mutant;
     const char* requirement;
   };
-  for (const Planted p : {Planted{"dense_strides_assumed", "R1"}, Planted{"mask_after_softmax", "R5"}}) {
+  // R7 too: a fixed kernel's repro of an R7 folder was said to exit 2 (issue 39, item 6); it passes.
+  for (const Planted p : {Planted{"dense_strides_assumed", "R1"}, Planted{"mask_after_softmax", "R5"},
+                          Planted{"nan_on_fully_masked", "R7"}, Planted{"empty_rows_unwritten", "R7"}}) {
     const std::string spec = "plugin:" + mutant_plugin(p.mutant);
     const fs::path report = dir / p.mutant;
     const auto r = run_attnv("certify --kernel " + spec + " --dtype f32 --only " + p.requirement +
