@@ -45,6 +45,19 @@ std::string kernel_environment(const std::string& spec) {
   return core::CoreKernel().configuration();  // the path the variable resolves to, as the core names it
 }
 
+namespace {
+std::string file_kind(std::filesystem::file_type t) {
+  switch (t) {
+    case std::filesystem::file_type::directory: return "a directory";
+    case std::filesystem::file_type::fifo: return "a FIFO";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+}  // namespace
+
 KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions& opt) {
   std::vector<std::pair<std::string, std::string>> options;
   for (const std::string& o : opt.kernel_options) options.push_back(plugin::parse_kernel_option(o));
@@ -56,8 +69,12 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
     const std::string path = spec.substr(7);
     if (path.empty()) throw InputError("--kernel plugin: needs a path to a shared library (plugin:PATH)");
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(st))
       throw InputError("--kernel " + spec + ": no such file (build the plugin first; see plugin/README.md)");
+    if (!std::filesystem::is_regular_file(st))
+      throw InputError("--kernel " + spec + ": not a regular file (" + file_kind(st.type()) +
+                       "): a plugin is a shared library file (see plugin/README.md)");
     const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
     const plugin::PluginOptions popt{opt.timeout_seconds, "", options};
     const plugin::PluginKernel probe(abs, popt);

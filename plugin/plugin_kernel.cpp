@@ -70,6 +70,12 @@ void PluginKernel::start_worker() {
                       : d.kind == Death::exited ? "exited with status " + std::to_string(d.code)
                       : d.kind == Death::signaled ? "killed by " + signal_name(d.code)
                                                   : d.detail;
+    // The first load failing is a plugin that cannot be loaded (its initialization crashed or hung
+    // before it declared anything): a usage error, nothing certified, and never attnv's own
+    // error. A later restart failing (after a fault in a call) is the kernel's failure in that run.
+    if (starts_ == 1)
+      throw InputError("plugin " + path_ + " cannot be loaded: it " + why +
+                       " while loading (its initialization, before attnv_kernel_entry answered), in the worker process");
     throw KernelFailure(d.kind == Death::hung ? FaultKind::hung : FaultKind::crashed, "plugin " + path_ + ": while loading: " + why);
   }
   if (h->kind != wire::ReplyKind::ok) {

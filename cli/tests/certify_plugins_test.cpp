@@ -1,7 +1,8 @@
 // End to end: `attnv certify --kernel plugin:PATH` on the example plugin, on plugins that crash,
 // hang, write out of bounds or into their inputs (each a finding, certification goes on, the exit
-// code stays right), and on plugins that cannot be loaded (exit 2).
+// code stays right), and on plugins that cannot be loaded, crash while loading, or are no file (exit 2).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -95,6 +96,20 @@ TEST(CertifyPlugins, UnloadablePluginsAreUsageErrors) {
   r = run_attnv(std::string("certify --kernel plugin:") + __FILE__, dir);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "invalid ELF header")) << r.output;
+  // A plugin that crashes while it is loaded was attnv's "internal error", exit 3.
+  r = run_attnv(std::string("certify --kernel plugin:") + PLUGIN_BAD_CTOR_ABORT, dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "cannot be loaded: it crashed with SIGABRT (abort) while loading")) << r.output;
+  EXPECT_FALSE(has(r.output, "internal error")) << r.output;
+  // A path that exists but is no file was "no such file".
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, kind] : {std::pair<std::string, std::string>{dir.string(), "a directory"},
+                                   {fifo.string(), "a FIFO"}, {"/dev/zero", "a character device"}}) {
+    r = run_attnv("certify --kernel plugin:" + path, dir);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_TRUE(has(r.output, "not a regular file (" + kind + ")")) << r.output;
+  }
   fs::remove_all(dir);
 }
 
