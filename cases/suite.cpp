@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/exchange.h"
 #include "problem/error.h"
 #include "problem/head_inputs.h"
 #include "problem/index_inputs.h"
@@ -77,13 +78,14 @@ void write_suite(const std::filesystem::path& file, const Suite& s, std::size_t 
 
 Suite read_suite(const std::filesystem::path& file, std::optional<InputRecord>* inputs) {
   const std::string where = file.string();
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw InputError(where + ": cannot open (is this a folder written by `attnv cases export`?)");
-  std::ostringstream text;
-  text << f.rdbuf();
+  if (!std::filesystem::exists(file))
+    throw InputError(where + ": cannot open (is this a folder written by `attnv cases export`?)");
+  // As large as a manifest may be: a full-tier export's file (the input hashes of every case
+  // folder) is a few MB; a crafted one of gigabytes is refused before it is read.
+  const std::string text = io::read_text_file(file, io::kMaxManifestBytes, " for attnv-export.json");
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(where + ": not valid JSON: " + e.what());
   }

@@ -33,25 +33,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// The manifest's text, its size checked against kMaxManifestBytes before it is read.
-std::string read_manifest_text(const fs::path& file) {
-  const std::string name = file.string();
-  if (std::string why = unreadable_reason(file); !why.empty()) throw InputError(name + ": " + why);
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(file, ec);
-  if (ec) throw InputError(name + ": cannot determine the file size: " + ec.message());
-  if (size > static_cast<std::uintmax_t>(kMaxManifestBytes))
-    throw InputError(name + ": " + std::to_string(size) + " bytes, more than the limit of " +
-                     std::to_string(kMaxManifestBytes) + " bytes (" + std::to_string(kMaxManifestBytes >> 20) +
-                     " MiB) for a manifest; split the cases over several exchange folders (docs/exchange-format.md)");
-  std::ifstream f(file, std::ios::binary);
-  // Unreadable for lack of permission, say, though it exists: say why instead of "read error".
-  if (!f) throw InputError(name + ": cannot open for reading: " + std::strerror(errno));
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!f.read(text.data(), static_cast<std::streamsize>(size)))
-    throw InputError(name + ": read error after " + std::to_string(f.gcount()) + " of " + std::to_string(size) + " bytes");
-  return text;
-}
 
 
 // The npy shape of a mask or bias: [Tq,Tk], or [B|1,Hq|1,Tq,Tk] with leading extents.
@@ -219,7 +200,9 @@ void write_case_files(const fs::path& folder, const Case& c) {
 
 std::vector<ManifestEntry> read_manifest(const fs::path& dir) {
   const fs::path file = dir / kManifestFile;
-  return parse_manifest(read_manifest_text(file), file.string());
+  return parse_manifest(read_text_file(file, kMaxManifestBytes,
+                                      " for a manifest; split the cases over several exchange folders (docs/exchange-format.md)"),
+                        file.string());
 }
 
 std::vector<ExchangeCase> read_exchange_cases(const fs::path& dir) {
@@ -363,6 +346,24 @@ Outputs read_outputs(const fs::path& case_folder, std::string_view prefix, const
     if (fs::exists(file, ec)) o.*f.field = read_result_tensor(file, *f.shape, bf16);
   }
   return o;
+}
+
+std::string read_text_file(const fs::path& file, std::int64_t max_bytes, const std::string& too_large_advice) {
+  const std::string name = file.string();
+  if (std::string why = unreadable_reason(file); !why.empty()) throw InputError(name + ": " + why);
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(file, ec);
+  if (ec) throw InputError(name + ": cannot determine the file size: " + ec.message());
+  if (size > static_cast<std::uintmax_t>(max_bytes))
+    throw InputError(name + ": " + std::to_string(size) + " bytes, more than the limit of " + std::to_string(max_bytes) +
+                     " bytes (" + std::to_string(max_bytes >> 20) + " MiB)" + too_large_advice);
+  std::ifstream f(file, std::ios::binary);
+  // Unreadable for lack of permission, say, though it exists: say why instead of "read error".
+  if (!f) throw InputError(name + ": cannot open for reading: " + std::strerror(errno));
+  std::string text(static_cast<std::size_t>(size), '\0');
+  if (!f.read(text.data(), static_cast<std::streamsize>(size)))
+    throw InputError(name + ": read error after " + std::to_string(f.gcount()) + " of " + std::to_string(size) + " bytes");
+  return text;
 }
 
 }  // namespace attnv::io

@@ -26,6 +26,11 @@ struct ExchangeCase {
 // DIR/manifest.json alone (no tensors), size-checked and parsed; InputError naming the file.
 std::vector<ManifestEntry> read_manifest(const std::filesystem::path& dir);
 
+// A whole text file (a manifest, attnv-export.json) of at most `max_bytes`: InputError naming the
+// file when it is unreadable, not a regular file or larger (the message ends with
+// `too_large_advice`), so a crafted file cannot make attnv read gigabytes.
+std::string read_text_file(const std::filesystem::path& file, std::int64_t max_bytes, const std::string& too_large_advice);
+
 // Read every case: manifest, then each case's tensors, shape- and dtype-checked, then
 // check_case. Any problem is an InputError naming the file or the case (index and id).
 std::vector<ExchangeCase> read_exchange_cases(const std::filesystem::path& dir);

@@ -6,11 +6,16 @@
 #include <cstdio>
 #include <sstream>
 
+#include "io/text.h"
+
 namespace attnv::report::detail {
 
 using bound::RatioHistogram;
 
-std::string html_escape(const std::string& s) {
+std::string html_escape(const std::string& raw) {
+  // Text from outside attnv (a plugin's name, a case id) may hold terminal controls (ESC, BEL,
+  // bidirectional overrides): shown as '?' here as in the terminal (io/text.h), never raw.
+  const std::string s = io::printable(raw, true);
   std::string out;
   out.reserve(s.size());
   for (char ch : s) {

@@ -136,6 +136,23 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
+// attnv-export.json is read only up to a manifest's limit: a 200 MB one used to be read whole
+// (52 s, 1.03 GB) and certified.
+TEST(ExportCheck, AnOversizedExportFileIsRefusedBeforeItIsRead) {
+  const fs::path dir = scratch("oversized");
+  fs::create_directories(dir);
+  { std::ofstream(dir / kExportFile) << "{"; }
+  fs::resize_file(dir / kExportFile, (std::uintmax_t{65} << 20));  // sparse: nothing is written
+  try {
+    (void)read_suite(dir / kExportFile);
+    ADD_FAILURE() << "a 65 MiB attnv-export.json was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the limit of 67108864 bytes (64 MiB) for attnv-export.json"),
+              std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Claims, FileOverridesDefaultsStrictly) {
   const fs::path d = scratch("claims");
   fs::create_directories(d);

@@ -633,6 +633,13 @@ TEST(HtmlReport, HostileTextIsEscaped) {
   std::size_t scripts = 0;
   for (std::size_t p = 0; (p = h.find("<script", p)) != std::string::npos; ++p) ++scripts;
   EXPECT_EQ(scripts, 1u);
+  // Terminal controls in a plugin's name (ESC, BEL, a bidirectional override) never reach the page.
+  c.kernel.name = "k\x1b]0;pwned\x07\xe2\x80\xaename";
+  const std::string controls = to_html(c);
+  EXPECT_FALSE(contains(controls, "\x1b")) << "ESC reached the HTML raw";
+  EXPECT_FALSE(contains(controls, "\x07"));
+  EXPECT_FALSE(contains(controls, "\xe2\x80\xae"));
+  EXPECT_TRUE(contains(controls, "k?]0;pwned????name"));  // one ? per byte (io::printable)
 }
 
 }  // namespace
