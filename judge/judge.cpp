@@ -120,7 +120,9 @@ std::string worst_failure(const Case& c, const bound::Comparison& cmp) {
         << t.worst_exact;
       // An exact 0 with bound 0 (a fully masked row's O, a hidden key's gradient) allows +-0 alone:
       // no rounding allowance, and no ratio to print ("infx the allowance" said nothing).
-      if (t.worst_exact == 0 && t.worst_bound == 0)
+      if (!std::isfinite(t.worst_exact))
+        o << ", allowed exactly " << t.worst_exact << " (a non-finite exact value)";
+      else if (t.worst_exact == 0 && t.worst_bound == 0)
         o << ", allowed exactly +-0 (an exact 0 with bound 0)";
       else {
         o << ", allowed " << t.worst_threshold << " (bound " << t.worst_bound << " + rounding)";

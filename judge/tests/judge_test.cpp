@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "gen/families.h"
+#include "gen/rng.h"
 #include "kernels/emulated_kernel.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
@@ -148,6 +149,36 @@ TEST(Judge, TheWorstElementIsNamedWithTheAllowanceItWasJudgedBy) {
   EXPECT_EQ(j->worst.rfind("out[", 0), 0u) << j->worst;
   EXPECT_NE(j->worst.find("allowed"), std::string::npos) << j->worst;
   EXPECT_NE(j->worst.find("x the allowance"), std::string::npos) << j->worst;
+}
+
+// A fully masked row's LSE written as 0 instead of -inf: the worst line quotes that LSE. It used
+// to quote the largest ratio among the passing outputs (0.42x) and never show the failing LSEs.
+class FiniteLseOnEmptyRows : public props::NaiveKernel {
+ public:
+  void forward(const Problem& p, const KernelViews& v) override {
+    NaiveKernel::forward(p, v);
+    const Shape& s = p.shape;
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t h = 0; h < s.Hq; ++h)
+        for (std::int64_t i = 0; i < s.Tq; ++i)
+          if (load(v.lse, {b, h, i, 0}) == -HUGE_VAL) store(v.lse, {b, h, i, 0}, 0.0);
+  }
+};
+
+TEST(Judge, AFailingNonFiniteExactValueIsTheWorstElement) {
+  Problem p;
+  p.shape = {1, 2, 2, 6, 3, 4, 4};
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;  // Tq > Tk: rows 0..2 see no key
+  Case c = make_zero_case(p);
+  gen::Rng rng(3);
+  for (auto* t : {&c.q, &c.k, &c.v})
+    for (double& e : *t) e = round_to(DType::f32, rng.normal());
+  FiniteLseOnEmptyRows k;
+  const Judgement j = judge_call(k, c, Layout::bhtd, reference(k, c, false), Options{});
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.worst.rfind("lse[", 0), 0u) << j.worst;
+  EXPECT_NE(j.worst.find("exact -inf, allowed exactly -inf"), std::string::npos) << j.worst;
 }
 
 TEST(Judge, WithoutTheSecondCallAnAlternatingKernelIsNotCalledNondeterministic) {

@@ -164,7 +164,9 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   const bool judged = pr.judged();
   if (judged) {
     ++res.cases_checked;
-    res.exercised += pr.exercised;
+    // In the requirement's unit: a check whose unit is the judged case may still return a
+    // result that counts elements (R3's V = ones judgement failing: 99,504 "cases judged" of 100).
+    res.exercised += res.exercised_unit == "cases judged" ? 1 : pr.exercised;
   }
   if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
   const bool declined = pr.status == props::Status::not_supported;

@@ -185,6 +185,21 @@ TEST(ConformanceRunner, APassNeedsTheTiersMinimumOfEvidence) {
   }
 }
 
+// A requirement counted in judged cases counts each judged case once, failing ones too: R3's
+// failing V = ones judgement returned an element count (99,504 "cases judged" of 100 cases).
+TEST(ConformanceRunner, ExercisedStaysInTheRequirementsUnit) {
+  for (const props::Mutant& m : props::mutant_zoo()) {
+    if (m.name != "zero_padded_tail") continue;
+    std::unique_ptr<Kernel> k = m.make();
+    const RequirementResult r = run_requirement(*k, "R3", DType::f32);
+    ASSERT_EQ(r.verdict, Verdict::fail) << describe(r);
+    EXPECT_EQ(r.exercised_unit, "cases judged");
+    EXPECT_EQ(r.exercised, r.cases_checked) << describe(r);
+    return;
+  }
+  FAIL() << "no zero_padded_tail mutant";
+}
+
 TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
   std::set<std::string> listed;
   for (const Requirement& r : requirements()) {

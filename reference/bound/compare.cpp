@@ -97,7 +97,20 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
       }
       continue;
     }
-    if (!std::isfinite(x)) continue;
+    if (!std::isfinite(x)) {
+      // A non-finite exact value (a fully masked row's LSE = -inf) requires the identical value:
+      // a failure here outranks every passing element, or the finding would quote one of those
+      // (0.42x) and never show the failing LSEs.
+      if (!ok && r.non_finite == 0 && !(r.worst_ratio > 1)) {
+        r.worst_ratio = HUGE_VAL;
+        r.worst_index = static_cast<std::int64_t>(e);
+        r.worst_out = o;
+        r.worst_exact = x;
+        r.worst_bound = b;
+        r.worst_threshold = 0;
+      }
+      continue;
+    }
     if (std::isinf(b)) {  // accepted, but nothing was judged
       ++r.unjudged;
       continue;
