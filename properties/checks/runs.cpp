@@ -65,6 +65,7 @@ std::string disagreement(const Case& c, const std::string& tensor, const std::ve
       const bool same = same_bits(a[n], b[n]) || (std::isnan(a[n]) && std::isnan(b[n]));
       if (!same && non_finite.empty()) {
         std::ostringstream o;
+        o.precision(17);  // two values differing in their last bits must not print alike ("4.62535 vs 4.62535")
         o << element_name(c, tensor, n) << ": " << a[n] << " vs " << b[n] << " (exact " << exact[n] << ")";
         non_finite = o.str();
       }

@@ -14,6 +14,7 @@
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
 #include "properties/checks/checks.h"
+#include "properties/checks/runs.h"
 #include "properties/conformance/conformance.h"
 
 namespace attnv::props::testing {
@@ -128,6 +129,17 @@ Case case_with_bias(const Problem& p, std::uint64_t seed) {
   round_to_storage(c);
   c.id = "bias/" + std::to_string(seed);
   return c;
+}
+
+// Two runs that disagree where the exact value is not finite are quoted with every digit: R9
+// printed 4.625348091125488 and 4.6253485679626465 as "4.62535 vs 4.62535".
+TEST(Disagreement, TwoValuesAreQuotedWithEveryDigit) {
+  Problem p;
+  p.shape = {1, 1, 1, 1, 1, 1, 1};
+  const Case c = make_zero_case(p);
+  const std::string d = detail::disagreement(c, "lse", {4.625348091125488}, {4.6253485679626465},
+                                             {-HUGE_VAL}, {0.0}, DType::f32);
+  EXPECT_NE(d.find("4.6253480911254883 vs 4.6253485679626465"), std::string::npos) << d;  // 17 digits: round-trips
 }
 
 TEST(WithdrawnClaims, AClaimWithdrawnInOneDtypeIsNotClaimedThereOnly) {
