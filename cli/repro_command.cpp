@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_spec.h"
-#include "fuzz/search/evidence_repro.h"
+#include "properties/conformance/evidence_repro.h"
 #include "fuzz/search/fuzz_run.h"
 #include "core/core_kernel.h"
 #include "fuzz/numeric/oracle.h"
@@ -40,7 +40,7 @@ int run_repro(const ReproArgs& a) {
   const std::vector<io::ExchangeCase> cases = e ? std::vector<io::ExchangeCase>{} : io::read_exchange_cases(a.dir);
   if (!e && cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
   std::unique_ptr<Kernel> k = make_kernel(choice);
-  if (e) return fuzz::rejudge_evidence(*k, *e, choice.info.name, a.dir, std::cout);
+  if (e) return conformance::rejudge_evidence(*k, *e, choice.info.name, a.dir, std::cout);
   fuzz::OracleOptions opt;
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
   return fuzz::rejudge_reproducer(*k, cases, opt, choice.info.spec, choice.info.name, std::cout);

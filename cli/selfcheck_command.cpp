@@ -1,16 +1,16 @@
-// attnv selfcheck: the reference self-check (reference/selfcheck/selfcheck.h).
+// attnv selfcheck: the reference self-check (selfcheck/selfcheck.h).
 #include <iostream>
 #include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/seed_option.h"
 #include "cli/dtype_option.h"
-#include "reference/selfcheck/selfcheck.h"
+#include "selfcheck/selfcheck.h"
 
 namespace attnv::cli {
 
 void add_selfcheck_command(CLI::App& app, int& exit_code) {
-  auto opt = std::make_shared<ref::SelfCheckOptions>();
+  auto opt = std::make_shared<selfcheck::SelfCheckOptions>();
   auto dtypes = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"f32", "f16", "bf16"});
   auto* cmd = app.add_subcommand("selfcheck", "Check the fast reference against the multiprecision oracle on adversarial case families");
   cmd->footer(
@@ -36,9 +36,9 @@ void add_selfcheck_command(CLI::App& app, int& exit_code) {
     std::int64_t done = 0;
     if (tty)
       opt->progress = [&done](const std::string& id) { std::cerr << "\r\033[K  case " << ++done << ": " << id << std::flush; };
-    const ref::SelfCheckReport r = ref::run_selfcheck(*opt);
+    const selfcheck::SelfCheckReport r = selfcheck::run_selfcheck(*opt);
     if (tty) std::cerr << "\r\033[K";
-    ref::print_selfcheck(r, std::cout);
+    selfcheck::print_selfcheck(r, std::cout);
     exit_code = r.total().mismatches > 0 ? 1 : r.not_exercised().empty() ? 0 : 2;
   });
 }

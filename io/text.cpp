@@ -62,4 +62,14 @@ std::string single_quoted(std::string_view s) {
   return out;
 }
 
+std::string indent_lines(const std::string& text, const std::string& indent) {
+  std::string out;
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out += indent;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
 }  // namespace attnv::io

@@ -18,4 +18,8 @@ std::string printable(std::string_view s, bool keep_newlines = false);
 // std::quoted would win overload resolution by argument-dependent lookup on std::string.)
 std::string single_quoted(std::string_view s);
 
+// Text over several lines with every line after the first indented by `indent` (a finding's
+// message carries the comparison summary, one line per tensor); no trailing newline.
+std::string indent_lines(const std::string& text, const std::string& indent);
+
 }  // namespace attnv::io

@@ -324,6 +324,7 @@ struct Engine {
               const Acc th = std::tanh(score(b, h, i, j) / cap);
               dS *= Acc(1) - th * th;
             }
+            if (opt.scale_ds_first) dS *= sc;
             for (std::int64_t d = 0; d < s().Dv; ++d)
               dv[c.vi(b, hk, j, d)] += P * static_cast<Acc>(c.dout[c.oi(b, h, i, d)]);
             for (std::int64_t d = 0; d < s().Dk; ++d) {
@@ -333,13 +334,14 @@ struct Engine {
           }
         }
       }
-    const Acc dk_scale = opt.plant == Plant::dk_missing_scale ? Acc(1) : sc;
+    const Acc dq_scale = opt.scale_ds_first ? Acc(1) : sc;  // already in dS
+    const Acc dk_scale = opt.plant == Plant::dk_missing_scale || opt.scale_ds_first ? Acc(1) : sc;
     auto rounded = [&](const std::vector<Acc>& x, Acc factor) {
       std::vector<double> r(x.size());
       for (std::size_t n = 0; n < x.size(); ++n) r[n] = round_out(x[n] * factor);
       return r;
     };
-    o.dq = rounded(dq, sc);
+    o.dq = rounded(dq, dq_scale);
     o.dk = rounded(dk, dk_scale);
     o.dv = rounded(dv, Acc(1));
     if (c.problem.has_sinks) o.dsinks = rounded(dsinks, Acc(1));

@@ -85,6 +85,11 @@ struct NaiveOptions {
   // attnv must find. Not x86-64: flushing is unavailable and the option is refused.
   bool flush_subnormals = false;
   std::optional<bool> declare_flush = std::nullopt;
+  // The backward multiplies each dS by the scale before its products with q and k
+  // (FlashAttention-2's order) instead of scaling the summed dQ and dK at the end. Correct, and
+  // rounded differently: in the subnormal range fl(scale dS) errs by eta / 2 and |q| multiplies
+  // that (BOUND.md 5.6).
+  bool scale_ds_first = false;
 };
 
 class NaiveKernel : public Kernel {

@@ -6,6 +6,7 @@
 #include "fuzz/search/reproducer.h"
 #include "io/text.h"
 #include "problem/error.h"
+#include "problem/kernel_configuration.h"
 #include "report/certificate.h"
 
 namespace attnv::fuzz {
@@ -79,7 +80,7 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
        << job.kernel_name << " after " << r.status.execs << " execs in " << std::fixed;
   text.precision(3);
   text << r.status.seconds << " s\n";
-  text << "  what:  " << indent_lines(f.message, "         ") << '\n';
+  text << "  what:  " << io::indent_lines(f.message, "         ") << '\n';
   if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
   text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
   if (s.recurred)
@@ -127,11 +128,11 @@ int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, co
       ++failed;
       const Finding& f = *v.finding;
       // The message may quote the plugin's own error text: printable, newlines kept.
-      out << "  FAIL " << fail_kind_id(f.kind) << ": " << io::printable(indent_lines(f.message, "    "), true) << '\n';
+      out << "  FAIL " << fail_kind_id(f.kind) << ": " << io::printable(io::indent_lines(f.message, "    "), true) << '\n';
       if (!f.worst.empty()) out << "  worst: " << io::printable(f.worst, true) << '\n';
     } else {
       out << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
-          << indent_lines(v.comparison.summary(), "    ") << '\n';
+          << io::indent_lines(v.comparison.summary(), "    ") << '\n';
       if (reproducer_recurred(ec) == false) {
         unsteady.push_back(c.id);
         out << "  but when attnv fuzz judged this case again after finding it, the "

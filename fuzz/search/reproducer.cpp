@@ -61,16 +61,6 @@ void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Lay
                   kernel_configuration, report_text);
 }
 
-std::string indent_lines(const std::string& text, const std::string& indent) {
-  std::string out;
-  for (char ch : text) {
-    out += ch;
-    if (ch == '\n') out += indent;
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
-  return out;
-}
-
 namespace {
 
 // meta.attnv_fuzz[key] of a case, null when the case has none.
@@ -101,17 +91,6 @@ std::optional<bool> reproducer_recurred(const io::ExchangeCase& c) {
   return v.get<bool>();
 }
 
-void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
-                                const std::string& where) {
-  if (!same_kernel || !recorded || *recorded == k.configuration()) return;
-  const auto named = [](const std::string& c) { return c.empty() ? std::string("none") : "'" + c + "'"; };
-  throw InputError(where + ": the failure was recorded with kernel configuration " + named(*recorded) + ", and this run's " +
-                   k.name() + " has " + named(k.configuration()) +
-                   ": other code is another kernel, whose verdict would not say whether this failure is fixed; run "
-                   "attnv repro again " +
-                   (recorded->empty() ? std::string("without --kernel-option flags, in the setting the failure was recorded in")
-                                      : "with " + *recorded));
-}
 
 Layout reproducer_layout(const io::ExchangeCase& c) {
   const nlohmann::json l = fuzz_meta(c, "layout");

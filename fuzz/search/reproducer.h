@@ -31,10 +31,6 @@ void write_attnv_error_case(const std::filesystem::path& dir, const Case& c, Lay
                             const std::string& kernel_spec, const std::string& kernel_configuration,
                             const std::string& error, const std::string& report_text);
 
-// Text over several lines with every line after the first indented by `indent` (a finding's
-// message carries the comparison summary, one line per tensor); no trailing newline.
-std::string indent_lines(const std::string& text, const std::string& indent);
-
 // The layout a reproducer's case asks for (meta.attnv_fuzz.layout), BHTD when absent.
 // InputError when it names no layout.
 Layout reproducer_layout(const io::ExchangeCase& c);
@@ -44,17 +40,10 @@ Layout reproducer_layout(const io::ExchangeCase& c);
 // InputError when it is not a string.
 std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const char* key);
 
-// InputError when `k` is the kernel a failure was recorded with (same_kernel) but runs in another
-// configuration than `recorded` (when that names one): judging the failure again with other code
-// (another core path, other plugin options) would not say whether it is fixed. Another kernel
-// altogether is judged: the output names both. `where` names the folder or case for the message.
 // meta.attnv_fuzz.recurred of a reproducer case: false when the failure did not come back when
 // attnv fuzz judged its case again (a kernel, or attnv, not deterministic there), so that a pass
 // of the case says nothing of a fix; nullopt when the case records none (a plain exchange folder,
 // or one written before attnv recorded it). InputError when it is not a boolean.
 std::optional<bool> reproducer_recurred(const io::ExchangeCase& c);
-
-void require_same_configuration(const std::optional<std::string>& recorded, bool same_kernel, const Kernel& k,
-                                const std::string& where);
 
 }  // namespace attnv::fuzz

@@ -11,6 +11,7 @@
 #include "io/exchange.h"
 #include "properties/conformance/conformance.h"
 #include "properties/conformance/evidence.h"
+#include "properties/checks/checks.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
 #include "reference/fast/fast.h"
@@ -187,6 +188,33 @@ TEST(ConformanceRunner, APassNeedsTheTiersMinimumOfEvidence) {
 
 // A requirement counted in judged cases counts each judged case once, failing ones too: R3's
 // failing V = ones judgement returned an element count (99,504 "cases judged" of 100 cases).
+// A correct backward that scales dS before its products with q and k (FlashAttention-2's order):
+// fl(scale dS) in f64's subnormal range errs by eta / 2 and |q| = 147.5 multiplies it. An outside
+// kernel doing this failed R2 at 2.56x (dK 4.37e-321 against 4.03e-321, large_logits case 89);
+// here 186 of 200 such rows failed a bound that counted only the other order (dQ at 1.94x, dK at
+// 1.11x): now none does, and the quick tier's R2 passes too (BOUND.md 5.6).
+TEST(ConformanceRunner, AScaleAppliedToDsFirstIsWithinTheBackwardBound) {
+  props::NaiveKernel fa2_order(props::NaiveOptions{.scale_ds_first = true});
+  int judged = 0;
+  for (int t = 0; t < 200; ++t) {
+    Problem p;
+    p.shape = {1, 1, 1, 1, 2, 1, 1};
+    p.dtype = DType::f64;
+    p.scale = 0.01;
+    Case c = make_zero_case(p, true);
+    c.q = {147.5};
+    c.k = {0, -700 / 1.475};                 // logits 0 and -700: P_1 ~ 1e-304
+    c.v = {0, 1e-17 * (1 + t * 0.037)};      // dS_1 ~ 1e-321: subnormal, and scale dS_1 more so
+    c.dout = {1};
+    const props::PropertyResult r = props::check_backward_matches_reference(fa2_order, c, Layout::bhtd);
+    EXPECT_TRUE(r.ok) << r.message << "\n" << r.worst;
+    judged += r.status == props::Status::pass;
+  }
+  EXPECT_EQ(judged, 200);
+  const RequirementResult r = run_requirement(fa2_order, "R2", DType::f64);
+  EXPECT_EQ(r.verdict, Verdict::pass) << describe(r);
+}
+
 TEST(ConformanceRunner, ExercisedStaysInTheRequirementsUnit) {
   for (const props::Mutant& m : props::mutant_zoo()) {
     if (m.name != "zero_padded_tail") continue;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "fuzz/search/evidence_repro.h"
+#include "properties/conformance/evidence_repro.h"
 #include "fuzz/search/fuzz_run.h"
 #include "io/exchange.h"
 #include "numpy_io.h"
@@ -45,7 +45,7 @@ py::tuple repro(PythonCallables fns, const std::string& name, const std::string&
     // A certify finding: its requirement judges the saved case again.
     const cases::Claims claims = cases::claims_from_json(claims_json, "claims", {e->dtype}, cases::ClaimsRoute::in_process);
     PythonKernel kernel(std::move(fns), name, claims, std::move(refused));
-    return judged(kernel, [&](std::ostream& o) { return fuzz::rejudge_evidence(kernel, *e, name, folder, o); });
+    return judged(kernel, [&](std::ostream& o) { return conformance::rejudge_evidence(kernel, *e, name, folder, o); });
   }
   // A reproducer of attnv.fuzz (or any exchange folder): every case judged again by the fuzz
   // oracle, under the claims for the dtypes the cases are in (claims["dtypes"], when given, still

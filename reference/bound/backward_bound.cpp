@@ -180,9 +180,12 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
               out.dq[c.qi(b, h, i, d)] += times(wq, kd);
               out.dk[c.ki(b, hk, j, d)] += times(wk, qd);
               // + the product dS k itself, whose eta / 2 the scale multiplies when it is applied
-              // last (BOUND.md 5.6; attnv fuzz found the core at 1.02x the bound with scale 14).
-              uq[c.qi(b, h, i, d)] += times(s_under * scale, kd) + std::max(1.0, scale) + sum_flushes;
-              uk[c.ki(b, hk, j, d)] += times(s_under * scale, qd) + std::max(1.0, scale) + sum_flushes;
+              // last (BOUND.md 5.6; attnv fuzz found the core at 1.02x the bound with scale 14),
+              // + the product scale dS, whose eta / 2 |k| multiplies when the scale is applied
+              // first (FlashAttention-2's order: a correct f64 kernel failed R2 at 2.56x a bound
+              // that counted only the first order, dK 4.37e-321 vs 4.03e-321 with |q| 147.5).
+              uq[c.qi(b, h, i, d)] += times(s_under * scale, kd) + std::max(1.0, scale) + kd + sum_flushes;
+              uk[c.ki(b, hk, j, d)] += times(s_under * scale, qd) + std::max(1.0, scale) + qd + sum_flushes;
               // Flushing: a subnormal k (q) read as zero drops the whole product dS_hat k.
               if (k.flush && daz_zeroed(kd, k.mn))
                 out.dq[c.qi(b, h, i, d)] += times(scale * (dS_abs + e_S) * kd, 1 + g_q) * infl;

@@ -62,6 +62,7 @@ struct RatioHistogram {
 // One output tensor compared element by element.
 struct TensorReport {
   std::string name;             // "out", "lse", "dq", "dk", "dv"
+  DType out_dtype = DType::f32;  // what the kernel's outputs were rounded to
   std::int64_t elements = 0;
   std::int64_t failures = 0;    // elements not accepted (non-finite ones included)
   std::int64_t non_finite = 0;  // kernel NaN/inf where the exact value is finite (reported apart)

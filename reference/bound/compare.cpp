@@ -73,6 +73,7 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
                             DType out_dtype) {
   TensorReport r;
   r.name = name;
+  r.out_dtype = out_dtype;
   r.elements = static_cast<std::int64_t>(exact.size());
   if (out.size() != exact.size() || bnd.size() != exact.size()) {
     r.failures = r.elements;  // a wrong-sized answer fails everywhere
@@ -202,13 +203,17 @@ std::string Comparison::summary() const {
     if (t.worst_index >= 0)
       o << " at [" << t.worst_index << "] (kernel " << t.worst_out << ", exact " << t.worst_exact
         << ", bound " << t.worst_bound << ")";
-    // A failure whose error is a few of f32's smallest normal or less is the signature of a
-    // kernel that flushes subnormals (FTZ/DAZ) without declaring it: a flushed intermediate or
-    // output errs by < min_normal. Say so (BOUND.md section 12).
-    const double err = std::fabs(t.worst_out - t.worst_exact), mn = min_normal(DType::f32);
+    // An error of at most a few smallest normals of the computing dtype (f32 for the 16-bit
+    // storages, which compute in it; f64 for f64) is the signature of a kernel that flushes
+    // subnormals (FTZ/DAZ) without declaring it: a flushed intermediate or output errs by
+    // < min_normal (BOUND.md section 12). The threshold was f32's for every dtype, so any f64
+    // error below 4.7e-38 was blamed on flushing.
+    const DType computing = t.out_dtype == DType::f64 ? DType::f64 : DType::f32;
+    const double err = std::fabs(t.worst_out - t.worst_exact), mn = min_normal(computing);
     if (t.failures > 0 && t.worst_index >= 0 && std::isfinite(err) && err > 0 && err <= 4 * mn)
-      o << " [error " << err << " <= 4 min_normal(f32) = " << 4 * mn
-        << ": subnormals flushed to zero? a kernel that flushes subnormals (FTZ/DAZ) must declare flush_subnormals]";
+      o << " [error " << err << " <= 4 min_normal(" << dtype_name(computing) << ") = " << 4 * mn
+        << ": subnormals flushed to zero? a kernel that flushes subnormals (FTZ/DAZ) must declare flush_subnormals; "
+           "one that does not has a finding in the subnormal range]";
     o << '\n';
   }
   return o.str();

@@ -82,6 +82,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
   const bool has_sink = c.problem.has_sinks;
   dd::DD D_direct{0, 0};
   double D_abs = 0, D_err = 0;
+  bool D_may_be_nonzero = false;  // as may_be_nonzero below, for D summed directly
   for (std::size_t jj = 0; jj < n; ++jj) {
     const std::size_t v0 = c.vi(b, hk, w.keys[jj], 0);
     const dd::DotResult dp = ctx.kernels->dot(dout, c.v.data() + v0, s.Dv);
@@ -97,6 +98,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
       D_direct = dd::add(D_direct, dd::mul(w.p[jj], dp.value));
       D_abs += std::fabs(w.p[jj].hi) * std::fabs(dp.value.hi);
       D_err += w.p_err[jj] * std::fabs(dp.value.hi) + std::fabs(w.p[jj].hi) * st.dp_err[jj];
+      D_may_be_nonzero = D_may_be_nonzero || ((w.p[jj].hi != 0 || w.p_err[jj] > 0) && (dp.value.hi != 0 || st.dp_err[jj] > 0));
     }
     if (dd::less(w.p[a], w.p[jj])) a = jj;
   }
@@ -105,6 +107,10 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
   const double e_dp_a = st.dp_err[a];
   dd::DD Dp{0, 0};
   double pd_abs = 0, e_d = 0;
+  // Whether some term P_l delta_l may be nonzero: its error products (a subnormal weight's
+  // 2^-1070 times a delta of 2^-10) underflow to 0 in double, so err_D > 0 cannot tell. An exact
+  // D' of -4e-325 was computed as 0 with error 0: decided, and its gradients wrong (issue 39).
+  bool may_be_nonzero = false;
   for (std::size_t jj = 0; jj < n; ++jj) {
     if (jj == a) {
       st.dp[jj] = {0, 0};
@@ -118,9 +124,10 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
     Dp = dd::add(Dp, dd::mul(w.p[jj], delta));
     pd_abs += p * da;
     e_d += w.p_err[jj] * da + p * st.dp_err[jj];
+    may_be_nonzero = may_be_nonzero || ((p > 0 || w.p_err[jj] > 0) && (da > 0 || st.dp_err[jj] > 0));
   }
   double err_D = 1.01 * e_d + dd::acc_err_factor(static_cast<std::int64_t>(n)) * pd_abs * 1.01;
-  if (err_D > 0) err_D += fd::underflow_allowance(static_cast<std::int64_t>(n));
+  if (err_D > 0 || may_be_nonzero) err_D += fd::underflow_allowance(static_cast<std::int64_t>(n));
   if (has_sink) {
     const dd::DD ps_dp = dd::mul(w.p_sink, dp_a);
     Dp = dd::add(Dp, ps_dp);
@@ -128,7 +135,7 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
                      7 * kU2 * (std::fabs(ps_dp.hi) + std::fabs(Dp.hi))) + fd::underflow_allowance(2);
     const dd::DD& D = D_direct;
     double e_D = 1.01 * D_err + dd::acc_err_factor(static_cast<std::int64_t>(n)) * D_abs * 1.01;
-    if (e_D > 0 || D.hi != 0) e_D += fd::underflow_allowance(2 * static_cast<std::int64_t>(n));
+    if (e_D > 0 || D.hi != 0 || D_may_be_nonzero) e_D += fd::underflow_allowance(2 * static_cast<std::int64_t>(n));
     sink_term.value = dd::neg(dd::mul(w.p_sink, D));
     sink_term.err = 1.01 * (w.p_sink_err * std::fabs(D.hi) + std::fabs(w.p_sink.hi) * e_D +
                             4 * kU2 * std::fabs(sink_term.value.hi)) + fd::underflow_allowance(1);
@@ -156,7 +163,9 @@ void backward_row(const fd::RowContext& ctx, std::int64_t b, std::int64_t h, std
     }
     double err_ds = 1.01 * (w.p_err[jj] * ga * sc + p * err_g * sc +
                             std::fabs(ds.hi) * (sc_rel + 8 * kU2) + p * ga * sc_abs);
-    if (err_ds > 0 || ds.hi != 0) err_ds += fd::underflow_allowance(1);
+    // (As for D': the products above may underflow to 0 though dS may be nonzero.)
+    if (err_ds > 0 || ds.hi != 0 || ((p > 0 || w.p_err[jj] > 0) && (ga > 0 || err_g > 0)))
+      err_ds += fd::underflow_allowance(1);
     const std::size_t k0 = c.ki(b, hk, j, 0);
     const auto ju = static_cast<std::size_t>(j);
     // Without a softcap, dQ_i = scale sum_j dS_j (k_j - k_a): sum_j dS_j = sum_j P_j g_j = 0

@@ -86,6 +86,30 @@ TEST(Compare, CountsFailuresNonFiniteAndTheWorstElement) {
   EXPECT_NEAR(f.worst_ratio, 3.0, 1e-6);
 }
 
+// The flush hint asks about flushing only where the error is a few smallest normals of the dtype
+// the kernel computes in: f64 kernels flush below 2.2e-308, not below f32's 1.2e-38, so an f64
+// error of 1e-38 is no flush (it was asked about), while one of 3.4e-322 may be.
+TEST(Compare, TheFlushHintUsesTheComputingDtypesSmallestNormal) {
+  Outputs exact, kernel;
+  Bounds b;
+  exact.dk = {1e-30};
+  b.dk = {1e-40};
+  kernel.dk = {1e-30 + 1e-38};
+  const std::string f64 = compare(kernel, exact, b, DType::f64).summary();
+  EXPECT_EQ(f64.find("flushed"), std::string::npos) << f64;
+  exact.dk = {4.03e-321};
+  b.dk = {1e-322};
+  kernel.dk = {4.37e-321};
+  const std::string sub = compare(kernel, exact, b, DType::f64).summary();
+  EXPECT_NE(sub.find("4 min_normal(f64)"), std::string::npos) << sub;
+  EXPECT_NE(sub.find("one that does not has a finding in the subnormal range"), std::string::npos) << sub;
+  exact.dk = {1e-40};
+  b.dk = {0};
+  kernel.dk = {0};
+  const std::string f32 = compare(kernel, exact, b, DType::f32).summary();
+  EXPECT_NE(f32.find("subnormals flushed to zero?"), std::string::npos) << f32;
+}
+
 TEST(Compare, AWrongSizedAnswerFailsEveryElement) {
   Outputs exact, kernel;
   Bounds b;

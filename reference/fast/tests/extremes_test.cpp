@@ -336,6 +336,32 @@ TEST(Extremes, TheDefaultScaleIsOneOverSqrtDkEvaluatedInDouble) {
   EXPECT_EQ(unset_fast.lse, unset.lse);
 }
 
+// A subnormal weight whose dS underflows (issue 39, item 2): P_1 = e^-740 / (1 + e^-740) ~ 4e-322,
+// dS ~ +-4e-325 below the smallest subnormal, and the gradients 16 dS and -46.25 dS subnormal
+// again: exact dK = [-6.54e-324, 6.54e-324], dQ = -1.89e-323. They came back 0.0, decided, radius
+// 0. Every decided element must now be the oracle's, every undecided one within its radius.
+TEST(Extremes, SubnormalGradientsOfAnUnderflowingDsAreNotDecidedWrong) {
+  Problem p = small_problem(DType::f64, 1, 2, 1);
+  p.scale = 1.0;
+  Case c = make_zero_case(p, true);
+  c.q = {16};
+  c.k = {0, -46.25};
+  c.v = {0, 0x1p-10};
+  c.dout = {1};
+  FastAccuracy acc;
+  const Outputs fast = fast_backward(c, {}, nullptr, &acc);
+  OracleAccuracy oacc;
+  const Outputs oracle = oracle_backward(c, Backend::mpfr, &oacc);
+  EXPECT_LT(oracle.dq[0], 0);
+  EXPECT_LT(oracle.dk[0], 0);
+  EXPECT_GT(oracle.dk[1], 0);
+  Agreement a;
+  test::compare("dq", fast.dq, oracle.dq, acc.radius.dq, acc.resolved.dq, oacc.radius.dq, a);
+  test::compare("dk", fast.dk, oracle.dk, acc.radius.dk, acc.resolved.dk, oacc.radius.dk, a);
+  test::compare("dv", fast.dv, oracle.dv, acc.radius.dv, acc.resolved.dv, oacc.radius.dv, a);
+  EXPECT_TRUE(a.ok()) << a.first_problem;
+}
+
 // ---- The differential test over the extremes. ----
 
 // Windows and alignments: every side from {-1, 0, 1, Tk, 2^62, 2^63 - 2, 2^63 - 1}, both

@@ -1,12 +1,12 @@
-#include "fuzz/search/evidence_repro.h"
+#include "properties/conformance/evidence_repro.h"
 
-#include "fuzz/search/reproducer.h"
+#include "problem/kernel_configuration.h"
 #include "io/text.h"
 #include "problem/error.h"
 
-namespace attnv::fuzz {
+namespace attnv::conformance {
 
-int rejudge_evidence(Kernel& k, const conformance::Evidence& e, const std::string& kernel_name, const std::string& where,
+int rejudge_evidence(Kernel& k, const Evidence& e, const std::string& kernel_name, const std::string& where,
                      std::ostream& out) {
   const bool same_kernel = e.kernel == k.name();
   require_same_configuration(e.kernel_configuration, same_kernel, k, where);
@@ -18,7 +18,7 @@ int rejudge_evidence(Kernel& k, const conformance::Evidence& e, const std::strin
       << (e.kernel_configuration || config.empty() ? "" : " as this run has it: the evidence does not record one")
       << ")\ncase: " << io::printable(e.pc.c.id) << ", layout " << layout_name(e.pc.layout) << ", " << e.runs.size()
       << " recorded call" << (e.runs.size() == 1 ? "" : "s") << '\n';
-  const conformance::Rejudgement j = conformance::rejudge(k, e);
+  const Rejudgement j = rejudge(k, e);
   const std::string kernel = io::printable(kernel_name);
   if (!j.mismatch.empty()) {
     out << "attnv repro: attnv's own error, not the kernel's: the check no longer makes the calls this evidence "
@@ -37,7 +37,7 @@ int rejudge_evidence(Kernel& k, const conformance::Evidence& e, const std::strin
                      ": neither fixed nor failing (" + r.message + ")");
   }
   if (!r.ok) {
-    out << "  FAIL: " << io::printable(indent_lines(r.message, "    "), true) << '\n';
+    out << "  FAIL: " << io::printable(io::indent_lines(r.message, "    "), true) << '\n';
     if (!r.worst.empty()) out << "  worst: " << io::printable(r.worst, true) << '\n';
     out << "attnv repro: FAILS: " << e.id << " still fails this case with kernel " << kernel << '\n';
     return 1;
@@ -56,4 +56,4 @@ int rejudge_evidence(Kernel& k, const conformance::Evidence& e, const std::strin
   return 0;
 }
 
-}  // namespace attnv::fuzz
+}  // namespace attnv::conformance

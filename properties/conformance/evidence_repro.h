@@ -9,7 +9,7 @@
 #include "problem/kernel.h"
 #include "properties/conformance/evidence.h"
 
-namespace attnv::fuzz {
+namespace attnv::conformance {
 
 // Judges evidence `e` (read from `where`) again with kernel `k` (`kernel_name` as the user named
 // it) and writes what it judged to `out`. Only a judged result decides: 0 it passes (fixed), 1 it
@@ -18,7 +18,7 @@ namespace attnv::fuzz {
 // that failed in another configuration, when the requirement cannot judge the case with this
 // kernel's claims, or when it passes a case whose failure did not recur when it was judged again
 // at once after failing (no evidence of a fix).
-int rejudge_evidence(Kernel& k, const conformance::Evidence& e, const std::string& kernel_name, const std::string& where,
+int rejudge_evidence(Kernel& k, const Evidence& e, const std::string& kernel_name, const std::string& where,
                      std::ostream& out);
 
-}  // namespace attnv::fuzz
+}  // namespace attnv::conformance

@@ -1,11 +1,11 @@
-#include "reference/selfcheck/selfcheck.h"
+#include "selfcheck/selfcheck.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <sstream>
 
-namespace attnv::ref {
+namespace attnv::selfcheck {
 namespace {
 
 // A reduced self-check (the quickstart runs the full one): zero mismatches on every family, and
@@ -84,4 +84,4 @@ TEST(SelfCheck, ComparisonCatchesOneUlp) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::selfcheck

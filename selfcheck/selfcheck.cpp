@@ -1,4 +1,4 @@
-#include "reference/selfcheck/selfcheck.h"
+#include "selfcheck/selfcheck.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "reference/fast/fast.h"
 #include "reference/oracle/oracle.h"
 
-namespace attnv::ref {
+namespace attnv::selfcheck {
 namespace {
 
 // Same double, with NaN equal to NaN (an oracle NaN would itself be a finding) and -0 == +0
@@ -248,4 +248,4 @@ void print_selfcheck(const SelfCheckReport& r, std::ostream& os) {
   }
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::selfcheck

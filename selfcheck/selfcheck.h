@@ -13,7 +13,7 @@
 
 #include "gen/families.h"
 
-namespace attnv::ref {
+namespace attnv::selfcheck {
 
 struct SelfCheckOptions {
   std::int64_t cases_per_family = 12;   // small cases: every row checked against the oracle
@@ -67,4 +67,4 @@ void compare_with_oracle(const TensorPair& t, const std::vector<std::size_t>& in
                          const std::string& case_id, FamilyReport& r);
 void print_selfcheck(const SelfCheckReport& r, std::ostream& os);
 
-}  // namespace attnv::ref
+}  // namespace attnv::selfcheck
