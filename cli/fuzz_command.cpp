@@ -14,6 +14,7 @@
 #include "cli/seed_option.h"
 #include "cli/dtype_option.h"
 #include "fuzz/search/fuzz_run.h"
+#include "fuzz/search/seed_corpus.h"
 #include "cli/kernel_spec.h"
 #include "fuzz/search/reproducer.h"
 #include "core/core_kernel.h"
@@ -21,10 +22,6 @@
 #include "problem/error.h"
 #include "problem/support_guard.h"
 #include "report/certificate.h"
-
-#ifndef ATTNV_SOURCE_CORPUS
-#define ATTNV_SOURCE_CORPUS ""
-#endif
 
 namespace attnv::cli {
 namespace {
@@ -40,7 +37,7 @@ struct FuzzArgs {
   std::uint64_t seed = 1;
   double timeout = 10;
   std::vector<std::string> kernel_options;  // --kernel-option KEY=VALUE, in order
-  std::string corpus;  // empty: the repository's fuzz/corpus/numeric when present
+  std::string corpus;  // empty: the built-in seeds (fuzz/search/seed_corpus.h)
   bool no_corpus = false;
   bool no_backward = false;
   double shrink_time = 20;
@@ -62,17 +59,15 @@ std::vector<std::vector<std::uint8_t>> read_corpus(const fs::path& dir) {
   return out;
 }
 
-fs::path corpus_dir(const FuzzArgs& a) {
+// The seeds: --corpus DIR's files, none with --no-corpus, else the corpus built into attnv
+// (fuzz/corpus/numeric as it was at build time), which an installed attnv run away from its
+// checkout has too: without seeds, 30 s missed backward-only bugs the seeds find at once.
+std::vector<std::vector<std::uint8_t>> seeds_of(const FuzzArgs& a) {
   if (a.no_corpus) return {};
-  if (!a.corpus.empty()) {
-    std::error_code ec;
-    if (!fs::is_directory(a.corpus, ec)) throw InputError("--corpus " + a.corpus + ": not a folder");
-    return a.corpus;
-  }
-  // Default: the repository's committed corpus, when this binary runs where it was built.
+  if (a.corpus.empty()) return fuzz::builtin_seed_corpus();
   std::error_code ec;
-  if (*ATTNV_SOURCE_CORPUS && fs::is_directory(ATTNV_SOURCE_CORPUS, ec)) return ATTNV_SOURCE_CORPUS;
-  return {};
+  if (!fs::is_directory(a.corpus, ec)) throw InputError("--corpus " + a.corpus + ": not a folder");
+  return read_corpus(a.corpus);
 }
 
 int run_fuzz(const FuzzArgs& a) {
@@ -103,7 +98,7 @@ int run_fuzz(const FuzzArgs& a) {
   opt.oracle.backward = !a.no_backward;
   const std::unique_ptr<Kernel> probe = make();
   const Capabilities claims = fuzz::fuzzed_claims(*probe, opt.dtype);  // InputError: --dtype not claimed
-  if (const fs::path dir = corpus_dir(a); !dir.empty()) opt.seeds = read_corpus(dir);
+  opt.seeds = seeds_of(a);
   fuzz::FuzzJob job;
   job.search = std::move(opt);
   job.shrink_seconds = a.shrink_time;
@@ -148,7 +143,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", a->seed, "seed of the search (searcher i uses seed + i)")->check(seed_validator())->capture_default_str();
   cmd->add_option("--timeout", a->timeout, "seconds a plugin call may take before it is reported as hung")
       ->check(CLI::Range(0.01, 86400.0))->capture_default_str();
-  cmd->add_option("--corpus", a->corpus, "folder of seed inputs (default: the repository's fuzz/corpus/numeric when present)");
+  cmd->add_option("--corpus", a->corpus, "folder of seed inputs (default: the seeds built into attnv, fuzz/corpus/numeric at build time)");
   cmd->add_flag("--no-corpus", a->no_corpus, "start from random inputs only")->excludes("--corpus");
   cmd->add_flag("--no-backward", a->no_backward, "judge the forward only, even where the kernel claims the backward");
   cmd->add_option("--shrink-time", a->shrink_time, "seconds spent shrinking a finding (or a case of attnv's own error)")->check(CLI::Range(0.0, 86400.0))

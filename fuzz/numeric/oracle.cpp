@@ -26,22 +26,6 @@ std::uint64_t splitmix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// max |scale q_i . k_j| over every query and key (softcap applied), ignoring masks.
-double max_logit(const Case& c) {
-  const Shape& s = c.problem.shape;
-  const double scale = c.problem.effective_scale();
-  const std::int64_t group = s.Hq / s.Hkv;
-  double m = 0;
-  for (std::int64_t b = 0; b < s.B; ++b)
-    for (std::int64_t h = 0; h < s.Hq; ++h)
-      for (std::int64_t i = 0; i < s.Tq; ++i)
-        for (std::int64_t j = 0; j < s.Tk; ++j) {
-          double dot = 0;
-          for (std::int64_t d = 0; d < s.Dk; ++d) dot += c.q[c.qi(b, h, i, d)] * c.k[c.ki(b, h / group, j, d)];
-          m = std::max(m, std::fabs(scale * dot));
-        }
-  return c.problem.softcap ? std::min(m, *c.problem.softcap) : m;
-}
 
 bool gradients_representable(const Outputs& exact, DType out) {
   const double limit = max_finite(out) / 4;
@@ -77,29 +61,17 @@ bool backward_range(const Case& c) {
     }
     return m;
   };
-  const auto min_nonzero = [](const std::vector<double>& v) {
-    double m = std::numeric_limits<double>::infinity();
-    for (double x : v)
-      if (x != 0) m = std::min(m, std::fabs(x));
-    return m;
-  };
   const Shape& s = c.problem.shape;
   // |q|, |k| <= 2^10 and |v| <= 2^16 as well: with a softcap the logits stay small however
   // large q is, and backward_bound gave NaN bounds for |q| = 2^40 there.
   if (!(max_abs(c.q) <= 0x1p10) || !(max_abs(c.k) <= 0x1p10) || !(max_abs(c.v) <= 0x1p16)) return false;
-  // Logits within +-32: P >= e^-64, so dS = P (dP - D) stays far above the underflow.
-  double bias = 0;
-  for (double x : c.bias)
-    if (x != -std::numeric_limits<double>::infinity()) bias = std::max(bias, std::fabs(x));
-  if (!(bias <= 16)) return false;
-  if (max_logit(c) + bias > 32) return false;
-  for (double z : c.sinks)  // a sink is a logit too
+  // Logits and inputs of any size the overflow limits here leave, subnormal ones included: the
+  // backward bound's underflow terms (BOUND.md 5.6) now cover what certify's R2 judges there.
+  // (Until issue 39 this skipped logits beyond +-32 and inputs below 2^-30 as "a gap of the
+  // backward bound's domain", so certify judged, and falsely failed, what fuzzing never reached;
+  // lifted after 90 s each on the naive kernel and the core, 80k and 84k executions, no finding.)
+  for (double z : c.sinks)  // sinks stay within +-32 (the experiment above did not lift this)
     if (!(std::fabs(z) <= 32)) return false;
-  // No input near the underflow (nonzero |x| >= 2^-30): dK = scale sum dS q with subnormal q
-  // was judged outside the bound for the naive kernel and the core alike (a gap of the
-  // backward bound's domain, not of either kernel).
-  for (const auto* v : {&c.q, &c.k, &c.v})
-    if (!(min_nonzero(*v) >= 0x1p-30)) return false;
   // dS = P (dP - D) with |dP| <= |dO| |v| Dv (|dO| < 16) must fit the storage dtype with room:
   // a kernel may round dS to it (FlashAttention-2 does), and the bound does not model that
   // overflowing (the naive kernel gave dQ = inf in f16 past it).

@@ -359,8 +359,9 @@ def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out"
     exact reference under the bound of the declared precision (the backward too where claimed),
     keeps the inputs that reach new headroom or error levels, shrinks the first finding and writes
     its reproducer to `out` (attnv.repro judges it again). dtype: one storage dtype (default every
-    claimed one); jobs: independent searchers; corpus: a folder of seed inputs (libFuzzer's, such as
-    the repository's fuzz/corpus/numeric). arrays, device: as certify's. Returns a FuzzResult."""
+    claimed one); jobs: independent searchers; corpus: a folder of seed inputs (libFuzzer's), False
+    for none, or None (default) for the seeds built into attnv (fuzz/corpus/numeric at build time).
+    arrays, device: as certify's. Returns a FuzzResult."""
     kernel = _framework(kernel, arrays, device)
     forward, backward_fn, decode, supports, in_place = parts(kernel)
     name, spec = _identity(kernel, name)
@@ -369,8 +370,12 @@ def fuzz(kernel, claims, dtype=None, max_time=30.0, jobs=1, out="attnv-fuzz-out"
     out = os.fspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"out: {out} exists and is not a folder")
-    seeds = []
-    if corpus is not None:
+    if corpus is None:  # the seeds built into attnv: what `attnv fuzz` starts from too
+        seeds = list(_attnv._builtin_seed_corpus())
+    elif corpus is False:
+        seeds = []
+    else:
+        seeds = []
         corpus = os.fspath(corpus)
         if not os.path.isdir(corpus):
             raise ValueError(f"corpus: {corpus} is not a folder")

@@ -10,6 +10,7 @@
 #include "numpy_io.h"
 #include "repro.h"
 #include "fuzz_python.h"
+#include "fuzz/search/seed_corpus.h"
 #include "cli/provenance.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
@@ -126,6 +127,13 @@ PYBIND11_MODULE(_attnv, m) {
                      const std::string& folder, py::tuple refused) {
     return python::repro({std::move(forward), std::move(backward), std::move(decode), std::move(supports), in_place}, name, spec,
                          claims_json, folder, std::move(refused));
+  });
+  // The seed corpus built into attnv (fuzz/search/seed_corpus.h), for attnv.fuzz's default.
+  m.def("_builtin_seed_corpus", [] {
+    py::list out;
+    for (const std::vector<std::uint8_t>& s : fuzz::builtin_seed_corpus())
+      out.append(py::bytes(reinterpret_cast<const char*>(s.data()), s.size()));
+    return out;
   });
   m.def("_fuzz", [](py::object forward, py::object backward, py::object decode, py::object supports, bool in_place,
                     const std::string& name, const std::string& spec, const std::string& claims_json,

@@ -35,6 +35,12 @@ def test_fuzz_without_a_finding_and_bad_arguments(tmp_path):
     r = attnv.fuzz(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtype="f64", max_time=10, out=tmp_path / "none")
     assert r.code == 0 and not r.found and r.folder is None and "no finding" in r.text, (r.text, r.log)
     assert "execs" in r.text
+    # The seeds built into attnv by default (fuzz/corpus/numeric at build time), none with False.
+    seeds = len(attnv._attnv._builtin_seed_corpus())
+    assert seeds > 100 and f", {seeds} seed inputs," in r.log, r.log
+    bare = attnv.fuzz(kernels.numpy_attention, claims=kernels.ALL_FORWARD, dtype="f64", max_time=2, corpus=False,
+                      out=tmp_path / "bare")
+    assert ", 0 seed inputs," in bare.log, bare.log
     with pytest.raises(ValueError, match="not claimed|does not claim|claims"):
         attnv.fuzz(kernels.numpy_attention, claims=dict(kernels.ALL_FORWARD, dtypes=["f32"]), dtype="bf16", max_time=1,
                    out=tmp_path / "x")
