@@ -9,6 +9,7 @@
 #include "properties/generators/property_case.h"
 #include "kernels/emulated_kernel.h"
 #include "kernels/naive_kernel.h"
+#include "gen/rng.h"
 
 namespace attnv::props {
 namespace {
@@ -260,6 +261,37 @@ TEST(Checks, TheSignOfAZeroOutputIsNotALeakButAValueIs) {
   }
   EXPECT_TRUE(caught5);
   EXPECT_TRUE(caught6);
+}
+
+
+// A softcap read as 1.002 instead of 1 on a case whose every score is far past it: the logits
+// are +-1.002 instead of +-1. The bound used to carry each score's full dot-product error through
+// the saturated tanh (gamma_66 A ~ 2e-3 here, in f32; 1.57 in ggml's f16 case), wide enough for
+// that; with tanh's slope (BOUND.md section 2) it fails, and the correct kernel still passes.
+class WrongSoftcap : public NaiveKernel {
+ public:
+  void forward(const Problem& p, const KernelViews& v) override {
+    Problem wrong = p;
+    wrong.softcap = *p.softcap * 1.002;
+    NaiveKernel::forward(wrong, v);
+  }
+};
+
+TEST(Checks, ASaturatedSoftcapBoundsTheLogitError) {
+  Problem p;
+  p.shape = {1, 1, 1, 4, 32, 64, 4};
+  p.softcap = 1.0;
+  p.scale = 1.0;
+  Case c = make_values(p, ValueFamily::moderate, 7, false, false);
+  gen::Rng rng(7);
+  for (double& x : c.q) x = round_to(DType::f32, 3 * rng.normal());
+  for (double& x : c.k) x = round_to(DType::f32, 3 * rng.normal());
+  NaiveKernel correct;
+  WrongSoftcap wrong;
+  const PropertyResult ok = check_matches_reference(correct, c, Layout::bhtd);
+  EXPECT_TRUE(ok.ok) << ok;
+  const PropertyResult caught = check_matches_reference(wrong, c, Layout::bhtd);
+  EXPECT_FALSE(caught.ok) << caught;
 }
 
 }  // namespace

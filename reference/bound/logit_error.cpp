@@ -121,12 +121,22 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
     const double d_pre = g_score * A + d_flush;
     double d0 = d_pre;
     if (p.softcap) {
-      // tanh is 1-Lipschitz, so the score error passes through c tanh(x/c) unamplified;
-      // rounding c to the accumulator (|d(c tanh(s/c))/dc| <= |tanh(s/c)|), the division by c,
-      // tanh itself and the multiply by c add u + u + u_exp + u relative to
-      // |softcapped| <= |score_hat| <= A (1 + g_score).
+      // An error e in the score moves c tanh(s/c) by at most e times the largest sech^2 on
+      // [y - e/c, y + e/c], y = s/c: at most e (tanh is 1-Lipschitz), and, once e/c <= |y|/2,
+      // every z there has |z| >= |y|/2 and sech^2(z) <= 4 e^(-2|z|) <= 4 e^(-|y|) (the fast
+      // reference's slope, reference/fast/row_softmax.cpp; 1.01 covers std::exp and |y| in
+      // double; floored at 2^-1000, which 4 e^(-|y|) is below wherever std::exp underflows). The
+      // score's error e: the dot and the scale (d_pre) and the division by c (u |s|). Carried
+      // whole, a saturated tanh kept the full dot error (1.57 in ggml's tiled softcap path) and
+      // passed an output of -0.0856 against an exact -0.1529 at 0.0235 of its allowance.
+      // Then rounding c to the accumulator (|d(c tanh(s/c))/dc| <= |tanh(s/c)|), tanh itself and
+      // the multiply by c add u + u_exp + u relative to |softcapped| <= min(|score_hat|, c).
+      const double cap = std::fabs(*p.softcap);
       t = *p.softcap * std::tanh(score / *p.softcap);
-      d0 += (3 * k.u_score + k.u_exp_score) * A * (1 + g_score);
+      const double e_score = d_pre + k.u_score * A * (1 + g_score);
+      const double y = std::fabs(score) / cap, dy = e_score / cap;
+      const double slope = dy <= 0.5 * y ? std::max(std::min(1.0, 4 * std::exp(-y) * 1.01), 0x1p-1000) : 1.0;
+      d0 = slope * e_score + (2 * k.u_score + k.u_exp_score) * std::min(A * (1 + g_score), cap);
       // Flushing: the division's and tanh's flushes (< min_normal in the argument or the
       // value) are multiplied by |c|; the multiply's is not.
       d0 += (2 * std::fabs(*p.softcap) + 1) * k.mn_score;
