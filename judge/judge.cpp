@@ -96,7 +96,10 @@ Judgement judge_call(Kernel& k, const Case& c, Layout layout, const Reference& r
 Judgement judge_outputs(const Case& c, Outputs got, const Reference& ref) {
   Judgement j;
   j.comparison = bound::compare(got, ref.exact, ref.bounds, ref.out_dtype);
-  j.exercised = j.comparison.elements() - j.comparison.unjudged();
+  // An element whose allowance covers the visible values' range would pass any of them: judged,
+  // but no evidence (docs/certificate.md, "Tightness").
+  j.uninformative = j.comparison.uninformative();
+  j.exercised = j.comparison.elements() - j.comparison.unjudged() - j.uninformative;
   j.got = std::move(got);
   if (j.comparison.ok()) return j;
   bool non_finite = false;

@@ -73,7 +73,8 @@ struct Judgement {
   std::string worst;               // the worst element, named, with the allowance it was judged by
   Outputs got;                     // the first call's outputs (empty when the call failed)
   bound::Comparison comparison;    // when the outputs were compared
-  std::int64_t exercised = 0;      // elements judged under a finite bound
+  std::int64_t exercised = 0;      // elements judged under a finite bound, uninformative ones not
+  std::int64_t uninformative = 0;  // judged elements whose allowance covers their visible values' range
   bool ok() const { return !failed; }
 };
 

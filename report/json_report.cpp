@@ -128,6 +128,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"exercised", r.exercised},
               {"exercised_unit", r.exercised_unit},
               {"min_exercised", r.min_exercised},
+              {"uninformative", r.uninformative},
               {"cases_failed", r.cases_failed},
               {"failure_pattern", r.failure_pattern},
               {"worst_ratio", ratio(r.worst_ratio)},

@@ -1,6 +1,7 @@
 #include "report/terminal_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace attnv::report {
@@ -144,6 +145,21 @@ void exercised(std::ostringstream& o, const Certificate& c, const Paint& paint) 
   o << "\n";
 }
 
+// Results whose judged elements include uninformative ones (docs/certificate.md, "Tightness").
+void tightness(std::ostringstream& o, const Certificate& c) {
+  bool header = false;
+  for (const RequirementResult& r : c.report.results) {
+    if (r.uninformative == 0) continue;
+    if (!header) o << "\nuninformative elements (allowance covering the visible values' range; not evidence):\n";
+    header = true;
+    const double judged = static_cast<double>(r.exercised + r.uninformative);
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(r.uninformative) / judged);
+    o << "  " << r.id << "/" << dtype_name(r.dtype) << ": " << r.uninformative << " of " << r.exercised + r.uninformative
+      << " judged " << r.exercised_unit << " (" << share << ")\n";
+  }
+}
+
 }  // namespace
 
 std::string terminal_summary(const Certificate& c, bool color) {
@@ -191,6 +207,7 @@ std::string terminal_summary(const Certificate& c, bool color) {
   }
   declines(o, c, paint);
   exercised(o, c, paint);
+  tightness(o, c);
   o << "\nworst error/bound ratio (1 = the bound)\n";
   bool any = false;
   for (DType d : s.dtypes) {

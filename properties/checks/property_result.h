@@ -43,6 +43,9 @@ struct PropertyResult {
   // elements compared, hidden entries perturbed, fully masked rows seen, ... 1 by default (one
   // case judged). Summed over a requirement's cases and held against its minimum for a PASS.
   std::int64_t exercised = 1;
+  // Elements judged but not counted in `exercised`: their allowance covered the visible values'
+  // range, so any value there would have passed (judge::Judgement::uninformative).
+  std::int64_t uninformative = 0;
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
     return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}, Status::pass};
@@ -72,8 +75,9 @@ struct PropertyResult {
     worst_ratio = r;
     return *this;
   }
-  PropertyResult& with_exercised(std::int64_t n) {
+  PropertyResult& with_exercised(std::int64_t n, std::int64_t uninformative_elements = 0) {
     exercised = n;
+    uninformative = uninformative_elements;
     return *this;
   }
   PropertyResult& with_kind(FailKind k) {

@@ -21,11 +21,15 @@ using detail::element_name;
 PropertyResult verdict(const char* name, const Case& c, const judge::Judgement& j) {
   const bound::Comparison& cmp = j.comparison;
   if (j.ok() && cmp.elements() > 0 && j.exercised == 0)
-    return PropertyResult::not_exercised(name, c.id, "the declared precision model bounds no element of this case");
+    return PropertyResult::not_exercised(
+               name, c.id,
+               j.uninformative > 0 ? "every element's allowance covers its visible values' range (uninformative)"
+                                   : "the declared precision model bounds no element of this case")
+        .with_exercised(0, j.uninformative);
   PropertyResult r = j.ok() ? PropertyResult::pass(name, c.id) : PropertyResult::fail(name, c.id, j.message, j.worst);
   if (j.failed) r.with_kind(*j.failed);
   if (cmp.tensors.empty()) return r;  // the call itself failed: nothing was compared
-  r.with_ratio(cmp.worst_ratio()).with_exercised(j.exercised);
+  r.with_ratio(cmp.worst_ratio()).with_exercised(j.exercised, j.uninformative);
   for (const auto& t : cmp.tensors) r.hist += t.hist;
   return r;
 }

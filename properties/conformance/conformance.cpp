@@ -168,6 +168,7 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
     // result that counts elements (R3's V = ones judgement failing: 99,504 "cases judged" of 100).
     res.exercised += res.exercised_unit == "cases judged" ? 1 : pr.exercised;
   }
+  res.uninformative += pr.uninformative;  // a not-exercised case may hold them too
   if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
   const bool declined = pr.status == props::Status::not_supported;
   if (declined) {
@@ -201,6 +202,10 @@ void judge_evidence(RequirementResult& res, Tier tier) {
   res.note = "exercised only " + std::to_string(res.exercised) + " " + res.exercised_unit + " over " +
              std::to_string(res.cases_checked) + " judged cases; the " + std::string(tier_name(tier)) + " tier needs " +
              std::to_string(res.min_exercised);
+  if (res.uninformative > 0)
+    res.note += " (" + std::to_string(res.uninformative) +
+                " more elements were judged but uninformative: their allowance covered the visible values' range, "
+                "so any of those values would have passed)";
 }
 
 // The declined cases said in the note of a result that still stands (a PASS or a FAIL shows how

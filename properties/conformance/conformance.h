@@ -131,6 +131,9 @@ struct RequirementResult {
   // and the tier's minimum for a PASS: below it the verdict is NOT EXERCISED.
   std::int64_t exercised = 0;
   std::string exercised_unit;
+  // Elements judged but uninformative (their allowance covered the visible values' range: any of
+  // them would have passed), not in `exercised` (docs/certificate.md, "Tightness"; R1 and R2).
+  std::int64_t uninformative = 0;
   std::int64_t min_exercised = 0;
   std::string not_exercised_why;    // the first such case's reason
   // NOT EXERCISED for want of evidence the user can give (R13 through files without --second):

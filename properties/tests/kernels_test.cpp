@@ -6,6 +6,7 @@
 
 #include "problem/buffers.h"
 #include "properties/checks/checks.h"
+#include "properties/conformance/requirement.h"
 #include "properties/generators/property_case.h"
 #include "kernels/emulated_kernel.h"
 #include "kernels/naive_kernel.h"
@@ -292,6 +293,65 @@ TEST(Checks, ASaturatedSoftcapBoundsTheLogitError) {
   EXPECT_TRUE(ok.ok) << ok;
   const PropertyResult caught = check_matches_reference(wrong, c, Layout::bhtd);
   EXPECT_FALSE(caught.ok) << caught;
+}
+
+
+// onnxruntime's honest f16 model: accumulation in f16, P rounded to f16. Declared by a correct
+// kernel (the naive one computes far better than that), it passes; declared by one that returns
+// the plain mean of the visible values (any value inside their range), it is not certified by R1:
+// on long rows most allowances cover the visible values' range, and those elements are
+// uninformative, not evidence (docs/certificate.md, "Tightness").
+class DeclaresF16Accumulation : public NaiveKernel {
+ public:
+  explicit DeclaresF16Accumulation(bool mean_of_values) : mean_(mean_of_values) {}
+  PrecisionModel precision(DType storage) const override {
+    PrecisionModel m = NaiveKernel::precision(storage);
+    if (storage == DType::f16) m.accum = m.p_dtype = DType::f16;
+    return m;
+  }
+  void forward(const Problem& p, const KernelViews& v) override {
+    if (!mean_) return NaiveKernel::forward(p, v);
+    // q = 0: every visible key gets the same weight, so O is the mean of the visible values.
+    std::vector<std::uint64_t> zeros(static_cast<std::size_t>(q_elements(p.shape)), 0);
+    KernelViews z = v;
+    z.q.data = zeros.data();
+    z.q.stride = dense_strides(z.q.shape, 4);
+    NaiveKernel::forward(p, z);
+  }
+
+ private:
+  bool mean_;
+};
+
+TEST(Checks, UninformativeAllowancesAreNoEvidence) {
+  DeclaresF16Accumulation correct(false), mean(true);
+  std::int64_t judged = 0, uninformative = 0, mean_passed = 0, mean_exercised = 0, cases = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    Problem p;
+    p.shape = {1, 2, 2, 4, 600, 16, 16};
+    p.dtype = DType::f16;
+    Case c = make_values(p, ValueFamily::moderate, seed, false, false);
+    for (double& x : c.v) x = round_to(DType::f16, 100 + x / 64);  // offset values: a narrow range far from 0
+    ++cases;
+    const PropertyResult ok = check_matches_reference(correct, c, Layout::bhtd);
+    EXPECT_TRUE(ok.ok) << ok;
+    judged += ok.exercised + ok.uninformative;
+    uninformative += ok.uninformative;
+    const PropertyResult guess = check_matches_reference(mean, c, Layout::bhtd);
+    mean_passed += guess.status == Status::pass;
+    mean_exercised += guess.status == Status::pass ? guess.exercised : 0;
+  }
+  std::printf("f16 accumulation, P in f16, Tk = 600, V = 100 + N(0, 1/64): %lld of %lld judged elements uninformative (%.0f%%); the mean "
+              "of the visible values passed %lld of %lld cases with %lld informative elements\n",
+              static_cast<long long>(uninformative), static_cast<long long>(judged),
+              100.0 * static_cast<double>(uninformative) / static_cast<double>(judged), static_cast<long long>(mean_passed),
+              static_cast<long long>(cases), static_cast<long long>(mean_exercised));
+  EXPECT_GT(uninformative, judged / 2);
+  // What the guess passed with rests on its LSEs alone (8 a case): every O element of it was
+  // uninformative, and R1 asks 10 elements a drawn case, so the guess falls short of a PASS.
+  EXPECT_LE(mean_exercised, 8 * mean_passed);
+  const conformance::Requirement& r1 = conformance::requirement("R1");
+  EXPECT_LT(mean_exercised, static_cast<std::int64_t>(r1.min_per_case * static_cast<double>(cases)));
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
   out.dq.assign(exact.dq.size(), 0.0);
   out.dk.assign(exact.dk.size(), 0.0);
   out.dv.assign(exact.dv.size(), 0.0);
+  out.out_range.assign(exact.out.size(), 0.0);
   // Per row (lse order): the bound of its term of dsinks and its underflow count (section 5.7).
   const bool sinks = p.has_sinks;
   std::vector<double> sink_err(sinks ? exact.lse.size() : 0, 0.0), sink_under(sink_err.size(), 0.0);
@@ -82,6 +83,7 @@ Bounds backward_bound(const Case& c, const Outputs& exact, const PrecisionModel&
           const detail::RowForward f = detail::forward_row(c, k, r, b, h, O);
           out.lse[li] = f.lse;
           std::copy(f.out.begin(), f.out.end(), out.out.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
+          std::copy(f.range.begin(), f.range.end(), out.out_range.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
           if (r.keys.empty()) continue;  // no visible key: zero gradients, bound 0
           // The kernel's O passed the acceptance rule, so |O_hat - O| <= bo (section 5.2).
           double D = 0, d_abs = 0, d_err = 0, d_drop = 0;

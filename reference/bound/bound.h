@@ -23,6 +23,11 @@ namespace attnv::bound {
 struct Bounds {
   std::vector<double> out, lse, dq, dk, dv;
   std::vector<double> dsinks;  // [Hq], only for a backward with sinks (BOUND.md 5.7)
+  // Per O element: how far the farthest visible value (0 for a sink) lies from the exact O. Every
+  // value in the hull of the visible values is within it of O, so an allowance at least this wide
+  // passes any of them: such an element is uninformative (compare() counts it; it is no
+  // evidence). 0 for a row with one visible key (O is that value) or none.
+  std::vector<double> out_range;
 };
 
 // BOUND.md sections 2-4: bounds on O and LSE. `exact` must hold out and lse.
@@ -67,6 +72,9 @@ struct TensorReport {
   std::int64_t failures = 0;    // elements not accepted (non-finite ones included)
   std::int64_t non_finite = 0;  // kernel NaN/inf where the exact value is finite (reported apart)
   std::int64_t unjudged = 0;    // finite outputs whose bound is infinite (the model bounds nothing there)
+  // Judged elements whose allowance covers the visible values' range (Bounds::out_range): any
+  // value in it would pass, so the element is no evidence of the kernel's accuracy (O only).
+  std::int64_t uninformative = 0;
   // max over elements of |out - exact| / threshold; inf for a non-finite output where the exact
   // value is finite, so that a NaN ranks first in every headline instead of hiding behind the
   // finite elements' ratios.
@@ -90,6 +98,7 @@ struct Comparison {
   double worst_ratio() const;
   std::int64_t elements() const;
   std::int64_t unjudged() const;  // elements accepted only because their bound is infinite
+  std::int64_t uninformative() const;  // judged elements whose allowance covers their range
   std::string summary() const;  // one line per tensor
 };
 

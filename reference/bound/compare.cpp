@@ -167,6 +167,16 @@ Comparison compare(const Outputs& kernel, const Outputs& exact, const Bounds& bo
     const auto& ke = kernel.*(f.o);
     if (ex.empty() || bd.empty() || ke.empty()) continue;
     c.tensors.push_back(compare_tensor(f.name, ke, ex, bd, out_dtype));
+    // Tightness (issue 39): an O element whose allowance covers its visible values' range passes
+    // any value in that range, so it is counted apart and is no evidence.
+    if (f.b == &Bounds::out && bounds.out_range.size() == ex.size()) {
+      TensorReport& t = c.tensors.back();
+      for (std::size_t e = 0; e < ex.size(); ++e) {
+        const double range = bounds.out_range[e];
+        if (std::isfinite(ex[e]) && std::isfinite(bd[e]) && range > 0 && threshold(ex[e], ex[e], bd[e], out_dtype) >= range)
+          ++t.uninformative;
+      }
+    }
   }
   return c;
 }
@@ -186,6 +196,12 @@ std::int64_t Comparison::elements() const {
 std::int64_t Comparison::unjudged() const {
   std::int64_t n = 0;
   for (const auto& t : tensors) n += t.unjudged;
+  return n;
+}
+
+std::int64_t Comparison::uninformative() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors) n += t.uninformative;
   return n;
 }
 

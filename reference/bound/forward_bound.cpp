@@ -19,6 +19,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
   const std::size_t n = r.keys.size();
   RowForward f;
   f.out.assign(static_cast<std::size_t>(s.Dv), 0.0);
+  f.range.assign(static_cast<std::size_t>(s.Dv), 0.0);
   if (n == 0 && !r.has_sink) {  // fully masked row: O = 0 and L = -inf exactly (SPEC); bound 0
     f.lse = 0;
     return f;
@@ -129,6 +130,7 @@ RowForward forward_row(const Case& c, const ModelConstants& k, const RowTerms& r
     const double div_flush = std::fabs(O) - b0 < k.mn_pv ? k.mn_pv : 0;
     const double out_flush = std::fabs(O) - (b0 + div_flush) < k.mn_out ? k.mn_out : 0;
     f.out[static_cast<std::size_t>(d)] = (b0 + div_flush + out_flush) * r.inflation;
+    f.range[static_cast<std::size_t>(d)] = max_dev;
   }
 
   // LSE: L_hat = fl(m_hat + fl(log l_hat)), log l_hat + m_hat = L + log(1 + kappa_L).
@@ -175,6 +177,7 @@ Bounds forward_bound(const Case& c, const Outputs& exact, const PrecisionModel& 
   Bounds out;
   out.out.assign(exact.out.size(), 0.0);
   out.lse.assign(exact.lse.size(), 0.0);
+  out.out_range.assign(exact.out.size(), 0.0);
   // Rows are independent: one parallel task per (b, h, i).
   parallel_for(s.B * s.Hq * s.Tq, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t row = begin; row < end; ++row) {
@@ -185,6 +188,7 @@ Bounds forward_bound(const Case& c, const Outputs& exact, const PrecisionModel& 
             detail::forward_row(c, k, r, b, h, exact.out.data() + c.oi(b, h, i, 0));
         out.lse[li] = f.lse;
         std::copy(f.out.begin(), f.out.end(), out.out.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
+        std::copy(f.range.begin(), f.range.end(), out.out_range.begin() + static_cast<std::ptrdiff_t>(c.oi(b, h, i, 0)));
     }
   }, 0, 8);
   return out;

@@ -9,6 +9,7 @@ namespace attnv::bound::detail {
 
 struct RowForward {
   std::vector<double> out;  // Dv bounds on |O_hat - O| before the output rounding
+  std::vector<double> range;  // Dv: Bounds::out_range of the row
   double lse = 0;           // bound on |L_hat - L| before the output rounding
 };
 
