@@ -156,7 +156,7 @@ void tightness(std::ostringstream& o, const Certificate& c) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(r.uninformative) / judged);
     o << "  " << r.id << "/" << dtype_name(r.dtype) << ": " << r.uninformative << " of " << r.exercised + r.uninformative
-      << " judged " << r.exercised_unit << " (" << share << ")\n";
+      << " " << r.exercised_unit << " (" << share << ")\n";
   }
 }
 
