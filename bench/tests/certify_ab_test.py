@@ -62,10 +62,7 @@ class CertifyAB(unittest.TestCase):
             self.assertEqual(len(result["rounds"]), 2)
             # 0.5 + start-up against 0.1 + start-up CPU seconds: well above 2 however slow the start.
             self.assertGreater(result["cpu_ratio_a_over_b"]["median"], 2.0)
-            # Wall time also counts waiting for a core: under ctest -j2 beside the standard-tier
-            # certifications the quick side's start-up stretched and the wall ratio read below 2
-            # once (the CPU ratio above is the one the load cannot move). Still clearly slower.
-            self.assertGreater(result["wall_ratio_a_over_b"]["median"], 1.5)
+            self.assertGreater(result["wall_ratio_a_over_b"]["median"], 2.0)
             self.assertEqual(targets.certify_speed(result), result["wall_ratio_a_over_b"]["median"])
             # What each side certified is kept, and targets.py says which paths it compared.
             self.assertEqual(result["a_certified"], {"line": "CERTIFIED", "commit": "abc123", "isa": "avx2+fma"})

@@ -3,6 +3,7 @@
 // bound on each logit's error (BOUND.md sections 1-2). Evaluated in plain double; section 8 of
 // BOUND.md says why that is safe and what `inflation` covers.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "problem/case.h"
@@ -80,6 +81,6 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
 // every product with it, when the row's largest logit is above -2^1022 (the only rows the
 // reference computes with such keys: row_terms, reference/fast/row_softmax.cpp). Every bound
 // term skips it.
-inline bool below_double_range(const RowTerms& r, std::size_t jj) { return r.t[jj] < -1.7976931348623157e308; }
+inline bool below_double_range(const RowTerms& r, std::size_t jj) { return r.t[jj] == -std::numeric_limits<double>::infinity(); }
 
 }  // namespace attnv::bound::detail
