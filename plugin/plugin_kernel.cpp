@@ -57,9 +57,12 @@ PluginKernel::~PluginKernel() = default;
 void PluginKernel::start_worker() {
   std::vector<std::string> args;
   for (const auto& [key, value] : opt_.kernel_options) args.push_back(key + "=" + value);
+  // Cleared before the worker starts, never after: a plugin whose constructor aborts can write
+  // its fault report before the parent gets here (seen under load: the report was wiped and an
+  // abort read as "exited with status 134").
+  region_->status() = {};
   worker_ = std::make_unique<WorkerProcess>(opt_.worker_path, path_, region_->fd(), args);
   ++starts_;
-  region_->status() = {};
   const std::optional<wire::Hello> h = worker_->hello(opt_.timeout_seconds);
   if (!h) {
     const Death d = worker_->death();

@@ -13,7 +13,7 @@
 #include "core_test_util.h"
 #include "decode_call.h"
 #include "problem/error.h"
-#include "properties/checks/paged_cache.h"
+#include "judge/paged_cache.h"
 
 namespace attnv::core {
 namespace {
@@ -36,7 +36,7 @@ PagedResult decode_paged(Kernel& k, const Case& full, I ps, std::uint64_t seed) 
   auto values = [&full](int which, I b, I h, I j, I d) {
     return which == 0 ? full.k[full.ki(b, h, j, d)] : full.v[full.vi(b, h, j, d)];
   };
-  props::PagedCache cache(p, 0, seed, NAN, NAN);
+  judge::PagedCache cache(p, 0, seed, NAN, NAN);
   std::vector<I> before, after;
   for (I b = 0; b < p.shape.B; ++b) {
     after.push_back(full.kv_len[static_cast<std::size_t>(b)]);
@@ -93,7 +93,7 @@ TEST(CorePagedDecode, BadTableGivesAClearError) {
   DecodeCall call(full, Layout::bhtd);
   Problem p = call.problem();
   p.page_size = 8;
-  props::PagedCache cache(p, 0, 3, 0.0, 0.0);
+  judge::PagedCache cache(p, 0, 3, 0.0, 0.0);
   DecodeViews v = call.views();
   v.k_cache = cache.k();
   v.v_cache = cache.v();

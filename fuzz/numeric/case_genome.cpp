@@ -179,6 +179,13 @@ std::int64_t window_side(std::uint8_t h) {
 }
 }  // namespace
 
+bool decodes(const Genome& g, const Capabilities& caps) { return (g.header[kB] & kDecodeBit) != 0 && caps.decode; }
+
+int decode_plan_code(const Genome& g, const Capabilities& caps) {
+  const int code = (g.header[kB] >> kDecodePlanShift) & 3;
+  return code == 3 && !caps.paged_kv ? 0 : code;
+}
+
 Case to_case(const Genome& g, const Capabilities& caps) {
   Problem p;
   // Everything the header switches on, then fitted to the claims (the claim table's drops).
@@ -197,7 +204,7 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   if (flag(g, kCustomScale)) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
   p.has_sinks = (g.header[kDType] & kSinksBit) != 0;
   p.has_alibi = (g.header[kHkv] & kAlibiBit) != 0;
-  const int planes = g.header[kB] >> kPlaneShift;
+  const int planes = (g.header[kB] >> kPlaneShift) & 15;
   if (p.has_mask) p.mask_dims = {(planes & 1) != 0, (planes & 2) != 0};
   if (p.has_bias) p.bias_dims = {(planes & 4) != 0, (planes & 8) != 0};
   // Packing reshapes the rest of the case (one batch entry, no mask or bias), so it is switched
@@ -208,6 +215,13 @@ Case to_case(const Genome& g, const Capabilities& caps) {
     p.has_kv_len = (g.header[kHkv] & kSeqUsedBit) != 0;
     p.mask_dims = p.bias_dims = {};
     p.varlen_sequences = 1 + g.header[kKvLen0] % kMaxSequences;
+  }
+  if (decodes(g, caps)) {  // a prompt: what a growing cache excludes goes
+    p.has_mask = p.has_bias = p.has_kv_len = false;
+    p.mask_dims = p.bias_dims = {};
+    p.varlen_sequences = 0;
+    p.causal = true;
+    p.alignment = Alignment::bottom_right;
   }
   fit_to_claims(p, caps);
 

@@ -54,6 +54,14 @@ inline constexpr int kSinkShift = 3;
 // mask per batch, mask per head, bias per batch, bias per head. The first plane takes the values
 // of a [Tq, Tk] genome; every other plane is a seeded rotation of them (so planes differ).
 inline constexpr int kPlaneShift = 1;
+// header[kB] bit 7: decode instead of a forward (only when the kernel claims Capabilities::decode):
+// the case is a prompt (judge/decode.h: T = Tk tokens, causal bottom-right, no mask, bias,
+// kv_len or packing, which a growing cache excludes) fed to Kernel::decode; bits 5-6 the plan:
+// 0 prefill then single tokens, 1 chunks of ceil(T/3), 2 one token per call, 3 a paged cache
+// sharing a prefix (only when the kernel claims paged_kv, else plan 0). Bits 5-7 were ignored
+// before, so a saved input with bit 7 set now decodes as a decode for such a kernel.
+inline constexpr std::uint8_t kDecodeBit = 128;
+inline constexpr int kDecodePlanShift = 5;
 // header[kHkv]: bit 0 the KV heads (Hkv = 1 + bit); bit 1 ALiBi (only when the kernel claims
 // Capabilities::alibi); bits 2-5 its slopes: m_h = 2^(-8 (h + 1) / Hq) (the ALiBi paper's
 // geometric slopes) times 2^(code - 8), from gentle to hiding all but the nearest keys.
@@ -113,6 +121,11 @@ std::uint16_t value_code(const Genome& g, std::size_t index);
 std::size_t value_count(const Genome& g);
 // Extends g.codes with the seeded defaults up to n codes (so edits keep the other values).
 void materialize(Genome& g, std::size_t n);
+
+// Whether the genome asks for a decode that these claims allow (header[kB] bit 7), and its plan
+// code (bits 5-6, 3 only when paged_kv is claimed, else 0).
+bool decodes(const Genome& g, const Capabilities& caps);
+int decode_plan_code(const Genome& g, const Capabilities& caps);
 
 // The Case the genome describes, fitted to what the kernel claims (features it does not claim
 // are dropped, so every case is one the kernel must get right).

@@ -45,7 +45,7 @@ Offsets offsets(const Genome& g) {
 
 void edit(Genome& g, Rng& rng) {
   const DType t = dtype_of(g);
-  switch (pick(rng, 15)) {
+  switch (pick(rng, 16)) {
     case 0: {  // huge logits: q or k (or both) far above the ordinary range
       const int e = 4 + pick(rng, 37);  // up to the 2^40 cap
       g.header[pick(rng, 2) ? kExpQ : kExpK] = code_for_exponent(e);
@@ -129,6 +129,10 @@ void edit(Genome& g, Rng& rng) {
       g.header[kKvLen0 + b] = static_cast<std::uint8_t>(pick(rng, static_cast<int>(std::min<std::int64_t>(shape_of(g).Tk, 255))));
       break;
     }
+    case 14:  // decode (for a kernel that claims it) with one of its plans, or a forward again
+      g.header[kB] = static_cast<std::uint8_t>((g.header[kB] & 31u) | (pick(rng, 2) ? kDecodeBit : 0u) |
+                                               static_cast<unsigned>(pick(rng, 4)) << kDecodePlanShift);
+      break;
     default:  // new seeded values everywhere past the explicit codes
       g.header[kSeed0 + static_cast<std::size_t>(pick(rng, 4))] = static_cast<std::uint8_t>(rng());
       break;

@@ -86,6 +86,7 @@ void print_values(const char* name, const std::vector<double>& v) {
                std::string(fail_kind_id(f.kind)).c_str(), f.message.c_str());
   if (!f.worst.empty()) std::fprintf(stderr, "  worst: %s\n", f.worst.c_str());
   std::fprintf(stderr, "  case: %s\n", fuzz::case_line(c, f.layout).c_str());
+  if (f.decode) std::fprintf(stderr, "  decode of this prompt: %s\n", judge::plan_line(*f.decode).c_str());
   print_values("q", c.q);
   print_values("k", c.k);
   print_values("v", c.v);
@@ -111,7 +112,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   std::fprintf(stderr, "fuzz_numeric: kernel under test '%s', dtypes", kernel_under_test().name().c_str());
   for (DType d : fuzzed_claims().dtypes) std::fprintf(stderr, " %s", dtype_name(d).data());
-  std::fprintf(stderr, fuzzed_claims().backward ? ", forward and backward\n" : ", forward\n");
+  std::fprintf(stderr, fuzzed_claims().backward ? ", forward and backward" : ", forward");
+  std::fprintf(stderr, fuzzed_claims().decode ? ", decode\n" : "\n");
   return 0;
 }
 

@@ -24,7 +24,9 @@ constexpr int kTop = kMinLse + 2 * kLseBuckets;
 constexpr int kSub = kTop + kTopBuckets;
 constexpr int kRatio = kSub + kSubBuckets;  // out, lse and gradient blocks
 constexpr int kUsage = kRatio + 3 * kRatioBuckets;
-constexpr int kTotal = kUsage + 3 * kUsageBuckets;
+constexpr int kDecodeBuckets = 40;  // log2 of a decode's worst error/threshold ratio, quarter octaves
+constexpr int kDecode = kUsage + 3 * kUsageBuckets;  // 4 kinds of plan
+constexpr int kTotal = kDecode + 4 * kDecodeBuckets;
 
 void hit(std::vector<std::uint16_t>& out, int block, int n, int bucket) {
   out.push_back(static_cast<std::uint16_t>(block + std::clamp(bucket, 0, n - 1)));
@@ -82,6 +84,13 @@ void signal_buckets(const Case& c, const Outputs& exact, const bound::Comparison
     hit_ratio(out, kRatio + slot * kRatioBuckets, kRatioBuckets, r.worst_ratio);
     hit_ratio(out, kUsage + slot * kUsageBuckets, kUsageBuckets, r.worst_bound_usage);
   }
+}
+
+void decode_buckets(const judge::DecodePlan& plan, double worst_ratio, std::vector<std::uint16_t>& out) {
+  const bool single = std::all_of(plan.steps.begin(), plan.steps.end(), [](std::int64_t n) { return n == 1; });
+  const int kind = (plan.page_size > 0 ? 2 : 0) + (single ? 1 : 0);
+  out.push_back(static_cast<std::uint16_t>(kDecode + kind * kDecodeBuckets));  // the kind reached at all
+  hit_ratio(out, kDecode + kind * kDecodeBuckets, kDecodeBuckets, worst_ratio);
 }
 
 }  // namespace attnv::fuzz

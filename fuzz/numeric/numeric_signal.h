@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "judge/decode.h"
 #include "problem/case.h"
 #include "reference/bound/bound.h"
 
@@ -22,5 +23,9 @@ extern const int kSignalBuckets;
 // Appends the buckets this input reaches to `out` (a bucket may appear more than once).
 void signal_buckets(const Case& c, const Outputs& exact, const bound::Comparison& cmp,
                     std::vector<std::uint16_t>& out);
+
+// Appends the bucket of a decode run: its plan's kind (contiguous or paged, single tokens or
+// chunks) and its worst error/threshold ratio.
+void decode_buckets(const judge::DecodePlan& plan, double worst_ratio, std::vector<std::uint16_t>& out);
 
 }  // namespace attnv::fuzz

@@ -155,7 +155,53 @@ Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions&
   return v;
 }
 
+std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capabilities& claims, const Case& c) {
+  if (!decodes(g, claims)) return std::nullopt;
+  const std::int64_t T = c.problem.shape.Tk;
+  switch (decode_plan_code(g, claims)) {
+    case 1: return judge::chunked_prefill(T);
+    case 2: return judge::token_by_token(T);
+    case 3: return judge::paged_shared_prefix(T, seed_of(g));
+    default: return judge::prefill_then_tokens(T, seed_of(g));
+  }
+}
+
+Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan) {
+  Verdict v;
+  Case prompt = c;
+  prompt.dout.clear();
+  if (const std::string why = k.capabilities().unsupported(judge::decode_problem(prompt, plan)); !why.empty()) {
+    v.skipped_why = "the kernel does not claim this decode: " + why;
+    return v;
+  }
+  judge::DecodeJudgement j;
+  try {
+    j = judge::judge_decode(k, prompt, layout, plan);
+  } catch (const KernelDeclined& e) {
+    v.skipped_why = std::string("the kernel declined a decode call: ") + e.why();
+    v.declined = true;
+    return v;
+  } catch (const KernelFault& e) {  // a call crashed, hung or was refused (the message names it)
+    v.judged = true;
+    v.finding = Finding{fail_kind(e.kind()), e.what(), "", prompt, layout, {}, false, plan};
+    return v;
+  } catch (const InputError& e) {
+    v.skipped_why = std::string("the reference declined a decode call's forward: ") + e.what();
+    return v;
+  }
+  v.judged = true;
+  v.decode_ratio = j.worst_ratio;
+  v.decode_elements = j.exercised + j.uninformative;
+  decode_buckets(plan, j.worst_ratio, v.buckets);
+  if (j.failed) v.finding = Finding{*j.failed, std::move(j.message), std::move(j.worst), prompt, layout, {}, false, plan};
+  return v;
+}
+
 Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt) {
+  if (decodes(g, claims)) {
+    const Case c = genome_case(g, claims, false);
+    return judge_decode_case(k, c, genome_layout(g, claims), *genome_decode_plan(g, claims, c));
+  }
   const Case c = genome_case(g, claims, opt.backward && claims.backward);
   return judge_case(k, c, genome_layout(g, claims), opt);
 }

@@ -22,6 +22,7 @@
 #include "problem/case.h"
 #include "problem/fail_kind.h"
 #include "problem/kernel.h"
+#include "judge/decode.h"
 #include "judge/judge.h"
 #include "reference/bound/bound.h"
 
@@ -41,8 +42,11 @@ struct Finding {
   std::string worst;    // the worst element ("out[b=0,h=1,i=3,d=2] = ..., exact ..., bound ... (12x the allowance)"); may be empty
   Case c;               // the case as the kernel received it (dout included when the backward ran)
   Layout layout = Layout::bhtd;
-  Outputs got;          // what the kernel wrote (empty after a kernel failure)
+  Outputs got;          // what the kernel wrote (empty after a kernel failure, and for a decode)
   bool backward = false;
+  // A decode finding: the plan of the calls; `c` is then the prompt (judge/decode.h) and the
+  // message names the call that failed.
+  std::optional<judge::DecodePlan> decode;
 };
 
 struct Verdict {
@@ -52,7 +56,9 @@ struct Verdict {
   bool backward = false;     // the backward was part of the run
   std::optional<Finding> finding;
   Outputs exact;             // the reference's outputs (when judged)
-  bound::Comparison comparison;
+  bound::Comparison comparison;   // a forward's (a decode judges many calls: decode_ratio)
+  double decode_ratio = 0;        // a decode's worst error/threshold ratio over its calls
+  std::int64_t decode_elements = 0;  // and the output elements it compared
   std::vector<std::uint16_t> buckets;  // numeric_signal.h buckets reached (guidance)
 };
 
@@ -73,10 +79,20 @@ Case genome_case(const Genome& g, const Capabilities& claims, bool backward);
 // The layout the genome asks for, or BHTD for a kernel that does not claim strided views.
 Layout genome_layout(const Genome& g, const Capabilities& claims);
 
+// The decode plan the genome names for these claims (case_genome.h, header[kB] bits 5-7), on the
+// prompt `c` (genome_case's); nullopt for a forward.
+std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capabilities& claims, const Case& c);
+
 // Judges one case in one layout. Throws std::logic_error when the harness itself is wrong (an
 // invalid case or views), never for the kernel's behaviour.
 Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions& opt);
-// genome_case + genome_layout + judge_case (backward per opt.backward and the claims).
+// Judges a decode of the case's prompt by the plan (judge::judge_decode): skipped when the kernel
+// does not claim the decode's problem, declines a call, or the reference declines a call's
+// forward. Each call is made once, with no floating-point exception check (shortcuts of the
+// decode path for now: OracleOptions' twice and fp apply to forwards and backwards).
+Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan);
+// genome_case + genome_layout + judge_case (backward per opt.backward and the claims), or
+// judge_decode_case when the genome asks for a decode.
 Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt);
 
 // One line for a case: the problem, the layout and the value ranges ("B=1 Hq=2 ... layout bthd |q|<=...").

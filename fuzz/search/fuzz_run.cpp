@@ -26,7 +26,8 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
   Kernel* const probe = &probe_kernel;
   log << "attnv fuzz: kernel " << io::printable(job.kernel_name) << " (" << io::printable(job.kernel_spec) << "), dtypes";
   for (DType d : claims.dtypes) log << ' ' << dtype_name(d);
-  log << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << ", " << opt.jobs << " searcher"
+  log << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << (claims.decode ? ", decode" : "")
+      << ", " << opt.jobs << " searcher"
       << (opt.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << opt.max_seconds << " s\n";
   const SearchResult r = run_search(make, opt, [&log](const SearchStatus& s) { log << "attnv fuzz: " << status_line(s) << '\n'; });
   const auto reproduce_line = [&] { return job.reproduce_line; };
@@ -71,7 +72,10 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
   }
   log << "attnv fuzz: found " << fail_kind_id(r.finding->kind) << " after " << r.status.execs
             << " execs; shrinking (up to " << job.shrink_seconds << " s)\n";
-  const std::string found_line = fuzz::case_line(r.finding->c, r.finding->layout);
+  const auto line_of = [](const fuzz::Finding& f) {
+    return fuzz::case_line(f.c, f.layout) + (f.decode ? ", decoded in " + judge::plan_line(*f.decode) : "");
+  };
+  const std::string found_line = line_of(*r.finding);
   const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.oracle, job.shrink_seconds);
   const fuzz::Finding& f = s.finding;
 
@@ -82,7 +86,7 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
   text << r.status.seconds << " s\n";
   text << "  what:  " << io::indent_lines(f.message, "         ") << '\n';
   if (!f.worst.empty()) text << "  worst: " << f.worst << '\n';
-  text << "  case:  " << fuzz::case_line(f.c, f.layout) << '\n';
+  text << "  case:  " << line_of(f) << '\n';
   if (s.recurred)
     text << "  (shrunk in " << s.steps << " steps, " << s.execs << " execs, from: " << found_line << ")\n";
   else if (!s.rejudge_attnv_error.empty())
@@ -119,11 +123,12 @@ int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, co
       note = " (layout " + std::string(layout_name(layout)) + " asked for; the kernel only claims dense bhtd)";
       layout = Layout::bhtd;
     }
-    if (c.has_dout() && !caps.backward) note += " (case has dout; the kernel claims no backward: forward only)";
-    const Verdict v = judge_case(k, c, layout, opt);
+    const std::optional<judge::DecodePlan> plan = reproducer_decode_plan(ec);
+    if (c.has_dout() && !caps.backward && !plan) note += " (case has dout; the kernel claims no backward: forward only)";
+    const Verdict v = plan ? judge_decode_case(k, c, layout, *plan) : judge_case(k, c, layout, opt);
     if (!v.judged) throw InputError("case '" + c.id + "': cannot be judged: " + v.skipped_why);
-    out << "case " << io::printable(c.id) << ": " << case_line(c, layout) << (v.backward ? ", forward and backward" : ", forward")
-        << note << '\n';
+    out << "case " << io::printable(c.id) << ": " << case_line(c, layout)
+        << (plan ? ", decoded in " + judge::plan_line(*plan) : v.backward ? ", forward and backward" : ", forward") << note << '\n';
     if (v.finding) {
       ++failed;
       const Finding& f = *v.finding;
@@ -131,8 +136,11 @@ int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, co
       out << "  FAIL " << fail_kind_id(f.kind) << ": " << io::printable(io::indent_lines(f.message, "    "), true) << '\n';
       if (!f.worst.empty()) out << "  worst: " << io::printable(f.worst, true) << '\n';
     } else {
-      out << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
-          << io::indent_lines(v.comparison.summary(), "    ") << '\n';
+      if (plan)
+        out << "  PASS: every decode call, worst error/bound ratio " << report::format_ratio(v.decode_ratio) << '\n';
+      else
+        out << "  PASS: worst error/bound ratio " << report::format_ratio(v.comparison.worst_ratio()) << "\n    "
+            << io::indent_lines(v.comparison.summary(), "    ") << '\n';
       if (reproducer_recurred(ec) == false) {
         unsteady.push_back(c.id);
         out << "  but when attnv fuzz judged this case again after finding it, the "

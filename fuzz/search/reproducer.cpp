@@ -37,10 +37,13 @@ std::filesystem::path write_fuzz_case(const std::filesystem::path& dir, const Ca
 void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, bool recurred,
                       const std::string& kernel_spec, const std::string& kernel_configuration,
                       const PrecisionModel& model, const std::string& report_text) {
-  const std::filesystem::path folder =
-      write_fuzz_case(dir, f.c, "fuzz_" + std::string(fail_kind_id(f.kind)),
-                      {{"finding", fail_kind_id(f.kind)}, {"worst", f.worst}, {"recurred", recurred}}, f.layout,
-                      kernel_spec, kernel_configuration, report_text);
+  nlohmann::json fields = {{"finding", fail_kind_id(f.kind)}, {"worst", f.worst}, {"recurred", recurred}};
+  if (f.decode)
+    fields["decode"] = {{"steps", f.decode->steps}, {"page_size", f.decode->page_size}, {"prefix", f.decode->prefix},
+                        {"seed", f.decode->seed}, {"label", f.decode->label}};
+  const std::filesystem::path folder = write_fuzz_case(dir, f.c, "fuzz_" + std::string(fail_kind_id(f.kind)), fields,
+                                                       f.layout, kernel_spec, kernel_configuration, report_text);
+  if (f.decode) return;  // the prompt alone: each call has its own shapes
   const DType t = f.c.problem.dtype;
   if (!f.got.out.empty()) io::write_outputs(folder, "", f.c, f.got, t);
   // The reference and the bound the kernel was judged by, in f64 (the reference's values are
@@ -91,6 +94,29 @@ std::optional<bool> reproducer_recurred(const io::ExchangeCase& c) {
   return v.get<bool>();
 }
 
+std::optional<judge::DecodePlan> reproducer_decode_plan(const io::ExchangeCase& c) {
+  const nlohmann::json d = fuzz_meta(c, "decode");
+  if (d.is_null()) return std::nullopt;
+  const std::string where = "case '" + c.c.id + "': meta.attnv_fuzz.decode";
+  const auto integer = [&](const nlohmann::json& x, const char* name) {
+    if (!x.is_number_integer()) throw InputError(where + "." + name + " " + x.dump() + " is not an integer");
+    return x.get<std::int64_t>();
+  };
+  if (!d.is_object() || !d.contains("steps") || !d["steps"].is_array())
+    throw InputError(where + " " + d.dump() + " is not an object with a list 'steps'");
+  judge::DecodePlan plan;
+  for (const nlohmann::json& n : d["steps"]) plan.steps.push_back(integer(n, "steps[]"));
+  if (d.contains("page_size")) plan.page_size = integer(d["page_size"], "page_size");
+  if (d.contains("prefix")) plan.prefix = integer(d["prefix"], "prefix");
+  if (d.contains("seed")) {
+    if (!d["seed"].is_number_unsigned()) throw InputError(where + ".seed " + d["seed"].dump() + " is not an unsigned integer");
+    plan.seed = d["seed"].get<std::uint64_t>();
+  }
+  if (d.contains("label") && d["label"].is_string()) plan.label = d["label"].get<std::string>();
+  if (const std::string e = judge::check_plan(plan, c.c.problem.shape.Tk); !e.empty())
+    throw InputError(where + ": " + e + " (the prompt has " + std::to_string(c.c.problem.shape.Tk) + " tokens)");
+  return plan;
+}
 
 Layout reproducer_layout(const io::ExchangeCase& c) {
   const nlohmann::json l = fuzz_meta(c, "layout");

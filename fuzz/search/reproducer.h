@@ -6,7 +6,9 @@
 // holds what a replay needs beyond the tensors: {"attnv_fuzz": {"finding", "layout", "kernel",
 // "kernel_configuration", "worst", "recurred"}}; the layout matters (a kernel may only fail on
 // gapped or BTHD strides), and so does the configuration (Kernel::configuration(): the core's ISA
-// path, a plugin's options). "recurred" says whether the found case failed the same way when
+// path, a plugin's options). A decode finding also records its plan ("decode": steps, page_size,
+// prefix, seed, label) and has no output tensors: its case is the prompt, and the calls' outputs
+// have other shapes (finding.txt names the call that failed). "recurred" says whether the found case failed the same way when
 // attnv fuzz judged it again: when it did not, a pass of it is no evidence of a fix.
 #include <filesystem>
 #include <optional>
@@ -45,5 +47,10 @@ std::optional<std::string> reproducer_field(const io::ExchangeCase& c, const cha
 // of the case says nothing of a fix; nullopt when the case records none (a plain exchange folder,
 // or one written before attnv recorded it). InputError when it is not a boolean.
 std::optional<bool> reproducer_recurred(const io::ExchangeCase& c);
+
+// meta.attnv_fuzz.decode of a reproducer case: the decode plan its failure was found with (the
+// case is then the prompt, judge/decode.h), nullopt for a forward or backward case. InputError
+// when it is malformed or does not fit the case's prompt.
+std::optional<judge::DecodePlan> reproducer_decode_plan(const io::ExchangeCase& c);
 
 }  // namespace attnv::fuzz

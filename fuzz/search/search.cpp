@@ -122,7 +122,7 @@ void searcher(int index, const KernelFactory& make, const SearchOptions& opt, Sh
         ++sh.corpus;
         for (std::uint16_t b : v.buckets) sh.buckets[b] = 1;
       }
-      sh.best_ratio = std::max(sh.best_ratio, v.comparison.worst_ratio());
+      sh.best_ratio = std::max({sh.best_ratio, v.comparison.worst_ratio(), v.decode_ratio});
     }
   } catch (...) {
     std::lock_guard lock(sh.mu);
@@ -194,8 +194,11 @@ std::vector<fuzz::Genome> candidates(const fuzz::Genome& g) {
   const Shape s = shape_of(g);
   if (s.B > 1) with(kB, 0);
   if (s.Hkv > 1) with(kHkv, 0);
-  // Planes and ALiBi off, the batch and KV heads kept (their bit 0).
-  if (g.header[kB] >> 1) with(kB, static_cast<std::uint8_t>(g.header[kB] & 1));
+  // Planes and ALiBi off, the batch and KV heads kept (their bit 0); a forward instead of a
+  // decode, then the plainest decode plan (a prompt's prefill, then single tokens).
+  if (g.header[kB] & 30u) with(kB, static_cast<std::uint8_t>(g.header[kB] & ~30u));
+  if (g.header[kB] & kDecodeBit) with(kB, static_cast<std::uint8_t>(g.header[kB] & ~kDecodeBit & ~(3u << kDecodePlanShift)));
+  if (g.header[kB] & (3u << kDecodePlanShift)) with(kB, static_cast<std::uint8_t>(g.header[kB] & ~(3u << kDecodePlanShift)));
   if (g.header[kHkv] >> 1) with(kHkv, static_cast<std::uint8_t>(g.header[kHkv] & 1));
   if (s.Hq > s.Hkv) with(kGroup, 0);
   const auto shorter = [&](Field f, std::int64_t n, std::int64_t small_max, std::int64_t big_max) {

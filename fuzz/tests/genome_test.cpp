@@ -19,6 +19,7 @@ namespace {
 Genome random_genome(std::mt19937& rng) {
   Genome g;
   for (auto& b : g.header) b = static_cast<std::uint8_t>(rng());
+  g.header[kB] &= static_cast<std::uint8_t>(~kDecodeBit);  // a forward (decode prompts: decode_fuzz_test.cpp)
   const std::size_t n = std::min<std::size_t>(value_count(g), rng() % 64);
   for (std::size_t i = 0; i < n; ++i) g.codes.push_back(static_cast<std::uint16_t>(rng()));
   return g;

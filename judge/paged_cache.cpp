@@ -1,4 +1,4 @@
-#include "properties/checks/paged_cache.h"
+#include "judge/paged_cache.h"
 
 #include <cstring>
 #include <numeric>
@@ -8,7 +8,7 @@
 #include "problem/buffers.h"
 #include "problem/cache_pages.h"
 
-namespace attnv::props {
+namespace attnv::judge {
 
 namespace {
 constexpr std::int64_t kSparePages = 2;  // mapped by no table entry: must stay untouched
@@ -109,4 +109,4 @@ std::string PagedCache::difference(const std::vector<std::int64_t>& cache_len, c
   return "";
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::judge

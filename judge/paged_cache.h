@@ -16,7 +16,7 @@
 #include "problem/problem.h"
 #include "problem/tensor.h"
 
-namespace attnv::props {
+namespace attnv::judge {
 
 class PagedCache {
  public:
@@ -55,4 +55,4 @@ class PagedCache {
   TensorRef k_, v_;
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::judge
