@@ -202,6 +202,7 @@ class DecodeRun {
     }
     const Judgement cj = judge_outputs(fwd, got, Reference{exact, bounds, m.out});
     for (const auto& t : cj.comparison.tensors) j.hist += t.hist;
+    j.tightness += cj.comparison.tightness();
     j.worst_ratio = std::max(j.worst_ratio, cj.comparison.worst_ratio());
     j.exercised += cj.exercised;
     j.uninformative += cj.uninformative;

@@ -69,6 +69,7 @@ struct DecodeJudgement {
   Outputs got;                     // what that call wrote
   std::int64_t calls = 0;          // decode calls made
   bound::RatioHistogram hist;      // error / threshold ratios of every compared element
+  bound::TightnessHistogram tightness;  // allowance / |exact| of every judged element
   double worst_ratio = 0;
   std::int64_t exercised = 0;      // output elements judged under a finite bound, uninformative ones not
   std::int64_t uninformative = 0;  // (judge::Judgement's counts, summed over the calls)

@@ -75,6 +75,16 @@ Json histogram(const bound::RatioHistogram& h) {
   return Json{{"lower", lower}, {"upper", upper}, {"count", count}, {"total", h.total()}};
 }
 
+// Allowance / |exact| of the judged elements (docs/certificate.md, "Tightness"); null when the
+// requirement compares no element against an allowance.
+Json tightness(const bound::TightnessHistogram& h) {
+  if (h.total() == 0) return nullptr;
+  return Json{{"elements", h.total()},
+              {"median_at_most", real(h.median_at_most())},
+              {"max", real(h.max)},
+              {"at_least_own_size", h.at_least_own_size()}};
+}
+
 // Column arrays rather than one object per case: a third of the size, and what plotting tools
 // (pandas.DataFrame, d3) take directly.
 Json cases(const std::vector<CaseRecord>& cs) {
@@ -129,6 +139,7 @@ Json result(const Certificate& c, const RequirementResult& r) {
               {"exercised_unit", r.exercised_unit},
               {"min_exercised", r.min_exercised},
               {"uninformative", r.uninformative},
+              {"tightness", tightness(r.tightness)},
               {"cases_failed", r.cases_failed},
               {"failure_pattern", r.failure_pattern},
               {"worst_ratio", ratio(r.worst_ratio)},

@@ -145,18 +145,32 @@ void exercised(std::ostringstream& o, const Certificate& c, const Paint& paint) 
   o << "\n";
 }
 
-// Results whose judged elements include uninformative ones (docs/certificate.md, "Tightness").
+// How wide the allowances of the judged elements were, per requirement and dtype, and how many
+// of them were uninformative (docs/certificate.md, "Tightness").
 void tightness(std::ostringstream& o, const Certificate& c) {
   bool header = false;
   for (const RequirementResult& r : c.report.results) {
-    if (r.uninformative == 0) continue;
-    if (!header) o << "\nuninformative elements (allowance covering the visible values' range; not evidence):\n";
+    if (r.uninformative == 0 && r.tightness.total() == 0) continue;
+    if (!header)
+      o << "\ntightness (allowance / |exact| of the judged elements; uninformative: allowance covering the visible "
+           "values' range, not evidence):\n";
     header = true;
-    const double judged = static_cast<double>(r.exercised + r.uninformative);
-    char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(r.uninformative) / judged);
-    o << "  " << r.id << "/" << dtype_name(r.dtype) << ": " << r.uninformative << " of " << r.exercised + r.uninformative
-      << " " << r.exercised_unit << " (" << share << ")\n";
+    o << "  " << r.id << "/" << dtype_name(r.dtype) << ":";
+    if (r.tightness.total() > 0) {
+      char line[192];
+      std::snprintf(line, sizeof line, " median <= %.2g, max %.2g over %lld elements (%lld allowed at least |exact|)",
+                    r.tightness.median_at_most(), r.tightness.max, static_cast<long long>(r.tightness.total()),
+                    static_cast<long long>(r.tightness.at_least_own_size()));
+      o << line << (r.uninformative > 0 ? ";" : "");
+    }
+    if (r.uninformative > 0) {
+      const double judged = static_cast<double>(r.exercised + r.uninformative);
+      char share[32];
+      std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(r.uninformative) / judged);
+      o << " " << r.uninformative << " of " << r.exercised + r.uninformative << " " << r.exercised_unit << " uninformative ("
+        << share << ")";
+    }
+    o << "\n";
   }
 }
 

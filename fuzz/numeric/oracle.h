@@ -46,7 +46,7 @@ struct Finding {
   bool backward = false;
   // A decode finding: the plan of the calls; `c` is then the prompt (judge/decode.h) and the
   // message names the call that failed.
-  std::optional<judge::DecodePlan> decode;
+  std::optional<judge::DecodePlan> decode{};
 };
 
 struct Verdict {

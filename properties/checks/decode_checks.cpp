@@ -34,6 +34,7 @@ PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layo
   for (const judge::DecodePlan& plan : plans) {
     const judge::DecodeJudgement j = judge::judge_decode(k, c, layout, plan, observer);
     result.hist += j.hist;
+    result.tightness += j.tightness;
     result.worst_ratio = std::max(result.worst_ratio, j.worst_ratio);
     if (j.failed) {
       result.ok = false;

@@ -46,6 +46,8 @@ struct PropertyResult {
   // Elements judged but not counted in `exercised`: their allowance covered the visible values'
   // range, so any value there would have passed (judge::Judgement::uninformative).
   std::int64_t uninformative = 0;
+  // Allowance / |exact| of the judged elements (R1, R2, R21; empty for the others).
+  bound::TightnessHistogram tightness{};
 
   static PropertyResult pass(std::string property, std::string case_id, std::string note = "") {
     return {true, std::move(property), std::move(case_id), std::move(note), "", -1, {}, Status::pass};

@@ -31,6 +31,7 @@ PropertyResult verdict(const char* name, const Case& c, const judge::Judgement& 
   if (cmp.tensors.empty()) return r;  // the call itself failed: nothing was compared
   r.with_ratio(cmp.worst_ratio()).with_exercised(j.exercised, j.uninformative);
   for (const auto& t : cmp.tensors) r.hist += t.hist;
+  r.tightness = cmp.tightness();
   return r;
 }
 

@@ -185,6 +185,7 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
   const double ratio = !pr.ok && !(pr.worst_ratio > 1) ? HUGE_VAL : pr.worst_ratio;
   res.cases.push_back({index, pr.case_id, problem, judged, pr.ok, ratio, declined, std::move(features)});
   res.hist += pr.hist;
+  res.tightness += pr.tightness;
   if (ratio > res.worst_ratio) {
     res.worst_ratio = ratio;
     res.worst_case = pr.case_id;

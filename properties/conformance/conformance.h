@@ -146,6 +146,7 @@ struct RequirementResult {
   std::vector<Finding> findings;
   std::vector<CaseRecord> cases;  // every case run, in stream order
   bound::RatioHistogram hist;     // per-element error / threshold ratios (R1, R2; empty otherwise)
+  bound::TightnessHistogram tightness;  // per-element allowance / |exact| (R1, R2, R21; empty otherwise)
   double seconds = 0;             // wall time (not part of any byte-identical report)
 };
 std::string describe(const RequirementResult& r);  // one line, then one line per finding

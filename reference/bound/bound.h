@@ -64,6 +64,24 @@ struct RatioHistogram {
   static double upper_edge(int i);
 };
 
+// How wide the allowances were against the exact values (issue 39: a PASS says how much it
+// proves): threshold(exact) / |exact| for every judged element with a finite nonzero exact value
+// and a finite bound. Bin 0 holds ratios below 1e-17, bins 1..80 split [1e-17, 1e3) into
+// quarter decades, the last bin ratios >= 1e3; the largest ratio is kept exactly.
+struct TightnessHistogram {
+  static constexpr int kBins = 82;
+  std::array<std::int64_t, kBins> count{};
+  double max = 0;
+  void add(double relative_allowance);
+  TightnessHistogram& operator+=(const TightnessHistogram& o);
+  std::int64_t total() const;
+  // The upper edge of the bin that holds the median element: the median is at most this (within
+  // a quarter decade); 0 when empty, inf when the median lies in the last bin.
+  double median_at_most() const;
+  // Elements whose allowance was at least |exact|: no relative accuracy shown there.
+  std::int64_t at_least_own_size() const;
+};
+
 // One output tensor compared element by element.
 struct TensorReport {
   std::string name;             // "out", "lse", "dq", "dk", "dv"
@@ -89,6 +107,7 @@ struct TensorReport {
   // b itself is respected with room to spare.
   double worst_bound_usage = 0;
   RatioHistogram hist;  // every element with a finite exact value
+  TightnessHistogram tightness;  // judged elements with a finite nonzero exact value
   bool ok() const { return failures == 0; }
 };
 
@@ -99,6 +118,7 @@ struct Comparison {
   std::int64_t elements() const;
   std::int64_t unjudged() const;  // elements accepted only because their bound is infinite
   std::int64_t uninformative() const;  // judged elements whose allowance covers their range
+  TightnessHistogram tightness() const;  // over every tensor
   std::string summary() const;  // one line per tensor
 };
 

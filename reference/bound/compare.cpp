@@ -66,6 +66,47 @@ double RatioHistogram::upper_edge(int i) {
   return std::pow(10.0, -6 + i / 4.0);
 }
 
+void TightnessHistogram::add(double r) {
+  int bin;
+  if (!(r < 1e3)) bin = kBins - 1;  // inf (an allowance of a value that overflowed) too
+  else if (r < 1e-17) bin = 0;
+  else bin = std::clamp(1 + static_cast<int>(std::floor((std::log10(r) + 17) * 4)), 1, kBins - 2);
+  ++count[static_cast<std::size_t>(bin)];
+  max = std::max(max, r);
+}
+
+TightnessHistogram& TightnessHistogram::operator+=(const TightnessHistogram& o) {
+  for (int i = 0; i < kBins; ++i) count[static_cast<std::size_t>(i)] += o.count[static_cast<std::size_t>(i)];
+  max = std::max(max, o.max);
+  return *this;
+}
+
+std::int64_t TightnessHistogram::total() const {
+  std::int64_t t = 0;
+  for (std::int64_t c : count) t += c;
+  return t;
+}
+
+std::int64_t TightnessHistogram::at_least_own_size() const {
+  std::int64_t n = 0;
+  for (int i = 69; i < kBins; ++i) n += count[static_cast<std::size_t>(i)];  // bin 69 starts at 10^0
+  return n;
+}
+
+double TightnessHistogram::median_at_most() const {
+  const std::int64_t n = total();
+  if (n == 0) return 0;
+  std::int64_t seen = 0;
+  for (int i = 0; i < kBins; ++i) {
+    seen += count[static_cast<std::size_t>(i)];
+    if (2 * seen >= n) {
+      if (i == kBins - 1) return HUGE_VAL;
+      return std::min(max, std::pow(10.0, -17 + i / 4.0));  // bin i's upper edge, never above the largest
+    }
+  }
+  return max;
+}
+
 namespace {
 
 TensorReport compare_tensor(const char* name, const std::vector<double>& out,
@@ -116,6 +157,7 @@ TensorReport compare_tensor(const char* name, const std::vector<double>& out,
       ++r.unjudged;
       continue;
     }
+    if (x != 0) r.tightness.add(threshold(x, x, b, out_dtype) / std::fabs(x));
     const double err = std::fabs(o - x);
     const double thr = threshold(o, x, b, out_dtype);
     if (b > 0) {
@@ -197,6 +239,12 @@ std::int64_t Comparison::unjudged() const {
   std::int64_t n = 0;
   for (const auto& t : tensors) n += t.unjudged;
   return n;
+}
+
+TightnessHistogram Comparison::tightness() const {
+  TightnessHistogram h;
+  for (const auto& t : tensors) h += t.tightness;
+  return h;
 }
 
 std::int64_t Comparison::uninformative() const {

@@ -116,6 +116,9 @@ TEST(TerminalReport, CertifiedRunHasTableVerdictAndNoColorUnlessAsked) {
   EXPECT_FALSE(contains(plain, "NOT CERTIFIED"));
   EXPECT_TRUE(contains(plain, "not claimed"));
   EXPECT_TRUE(contains(plain, "R5   hidden K, V, bias do not change any output"));
+  // How much the PASSes prove: the allowances' size against the exact values, per result.
+  EXPECT_TRUE(contains(plain, "\ntightness (allowance / |exact|")) << plain;
+  EXPECT_TRUE(contains(plain, "  R1/f32: median <= ")) << plain;
   EXPECT_FALSE(contains(plain, "\x1b["));
   EXPECT_TRUE(contains(terminal_summary(cert("naive"), true), "\x1b[32mPASS"));
   // The table stays inside 100 columns.
@@ -279,6 +282,11 @@ TEST(JsonReport, StructureAndValues) {
       EXPECT_TRUE(jr["worst_ratio"].is_null());
     }
     EXPECT_EQ(jr["histogram"].is_null(), r.hist.total() == 0) << r.id;
+    EXPECT_EQ(jr["tightness"].is_null(), r.tightness.total() == 0) << r.id;
+    if (r.tightness.total() > 0) {
+      EXPECT_EQ(jr["tightness"]["elements"], r.tightness.total());
+      EXPECT_EQ(jr["tightness"]["at_least_own_size"], r.tightness.at_least_own_size());
+    }
   }
 }
 

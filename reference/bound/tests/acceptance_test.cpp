@@ -133,5 +133,38 @@ TEST(Compare, NonzeroWhereExactZeroIsRequiredIsAnInfiniteRatio) {
   EXPECT_TRUE(std::isinf(c.tensors[0].worst_ratio));
 }
 
+// Tightness (docs/certificate.md): allowance / |exact| of the judged elements. The median is the
+// upper edge of its quarter decade, the maximum exact, and elements allowed at least their own
+// size are counted; exact zeros (no relative size) and infinite bounds (nothing judged) are out.
+TEST(Tightness, MedianMaximumAndElementsAllowedTheirOwnSize) {
+  TightnessHistogram h;
+  EXPECT_EQ(h.median_at_most(), 0);
+  for (double r : {1e-7, 1.1e-7, 1.2e-7, 1e-3, 5.0}) h.add(r);
+  EXPECT_EQ(h.total(), 5);
+  EXPECT_GE(h.median_at_most(), 1.2e-7);
+  EXPECT_LE(h.median_at_most(), 1.2e-7 * std::pow(10.0, 0.25));
+  EXPECT_EQ(h.max, 5.0);
+  EXPECT_EQ(h.at_least_own_size(), 1);
+  TightnessHistogram wide;
+  for (int i = 0; i < 3; ++i) wide.add(HUGE_VAL);
+  wide.add(1e-9);
+  EXPECT_TRUE(std::isinf(wide.median_at_most()));
+  EXPECT_EQ(wide.at_least_own_size(), 3);
+  h += wide;
+  EXPECT_EQ(h.total(), 9);
+  EXPECT_TRUE(std::isinf(h.max));
+
+  // Through compare: exact 1 with bound 1e-6 in f64 (allowance ~1e-6), an exact 0, an infinite
+  // bound: one element measured.
+  const Outputs exact{{1.0, 0.0, 2.0}, {}, {}, {}, {}, {}};
+  Bounds b;
+  b.out = {1e-6, 1e-6, HUGE_VAL};
+  const Comparison c = compare(exact, exact, b, DType::f64);
+  const TightnessHistogram t = c.tightness();
+  ASSERT_EQ(t.total(), 1);
+  EXPECT_NEAR(t.max, 1e-6, 1e-15);
+  EXPECT_EQ(t.at_least_own_size(), 0);
+}
+
 }  // namespace
 }  // namespace attnv::bound
