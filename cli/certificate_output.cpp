@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include "cli/output_target.h"
-#include "cli/provenance.h"
+#include "core/isa.h"
+#include "report/provenance.h"
 #include "io/npy.h"
 #include "io/text.h"
 #include "problem/error.h"
@@ -128,7 +129,11 @@ void prepare_outputs(const OutputOptions& out) {
 
 int emit_certificate(report::Certificate& cert, const OutputOptions& out) {
   if (cert.attnv_version.empty()) cert.attnv_version = ATTNV_VERSION;
-  if (cert.provenance.attnv_commit.empty()) cert.provenance = this_run();
+  // The path the core's f32 micro-kernels take in this process (core/isa.h: ATTNV_CORE_ISA, else
+  // the widest the CPU runs). An ATTNV_CORE_ISA this CPU cannot run is an InputError here, before
+  // anything is certified. (The fast reference takes AVX2+FMA whenever the CPU has them.)
+  if (cert.provenance.attnv_commit.empty())
+    cert.provenance = report::this_run(core::isa_features(core::resolve_isa(core::Isa::best)));
   // Each form is rendered once, and only when some output wants it.
   const fs::path dir(out.report_dir);
   const bool to_dir = !out.report_dir.empty();

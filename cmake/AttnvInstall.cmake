@@ -7,10 +7,11 @@
 #                                           include/attnv on the include path
 #   lib/, lib/cmake/attnv                   the conformance suite's static libraries and the CMake
 #                                           package: find_package(attnv) gives attnv::conformance
+#                                           and attnv::conformance_gtest (its GoogleTest front end)
 #   share/doc/attnv/semantics.md            the contract the headers point to
 include(CMakePackageConfigHelpers)
 
-set(ATTNV_EXPORTED_TARGETS attnv_conformance attnv_prop_checks attnv_prop_generators attnv_problem
+set(ATTNV_EXPORTED_TARGETS attnv_conformance attnv_conformance_gtest attnv_prop_checks attnv_prop_generators attnv_problem
     attnv_bound attnv_visibility attnv_util attnv_fast_reference attnv_gen attnv_io attnv_judge)
 foreach(t IN LISTS ATTNV_EXPORTED_TARGETS)
   string(REGEX REPLACE "^attnv_" "" export_name ${t})

@@ -7,15 +7,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "problem/layer.h"
+
 namespace attnv::core {
 
-struct DropoutOptions {
-  double p = 0;            // drop probability, in [0, 1)
-  std::uint64_t seed = 0;  // the Philox key (docs/dropout.md)
-  bool training = false;   // inference (false) never drops, whatever p says
-  // p = 0 or inference: the forward takes exactly the no-dropout path (bitwise the same result).
-  bool active() const { return training && p > 0; }
-};
+using attnv::DropoutOptions;  // problem/layer.h: the options are the problem's
 
 // Philox-4x32-10 (Salmon et al., SC'11; Random123's philox4x32_R with R = 10).
 inline std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,

@@ -4,7 +4,7 @@
 
 #include "problem/error.h"
 #include "kernels/emulated/emulated_arith.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 #include "util/parallel.h"
 
 namespace attnv::emulated {
@@ -35,7 +35,7 @@ Outputs backward(const Case& c, const Config& cfg) {
           double* O = o.out.data() + c.oi(b, h, i, 0);
           const double L = detail::forward_row(c, cfg, a, b, h, i, O);  // L kept in accum
           o.lse[c.li(b, h, i)] = a.to_out(L);
-          const std::vector<std::int64_t> keys = ref::visible_keys(c, b, h, i);
+          const std::vector<std::int64_t> keys = visible_keys(c, b, h, i);
           if (keys.empty()) continue;  // no visible key: dQ row stays 0
           const double* dO = c.dout.data() + c.oi(b, h, i, 0);
           double D = 0;

@@ -5,7 +5,7 @@
 
 #include "problem/error.h"
 #include "kernels/emulated/emulated_arith.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 #include "util/parallel.h"
 
 namespace attnv::emulated {
@@ -86,7 +86,7 @@ double tiled_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t 
 double forward_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t b,
                    std::int64_t h, std::int64_t i, double* out_row) {
   const Shape& s = c.problem.shape;
-  const std::vector<std::int64_t> keys = ref::visible_keys(c, b, h, i);
+  const std::vector<std::int64_t> keys = visible_keys(c, b, h, i);
   if (keys.empty()) {  // SPEC: a row with no visible key gives O = 0, L = -inf
     std::fill(out_row, out_row + s.Dv, 0.0);
     return kNegInf;

@@ -7,7 +7,7 @@
 #include "gen/rng.h"
 #include "properties/checks/checks.h"
 #include "properties/checks/runs.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::props {
 namespace {
@@ -37,7 +37,7 @@ HiddenSet choose_hidden(const Case& c, std::uint64_t seed) {
     const std::int64_t i0 = rng.uniform_int(0, s.Tq - 1);
     for (std::int64_t j = 0; j < s.Tk; ++j) {
       bool hidden = true;
-      for (std::int64_t hq = 0; hq < s.Hq && hidden; ++hq) hidden = !ref::visible(c, b, hq, i0, j);
+      for (std::int64_t hq = 0; hq < s.Hq && hidden; ++hq) hidden = !visible(c, b, hq, i0, j);
       if (hidden) { h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] = true; ++h.changed; }
     }
   }
@@ -48,7 +48,7 @@ HiddenSet choose_hidden(const Case& c, std::uint64_t seed) {
       for (std::int64_t hq = 0; hq < s.Hq; ++hq)
         for (std::int64_t i = 0; i < s.Tq; ++i)
           for (std::int64_t j = 0; j < s.Tk; ++j)
-            if (ref::visible(c, b, hq, i, j)) seen[c.bi(b, hq, i, j)] = true;
+            if (visible(c, b, hq, i, j)) seen[c.bi(b, hq, i, j)] = true;
     h.bias.assign(c.bias.size(), false);
     for (std::size_t n = 0; n < c.bias.size(); ++n)
       if (c.bias[n] != -kInf && !seen[n]) { h.bias[n] = true; ++h.changed; }
@@ -60,7 +60,7 @@ HiddenSet choose_hidden(const Case& c, std::uint64_t seed) {
       for (std::int64_t i = 0; i < s.Tq; ++i) {
         bool sees_changed = false;
         for (std::int64_t j = 0; j < s.Tk && !sees_changed; ++j)
-          sees_changed = h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] && ref::visible(c, b, hq, i, j);
+          sees_changed = h.keys[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)] && visible(c, b, hq, i, j);
         if (sees_changed) continue;
         ++h.guarded_rows;
         h.rows_lse[c.li(b, hq, i)] = true;

@@ -8,7 +8,7 @@
 #include "properties/checks/recording.h"
 #include "properties/checks/runs.h"
 #include "reference/fast/fast.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::props {
 namespace {
@@ -101,7 +101,7 @@ PropertyResult check_rows_sum_to_one(Kernel& k, const Case& c, Layout layout) {
           if (!(w >= 0))
             return PropertyResult::fail(name, id.id, "a weight is negative or NaN", where.str())
                 .with_kind(std::isnan(w) ? FailKind::non_finite : FailKind::outside_bound);
-          if (!ref::visible(id, b, h, i, j) && w != 0)
+          if (!visible(id, b, h, i, j) && w != 0)
             return PropertyResult::fail(name, id.id, "a hidden key has a nonzero weight", where.str());
           sum += w;
           allowance += bound::threshold(w, e.exact.out[n], e.bounds.out[n], e.out_dtype);
@@ -130,7 +130,7 @@ PropertyResult check_convex_hull(Kernel& k, const Case& c, Layout layout) {
   for (std::int64_t b = 0; b < s.B; ++b)
     for (std::int64_t i = 0; i < s.Tq; ++i)
       for (std::int64_t h = 0; h < s.Hq; ++h) {
-        const std::vector<std::int64_t> keys = ref::visible_keys(c, b, h, i);
+        const std::vector<std::int64_t> keys = visible_keys(c, b, h, i);
         if (keys.empty()) continue;  // fully masked rows: check_fully_masked_rows
         const std::int64_t hk = h / c.problem.group();
         for (std::int64_t d = 0; d < s.Dv; ++d) {

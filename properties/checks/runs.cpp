@@ -7,7 +7,7 @@
 
 #include "problem/kernel_fault.h"
 #include "properties/checks/recording.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::props::detail {
 
@@ -99,7 +99,7 @@ Case with_identity_v(const Case& c) {
 }
 
 bool row_sees_any(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i) {
-  return !ref::visible_keys(c, b, h, i).empty();
+  return !visible_keys(c, b, h, i).empty();
 }
 
 double exact_grid(DType t, double M) {

@@ -10,13 +10,13 @@
 #include "reference/bound/bound.h"
 #include "reference/dropout/dropout_mask.h"
 #include "reference/fast/fast.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::props {
 namespace {
 
 // The problem of one query row of one head alone: its visibility is spelled out as a mask
-// (reference/visibility.h: kv_len, causal, window, mask, -inf bias; the reference and the bound
+// (problem/visibility.h: kv_len, causal, window, mask, -inf bias; the reference and the bound
 // treat a hidden key the same whatever hides it), everything else as in p.
 Problem one_row_problem(const Problem& p) {
   Problem sp = p;
@@ -34,7 +34,7 @@ Problem one_row_problem(const Problem& p) {
 // Row (b, h, i)'s visibility (and bias row) into the one-row case's mask (and bias).
 void spell_out_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, Case& one) {
   for (std::int64_t j = 0; j < c.problem.shape.Tk; ++j) {
-    one.mask[static_cast<std::size_t>(j)] = ref::visible(c, b, h, i, j) ? 1 : 0;
+    one.mask[static_cast<std::size_t>(j)] = visible(c, b, h, i, j) ? 1 : 0;
     if (c.problem.has_bias) one.bias[static_cast<std::size_t>(j)] = c.bias[c.bi(b, h, i, j)];
   }
 }

@@ -141,7 +141,7 @@ StageResult check_matmul(const std::string& name, const std::vector<MatTerm>& te
   return r;
 }
 
-Case attention_case(const core::LayerInputs& in, const core::LayerTrace& t, const std::vector<float>* dconcat) {
+Case attention_case(const LayerInputs& in, const LayerTrace& t, const std::vector<float>* dconcat) {
   const Shape& s = t.problem.shape;
   Case c = make_zero_case(t.problem, dconcat != nullptr);
   c.id = "layer/attention";
@@ -159,9 +159,9 @@ Case attention_case(const core::LayerInputs& in, const core::LayerTrace& t, cons
   return c;
 }
 
-LayerCheck check_layer_forward(const core::LayerConfig& cfg, const core::LayerWeights& w,
-                               const core::LayerInputs& in, const core::LayerTrace& t,
-                               const PrecisionModel& attention, const core::DropoutOptions* dropout) {
+LayerCheck check_layer_forward(const LayerConfig& cfg, const LayerWeights& w,
+                               const LayerInputs& in, const LayerTrace& t,
+                               const PrecisionModel& attention, const DropoutOptions* dropout) {
   LayerCheck check;
   const std::int64_t B = in.B, T = in.T, Tk = in.keys(), dm = cfg.d_model;
   const float* xkv = in.self() ? in.x : in.xkv;
@@ -198,9 +198,9 @@ LayerCheck check_layer_forward(const core::LayerConfig& cfg, const core::LayerWe
   return check;
 }
 
-LayerCheck check_layer_backward(const core::LayerConfig& cfg, const core::LayerWeights& w,
-                                const core::LayerInputs& in, const core::LayerTrace& t, const float* dy,
-                                const core::LayerGrads& g, const PrecisionModel& attention) {
+LayerCheck check_layer_backward(const LayerConfig& cfg, const LayerWeights& w,
+                                const LayerInputs& in, const LayerTrace& t, const float* dy,
+                                const LayerGrads& g, const PrecisionModel& attention) {
   LayerCheck check;
   const std::int64_t B = in.B, T = in.T, Tk = in.keys(), dm = cfg.d_model;
   const std::int64_t BT = B * T, BTk = B * Tk;

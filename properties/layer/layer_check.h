@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "core/layer.h"
+#include "problem/layer.h"
 #include "problem/case.h"
 #include "problem/precision.h"
 
@@ -59,13 +59,13 @@ struct LayerCheck {
 // stage is bounded with (core::layer_attention_precision() for the core).
 // With `dropout` (the options the layer ran with, when active) the attention stage is checked
 // by check_dropout_forward (dropout_check.h) instead: stage "attention.dropout".
-LayerCheck check_layer_forward(const core::LayerConfig& cfg, const core::LayerWeights& w,
-                               const core::LayerInputs& in, const core::LayerTrace& t,
-                               const PrecisionModel& attention, const core::DropoutOptions* dropout = nullptr);
+LayerCheck check_layer_forward(const LayerConfig& cfg, const LayerWeights& w,
+                               const LayerInputs& in, const LayerTrace& t,
+                               const PrecisionModel& attention, const DropoutOptions* dropout = nullptr);
 // The backward's gradients and intermediates, stage by stage, from the forward trace and dY.
-LayerCheck check_layer_backward(const core::LayerConfig& cfg, const core::LayerWeights& w,
-                                const core::LayerInputs& in, const core::LayerTrace& t,
-                                const float* dy, const core::LayerGrads& g,
+LayerCheck check_layer_backward(const LayerConfig& cfg, const LayerWeights& w,
+                                const LayerInputs& in, const LayerTrace& t,
+                                const float* dy, const LayerGrads& g,
                                 const PrecisionModel& attention);
 
 // One matmul stage: out [rows, cols] = sum_t A_t B_t (+ bias[col]), each factor a row-major
@@ -92,7 +92,7 @@ StageResult check_matmul(const std::string& name, const std::vector<MatTerm>& te
 
 // The attention stage's exact case: the trace's Q, K, V split into heads per SPEC, with the
 // call's mask, bias and kv_len (dout: the backward's dconcat when given, else none).
-Case attention_case(const core::LayerInputs& in, const core::LayerTrace& t,
+Case attention_case(const LayerInputs& in, const LayerTrace& t,
                     const std::vector<float>* dconcat = nullptr);
 
 }  // namespace attnv::props

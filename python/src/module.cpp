@@ -11,7 +11,8 @@
 #include "repro.h"
 #include "fuzz_python.h"
 #include "fuzz/search/seed_corpus.h"
-#include "cli/provenance.h"
+#include "core/isa.h"
+#include "report/provenance.h"
 #include "problem/claim_table.h"
 #include "problem/error.h"
 #include "python_kernel.h"
@@ -56,7 +57,7 @@ py::tuple certify(PythonCallables fns, const std::string& name, const std::strin
   PythonKernel kernel(std::move(fns), name, claims, refused);
   report::Certificate cert;
   cert.attnv_version = ATTNV_VERSION;
-  cert.provenance = cli::this_run();
+  cert.provenance = report::this_run(core::isa_features(core::resolve_isa(core::Isa::best)));
   cert.command = command;
   opt.threads = jobs > 0 ? jobs : default_threads();
   prepare_numpy();

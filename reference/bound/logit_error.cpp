@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::bound::detail {
 
@@ -77,7 +77,7 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
   const std::int64_t hk = h / p.group();
   const double scale = p.effective_scale();
   RowTerms r;
-  r.keys = ref::visible_keys(c, b, h, i);
+  r.keys = visible_keys(c, b, h, i);
   r.L = exact_lse;
   const std::size_t n = r.keys.size();
   r.t.resize(n);
@@ -152,7 +152,7 @@ RowTerms row_terms(const Case& c, const ModelConstants& k, std::int64_t b, std::
       // ALiBi -m_h |j - p_i| as the kernel forms it (a score step): the product rounds once
       // (u |alibi|; the distance is exact in the accumulator), the subtraction once, relative to
       // |t_hat| <= A (1 + g_score) + |bias| + |alibi|.
-      const std::int64_t dist = j - ref::query_position(c, b, i);
+      const std::int64_t dist = j - query_position(c, b, i);
       const double alibi = -c.alibi[static_cast<std::size_t>(h)] * static_cast<double>(dist < 0 ? -dist : dist);
       t += alibi;
       alibi_abs = std::fabs(alibi);

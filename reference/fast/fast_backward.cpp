@@ -10,7 +10,7 @@
 #include "reference/fast/fast.h"
 #include "reference/fast/row_output.h"
 #include "reference/fast/row_softmax.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 #include "util/parallel.h"
 
 namespace attnv::ref {

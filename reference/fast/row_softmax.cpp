@@ -8,7 +8,7 @@
 
 #include "problem/error.h"
 #include "reference/fast/dd_math.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref::fast_detail {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // The oracle's own reading of SPEC visibility (padding, alignment, causal, window, mask, -inf
-// bias). Deliberately a second copy: reference/visibility.cpp serves the fast reference, the
+// bias). Deliberately a second copy: problem/visibility.cpp serves the fast reference, the
 // bound and the emulated kernels; if the oracle shared it, a mistake there (as once: window sides
 // near 2^63 overflowing pos + wr) would be made identically by everything that checks it, and no
 // cross-check could see it. Written differently on purpose: positions in 128-bit integers, the

@@ -13,7 +13,7 @@
 #include "reference/fast/fast.h"
 #include "reference/fast/tests/agreement.h"
 #include "reference/oracle/oracle.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref {
 namespace {

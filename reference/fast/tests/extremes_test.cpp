@@ -22,7 +22,7 @@
 #include "reference/fast/fast.h"
 #include "reference/fast/tests/agreement.h"
 #include "reference/oracle/oracle.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref {
 namespace {

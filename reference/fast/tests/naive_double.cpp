@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref::test {
 

@@ -16,7 +16,7 @@
 #include "reference/fast/tests/agreement.h"
 #include "reference/fast/tests/naive_double.h"
 #include "reference/oracle/oracle.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref {
 namespace {

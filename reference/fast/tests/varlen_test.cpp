@@ -18,7 +18,7 @@
 #include "reference/fast/tests/agreement.h"
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/oracle_visibility.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref {
 namespace {

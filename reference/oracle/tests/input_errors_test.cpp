@@ -9,7 +9,7 @@
 #include "problem/error.h"
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/tests/test_cases.h"
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 namespace attnv::ref {
 namespace {

@@ -1,6 +1,8 @@
 #pragma once
-// Which keys a query sees (docs/semantics.md "Which keys a query sees"), written from it alone: the
-// reference never includes core/, so a misreading here cannot be shared with the core. The
+// Which keys a query sees (docs/semantics.md "Which keys a query sees"), written from it alone,
+// for the fast reference, the emulated kernels and the checks. The core and the naive kernel
+// never include it (docs/architecture.md; the layer test), so a misreading here cannot be shared
+// with what the reference judges independently. The
 // oracle does not use this file either: it has its own copy (oracle/oracle_visibility.cpp, in
 // 128-bit positions), so that a mistake here (window sides near 2^63 once wrapped around) is a
 // disagreement between the oracle and the fast reference, not a shared blind spot.
@@ -10,7 +12,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref {
+namespace attnv {
 
 // The query's position p_i for batch b: i (top-left) or i + kv_len[b] - Tq (bottom-right).
 // Packed sequences (varlen): sequence s's local position (i' or i' + len_k[s] - len_q[s], with
@@ -30,4 +32,4 @@ bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std:
 // The visible keys of row (b, h, i) in increasing order.
 std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
-}  // namespace attnv::ref
+}  // namespace attnv

@@ -1,15 +1,14 @@
-#include "cli/provenance.h"
+#include "report/provenance.h"
 
 #include <fstream>
 #include <string>
 
-#include "core/isa.h"
 
 #ifndef ATTNV_GIT_COMMIT
 #define ATTNV_GIT_COMMIT "unknown"
 #endif
 
-namespace attnv::cli {
+namespace attnv::report {
 namespace {
 
 std::string compiler() {
@@ -37,16 +36,13 @@ std::string cpu_model() {
 
 }  // namespace
 
-report::Provenance this_run() {
-  report::Provenance p;
+Provenance this_run(std::string isa) {
+  Provenance p;
   p.attnv_commit = ATTNV_GIT_COMMIT;
   p.compiler = compiler();
   p.cpu = cpu_model();
-  // The path the core's f32 micro-kernels take in this process (core/isa.h: ATTNV_CORE_ISA, else
-  // the widest the CPU runs). An ATTNV_CORE_ISA this CPU cannot run is an InputError here, before
-  // anything is certified. (The fast reference takes AVX2+FMA whenever the CPU has them.)
-  p.isa = core::isa_features(core::resolve_isa(core::Isa::best));
+  p.isa = std::move(isa);
   return p;
 }
 
-}  // namespace attnv::cli
+}  // namespace attnv::report

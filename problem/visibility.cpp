@@ -1,9 +1,9 @@
-#include "reference/visibility.h"
+#include "problem/visibility.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace attnv::ref {
+namespace attnv {
 namespace {
 
 // The packed sequence s holding query i: cu_seqlens_q[s] <= i < cu_seqlens_q[s+1] (empty
@@ -65,4 +65,4 @@ std::vector<std::int64_t> visible_keys(const Case& c, std::int64_t b, std::int64
   return keys;
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv
