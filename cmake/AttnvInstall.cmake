@@ -2,9 +2,8 @@
 #   bin/attnv, libexec/attnv/attnv-worker   the command line program and the worker it runs
 #                                           plugins in (found relative to bin/attnv)
 #   include/attnv/attnv_plugin.h            the plugin ABI; share/pkgconfig/attnv-plugin.pc for it
-#   include/attnv/{problem,properties,...}  the public C++ headers (a curated list, below), so
-#                                           "problem/kernel.h" style includes work with
-#                                           include/attnv on the include path
+#   include/attnv/{problem,properties,...}  the public C++ headers (a curated list, below),
+#                                           included as <attnv/problem/kernel.h>
 #   lib/, lib/cmake/attnv                   the conformance suite's static libraries and the CMake
 #                                           package: find_package(attnv) gives attnv::conformance
 #                                           and attnv::conformance_gtest (its GoogleTest front end)
@@ -18,7 +17,10 @@ foreach(t IN LISTS ATTNV_EXPORTED_TARGETS)
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})
 endforeach()
 # attnv_problem and attnv_util carry the source root as their include dir in the build tree.
-target_include_directories(attnv_problem INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/attnv>)
+# Installed, a user writes <attnv/problem/kernel.h> (include/ on the path); the headers' own
+# includes ("problem/case.h") resolve through include/attnv, also on the path.
+target_include_directories(attnv_problem INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+                                                   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/attnv>)
 target_include_directories(attnv_util INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/attnv>)
 
 install(TARGETS ${ATTNV_EXPORTED_TARGETS} EXPORT attnvTargets

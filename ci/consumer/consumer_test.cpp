@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "problem/buffers.h"
-#include "problem/kernel.h"
-#include "properties/conformance/conformance_gtest.h"
+#include <attnv/problem/buffers.h>
+#include <attnv/problem/kernel.h>
+#include <attnv/properties/conformance/conformance_gtest.h>
 
 namespace {
 
