@@ -122,8 +122,8 @@ class DecodeRun {
   // A contiguous cache of capacity T + 2, empty; or, with `paged`, that paged cache (capacity
   // and page size from `paged_problem`), every sequence already holding its first `start` tokens.
   DecodeRun(Kernel& k, const Prompt& pr, Layout layout, std::string label, const DecodeObserver& observer,
-            PagedCache* paged = nullptr, const Problem* paged_problem = nullptr, I start = 0)
-      : k_(k), pr_(pr), layout_(layout), label_(std::move(label)), observer_(observer),
+            FpCheck fp, PagedCache* paged = nullptr, const Problem* paged_problem = nullptr, I start = 0)
+      : k_(k), pr_(pr), layout_(layout), label_(std::move(label)), observer_(observer), fp_(fp),
         capacity_(paged_problem ? paged_problem->shape.Tk : pr.T + 2),
         page_size_(paged_problem ? paged_problem->page_size : 0), paged_(paged), cache_case_(make_cache_case()),
         cache_(cache_case_, layout, false), cache_len_(static_cast<std::size_t>(pr.p.shape.B), start) {}
@@ -167,8 +167,11 @@ class DecodeRun {
     std::ostringstream where;
     where << label_ << ", call with cache_len " << c0 << " and n = " << n;
     if (paged_) where << " (page_size " << page_size_ << ", shared pages: " << paged_->shared_pages() << ")";
+    std::string fp_raised;
     try {
+      FpWatch watch(fp_);
       kernel_call([&] { k_.decode(p, dv); });
+      fp_raised = watch.raised();
     } catch (const KernelDeclined&) {
       throw;  // not a failure: the caller reports the case not supported
     } catch (const KernelFault& e) {
@@ -186,6 +189,7 @@ class DecodeRun {
       j.got = got;
       return false;
     };
+    if (!fp_raised.empty()) return fail(FailKind::fp_exception, fp_raised + " raised inside the kernel");
     if (!sb.inputs_unchanged()) return fail(FailKind::input_written, "q, k_new or v_new was written");
     if (const CaseBuffers::Unwritten u = sb.unwritten_outputs(); u.count > 0)
       return fail(FailKind::missing_output, u.message());
@@ -251,6 +255,7 @@ class DecodeRun {
   Layout layout_;
   std::string label_;
   const DecodeObserver& observer_;
+  FpCheck fp_;
   I capacity_;
   I page_size_;
   PagedCache* paged_;
@@ -342,12 +347,12 @@ Problem decode_problem(const Case& c, const DecodePlan& plan) {
 }
 
 DecodeJudgement judge_decode(Kernel& k, const Case& c, Layout layout, const DecodePlan& plan,
-                             const DecodeObserver& observer) {
+                             const DecodeObserver& observer, FpCheck fp) {
   if (const std::string e = check_plan(plan, c.problem.shape.Tk); !e.empty()) throw InputError("decode plan: " + e);
   const Prompt pr = prompt_of(c);
   DecodeJudgement j;
   if (plan.page_size == 0) {
-    DecodeRun run(k, pr, layout, plan.label, observer);
+    DecodeRun run(k, pr, layout, plan.label, observer, fp);
     for (I n : plan.steps)
       if (!run.step(n, j)) return j;
     return j;
@@ -360,7 +365,7 @@ DecodeJudgement judge_decode(Kernel& k, const Case& c, Layout layout, const Deco
   const double no = std::numeric_limits<double>::quiet_NaN();
   PagedCache cache(pp, plan.prefix / ps, plan.seed, nan ? no : kKFill, nan ? no : kVFill);
   cache.prefill(std::vector<I>(static_cast<std::size_t>(pp.shape.B), plan.prefix), prompt_values(x));
-  DecodeRun run(k, x, layout, plan.label, observer, &cache, &pp, plan.prefix);
+  DecodeRun run(k, x, layout, plan.label, observer, fp, &cache, &pp, plan.prefix);
   for (I n : plan.steps)
     if (!run.step(n, j)) return j;
   return j;

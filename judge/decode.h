@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/kernel_call.h"
 #include "problem/buffers.h"
 #include "problem/case.h"
 #include "problem/fail_kind.h"
@@ -81,7 +82,9 @@ struct DecodeJudgement {
 // failed (crash, hang, refusal: its message names the call), InputError when the plan does not
 // fit the case (check_plan) or the reference declines a call's forward, HarnessError when attnv
 // made invalid views (its own defect).
+// `fp`: floating-point exceptions raised inside a decode call fail it (fp_exception), as
+// judge_call's forward calls do.
 DecodeJudgement judge_decode(Kernel& k, const Case& c, Layout layout, const DecodePlan& plan,
-                             const DecodeObserver& observer = {});
+                             const DecodeObserver& observer = {}, FpCheck fp = FpCheck::off);
 
 }  // namespace attnv::judge

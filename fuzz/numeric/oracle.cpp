@@ -166,7 +166,8 @@ std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capab
   }
 }
 
-Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan) {
+Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan,
+                          const OracleOptions& opt) {
   Verdict v;
   Case prompt = c;
   prompt.dout.clear();
@@ -174,9 +175,33 @@ Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::
     v.skipped_why = "the kernel does not claim this decode: " + why;
     return v;
   }
+  // Every call's outputs, for the second run to be held against (as its equivalent forward).
+  std::vector<std::pair<Case, Outputs>> calls;
+  judge::DecodeObserver keep;
+  if (opt.twice) keep.on_call = [&calls](const Case& fwd, Layout, const Outputs& got) { calls.emplace_back(fwd, got); };
   judge::DecodeJudgement j;
   try {
-    j = judge::judge_decode(k, prompt, layout, plan);
+    j = judge::judge_decode(k, prompt, layout, plan, keep, opt.fp);
+    if (!j.failed && opt.twice) {  // the same plan on fresh buffers: the same bits, call by call
+      std::size_t at = 0;
+      std::string difference;
+      judge::DecodeObserver again;
+      again.on_call = [&](const Case&, Layout, const Outputs& got) {
+        if (difference.empty() && at < calls.size()) {
+          difference = judge::first_difference(calls[at].first, calls[at].second, got);
+          if (!difference.empty()) difference = "decode call " + std::to_string(at + 1) + " of the plan: " + difference;
+        }
+        ++at;
+      };
+      judge::DecodeJudgement second = judge::judge_decode(k, prompt, layout, plan, again, opt.fp);
+      if (difference.empty() && second.failed) j = std::move(second);  // it failed only the second time
+      if (!difference.empty()) {
+        v.judged = true;
+        v.finding = Finding{FailKind::nondeterministic, "a second run of the decode plan gave different bits: " + difference,
+                            "", prompt, layout, {}, false, plan};
+        return v;
+      }
+    }
   } catch (const KernelDeclined& e) {
     v.skipped_why = std::string("the kernel declined a decode call: ") + e.why();
     v.declined = true;
@@ -200,7 +225,7 @@ Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::
 Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt) {
   if (decodes(g, claims)) {
     const Case c = genome_case(g, claims, false);
-    return judge_decode_case(k, c, genome_layout(g, claims), *genome_decode_plan(g, claims, c));
+    return judge_decode_case(k, c, genome_layout(g, claims), *genome_decode_plan(g, claims, c), opt);
   }
   const Case c = genome_case(g, claims, opt.backward && claims.backward);
   return judge_case(k, c, genome_layout(g, claims), opt);

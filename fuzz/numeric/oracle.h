@@ -88,9 +88,10 @@ std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capab
 Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions& opt);
 // Judges a decode of the case's prompt by the plan (judge::judge_decode): skipped when the kernel
 // does not claim the decode's problem, declines a call, or the reference declines a call's
-// forward. Each call is made once, with no floating-point exception check (shortcuts of the
-// decode path for now: OracleOptions' twice and fp apply to forwards and backwards).
-Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan);
+// forward. With opt.fp, an exception raised inside a call fails it; with opt.twice the plan runs
+// again on fresh buffers and every call must give the same bits.
+Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan,
+                          const OracleOptions& opt);
 // genome_case + genome_layout + judge_case (backward per opt.backward and the claims), or
 // judge_decode_case when the genome asks for a decode.
 Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt);

@@ -125,7 +125,7 @@ int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, co
     }
     const std::optional<judge::DecodePlan> plan = reproducer_decode_plan(ec);
     if (c.has_dout() && !caps.backward && !plan) note += " (case has dout; the kernel claims no backward: forward only)";
-    const Verdict v = plan ? judge_decode_case(k, c, layout, *plan) : judge_case(k, c, layout, opt);
+    const Verdict v = plan ? judge_decode_case(k, c, layout, *plan, opt) : judge_case(k, c, layout, opt);
     if (!v.judged) throw InputError("case '" + c.id + "': cannot be judged: " + v.skipped_why);
     out << "case " << io::printable(c.id) << ": " << case_line(c, layout)
         << (plan ? ", decoded in " + judge::plan_line(*plan) : v.backward ? ", forward and backward" : ", forward") << note << '\n';

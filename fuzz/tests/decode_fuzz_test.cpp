@@ -113,6 +113,51 @@ TEST(DecodeFuzz, EveryDecodeMutantIsFoundWithoutSeeds) {
   }
 }
 
+// A decode that differs from one run to the next (its first output nudged from the 4th call on:
+// the second run of a 3-token plan)
+// and one that raises an overflow inside the call: both found, as their forwards would be.
+class FlakyDecode final : public props::NarrowedKernel {
+ public:
+  explicit FlakyDecode(bool overflow)
+      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), overflow_(overflow) {}
+  void decode(const Problem& p, const DecodeViews& v) override {
+    NarrowedKernel::decode(p, v);
+    if (overflow_) {
+      volatile double big = 1e308;
+      big = big * 10;  // raises FE_OVERFLOW inside the call
+      (void)big;
+    } else if (++calls_ > 3) {
+      store(v.out, {0, 0, 0, 0}, load(v.out, {0, 0, 0, 0}) + 0.25);
+    }
+  }
+
+ private:
+  bool overflow_;
+  int calls_ = 0;
+};
+
+TEST(DecodeFuzz, NondeterminismAndFloatingPointExceptionsInADecodeAreFound) {
+  std::mt19937_64 rng(12);
+  Genome g = decode_genome(rng, 2);  // one token per call
+  g.header[kTk] = code_for_length(3, kSmallT, kMaxT);
+  g.header[kDType] = 0;  // f32
+  FlakyDecode flaky(false), overflows(true);
+  OracleOptions opt;
+  opt.fp = FpCheck::flags;
+  const Verdict a = judge_genome(flaky, g, fuzzed_claims(flaky, std::nullopt), opt);
+  ASSERT_TRUE(a.finding) << "an output that changes from run to run passed";
+  EXPECT_EQ(a.finding->kind, FailKind::nondeterministic) << a.finding->message;
+  EXPECT_NE(a.finding->message.find("decode call"), std::string::npos) << a.finding->message;
+  const Verdict b = judge_genome(overflows, g, fuzzed_claims(overflows, std::nullopt), opt);
+  ASSERT_TRUE(b.finding) << "an overflow inside the decode passed";
+  EXPECT_EQ(b.finding->kind, FailKind::fp_exception) << b.finding->message;
+  opt.fp = FpCheck::off;
+  opt.twice = false;  // the case where neither is judged
+  EXPECT_FALSE(judge_genome(overflows, g, fuzzed_claims(overflows, std::nullopt), opt).finding);
+  FlakyDecode fresh(false);  // its first run is clean; asked once, it passes
+  EXPECT_FALSE(judge_genome(fresh, g, fuzzed_claims(fresh, std::nullopt), opt).finding);
+}
+
 TEST(DecodeFuzz, TheReproducerReplaysTheSameCalls) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnv_decode_fuzz_repro";
   std::filesystem::remove_all(dir);
