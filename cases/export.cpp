@@ -17,7 +17,7 @@ ExportSummary export_cases(const std::filesystem::path& dir, const Suite& suite,
   const auto t0 = std::chrono::steady_clock::now();
   if (suite.dtypes.empty()) throw InputError("no dtype to export (give --dtype)");
   if (suite.claims.caps.strided) throw InputError("strided cannot be claimed through files");
-  auto rec = std::make_unique<RecordingKernel>(suite.claims, std::make_unique<props::NaiveKernel>());
+  auto rec = std::make_unique<RecordingKernel>(suite.claims, std::make_unique<kernels::NaiveKernel>());
   // Every case of every requirement is recorded: a finding of the answering kernel must not stop
   // a requirement early (the replayed kernel, if correct, would go on to later cases).
   const conformance::ConformanceReport rep =

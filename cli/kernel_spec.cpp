@@ -64,7 +64,7 @@ KernelChoice parse_kernel_spec(const std::string& spec, const KernelSpecOptions&
   if (!options.empty() && spec.rfind("plugin:", 0) != 0)
     throw InputError("--kernel-option " + opt.kernel_options.front() + ": only a plugin (plugin:PATH) takes options, not " + spec);
   if (spec == "builtin:core") return builtin<core::CoreKernel>(spec);
-  if (spec == "builtin:naive") return builtin<props::NaiveKernel>(spec);
+  if (spec == "builtin:naive") return builtin<kernels::NaiveKernel>(spec);
   if (spec.rfind("plugin:", 0) == 0) {
     const std::string path = spec.substr(7);
     if (path.empty()) throw InputError("--kernel plugin: needs a path to a shared library (plugin:PATH)");

@@ -279,7 +279,7 @@ void fuzz_views(FuzzedDataProvider& in, const Problem& p) {
   const bool small = work(s) <= kMaxRunWork;
   if (!arena.all_backed || !small) return;
   fill_inputs(in, p, v, kv_len);
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   run_kernel(naive, p, v, arena, n_inputs);
 #if ATTNV_FUZZ_CORE
   core::CoreKernel core_kernel(core::ForwardOptions{.threads = 1});

@@ -2,7 +2,7 @@
 
 #include "problem/buffers.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 EmulatedKernel::EmulatedKernel(EmulatedOptions opt, std::string name) : opt_(opt), name_(std::move(name)) {
   if (name_.empty()) {
@@ -50,4 +50,4 @@ void EmulatedKernel::backward(const Problem& p, const KernelViews& views) {
   write_outputs(o, p, views);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

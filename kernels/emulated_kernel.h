@@ -10,7 +10,7 @@
 #include "problem/kernel.h"
 #include "kernels/emulated/emulated.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 struct EmulatedOptions {
   emulated::Structure structure = emulated::Structure::naive;
@@ -38,4 +38,4 @@ class EmulatedKernel : public Kernel {
   std::string name_;
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

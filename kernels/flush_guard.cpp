@@ -10,7 +10,7 @@
 #define ATTNV_HAVE_MXCSR 1
 #endif
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 namespace {
 // MXCSR bit 15 is FTZ, bit 6 DAZ (Intel SDM vol. 1, 10.2.3).
@@ -43,4 +43,4 @@ FlushGuard::~FlushGuard() {
 #endif
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

@@ -4,7 +4,7 @@
 // the previous MXCSR when the scope ends, so a kernel can really run the arithmetic a flushing
 // production kernel runs (PrecisionModel::flush_subnormals). MXCSR is per thread: the flushed
 // code must run on the constructing thread (the naive kernel is single-threaded).
-namespace attnv::props {
+namespace attnv::kernels {
 
 class FlushGuard {
  public:
@@ -21,4 +21,4 @@ class FlushGuard {
   unsigned saved_ = 0;
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

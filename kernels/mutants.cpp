@@ -4,7 +4,7 @@
 #include "kernels/emulated_kernel.h"
 #include "kernels/naive_kernel.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 namespace {
 
 // Bugs that live in how a kernel treats its buffers rather than in its arithmetic: the naive
@@ -137,4 +137,4 @@ const std::vector<Mutant>& mutant_zoo() {
   return zoo;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

@@ -12,7 +12,7 @@
 
 #include "problem/kernel.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 struct Mutant {
   std::string name;         // "gqa_tile"
@@ -28,4 +28,4 @@ struct Mutant {
 
 const std::vector<Mutant>& mutant_zoo();
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

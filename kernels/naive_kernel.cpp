@@ -14,7 +14,7 @@
 #include "problem/validate.h"
 #include "kernels/flush_guard.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 namespace {
 
 // SPEC visibility, written here again on purpose (see the header).
@@ -503,4 +503,4 @@ void NaiveKernel::decode_unflushed(const Problem& p, const DecodeViews& views) {
   forward_unflushed(fp, fv);  // (already under this call's FlushGuard)
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

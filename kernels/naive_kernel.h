@@ -22,7 +22,7 @@
 
 #include "problem/kernel.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 enum class Plant {
   none,
@@ -116,4 +116,4 @@ class NaiveKernel : public Kernel {
   std::uint64_t calls_ = 0;  // only the nondeterministic plant looks at it
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

@@ -9,7 +9,7 @@
 
 #include "problem/kernel.h"
 
-namespace attnv::props {
+namespace attnv::kernels {
 
 class NarrowedKernel : public Kernel {
  public:
@@ -33,4 +33,4 @@ class NarrowedKernel : public Kernel {
   std::function<void(Capabilities&)> narrow_;
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::kernels

@@ -254,7 +254,7 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
   EXPECT_TRUE(sum.answer_findings.empty());
   ASSERT_TRUE(fs::exists(dir / kExportFile));
 
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   conformance::ConformanceReport rep = check(dir);
   ASSERT_EQ(rep.results.size(), 2u);
@@ -264,7 +264,7 @@ TEST(ExportCheck, CorrectAnswersPassPlantedBugFailsMissingAnswerIsAFinding) {
   EXPECT_EQ(rep.results[1].verdict, conformance::Verdict::pass);
   EXPECT_EQ(rep.results[1].cases_checked, r18_cases);
 
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == "spurious_alibi") {
       const auto bad = m.make();
       answer(dir, *bad);
@@ -374,7 +374,7 @@ Suite hygiene_suite() {
 TEST(ExportCheck, SecondRunJudgesDeterminism) {
   const fs::path dir = scratch("second_a"), copy = scratch("second_b");
   export_cases(dir, hygiene_suite());
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   fs::copy(dir, copy, fs::copy_options::recursive);
 
@@ -466,7 +466,7 @@ TEST(ExportCheck, ChangedInputFileIsAnR14Finding) {
   Suite s = hygiene_suite();
   s.only = {"R14"};
   export_cases(dir, s);
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   const int folders = static_cast<int>(io::read_exchange_cases(dir).size());
   conformance::ConformanceReport rep = check(dir);
@@ -526,10 +526,10 @@ TEST(ExportCheck, PerSequenceKeyLengthsAreExportedAndJudged) {
                 std::vector<std::int64_t>{ec.c.problem.varlen_sequences});
     }
   EXPECT_GT(seqused, 5);
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   EXPECT_EQ(result_of(check(dir), "R1").verdict, conformance::Verdict::pass);
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == "seqused_aligned_to_stored_keys") {
       const auto bad = m.make();
       answer(dir, *bad);
@@ -567,13 +567,13 @@ TEST(ExportCheck, PackedSequencesAreExportedAndJudged) {
     }
   EXPECT_GT(packed, 10);
 
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   conformance::ConformanceReport rep = check(dir);
   EXPECT_EQ(result_of(rep, "R1").verdict, conformance::Verdict::pass) << all_findings(rep);
   EXPECT_EQ(result_of(rep, "R14").verdict, conformance::Verdict::pass) << all_findings(rep);
 
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == "varlen_global_alignment") {
       const auto bad = m.make();
       answer(dir, *bad);
@@ -604,7 +604,7 @@ TEST(ExportCheck, RewrittenPerHeadInputsAreAnR14Finding) {
   s.claims = default_claims(s.dtypes);
   s.claims.caps.sinks = s.claims.caps.alibi = true;
   export_cases(dir, s);
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   ASSERT_EQ(result_of(check(dir), "R14").verdict, conformance::Verdict::pass);
   for (const char* name : {"sinks", "alibi"}) {
@@ -644,7 +644,7 @@ TEST(ExportCheck, ClaimsAtCheckReplacePrecisionOnly) {
   s.only = {"R1"};
   s.claims = default_claims(s.dtypes);
   export_cases(dir, s);
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   answer(dir, naive);
   ASSERT_TRUE(check(dir).ok());
   nlohmann::json claims = nlohmann::json::parse(claims_to_json(s.claims));

@@ -25,7 +25,7 @@ using testing::run_attnv;
 
 // Every case of an export answered by attnv's naive kernel (forward, and backward where dout exists).
 void answer(const fs::path& dir) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   for (const io::ExchangeCase& ec : io::read_exchange_cases(dir)) {
     const Outputs o = ec.c.has_dout() ? run_backward(naive, ec.c) : run_forward(naive, ec.c);
     io::write_outputs(io::case_dir(dir, ec), "", ec.c, o, ec.c.problem.dtype);
@@ -157,7 +157,7 @@ TEST(CasesCommand, ReportFolderHoldsTheFailuresOfThisRunOnly) {
   answer(ex);
   // One answer off by a tenth: R1 fails that case.
   const io::ExchangeCase first = io::read_exchange_cases(ex).front();
-  Outputs o = run_forward(*std::make_unique<props::NaiveKernel>(), first.c);
+  Outputs o = run_forward(*std::make_unique<kernels::NaiveKernel>(), first.c);
   for (double& x : o.out) x = round_to(DType::f32, x * 1.1);
   io::write_outputs(io::case_dir(ex, first), "", first.c, o, DType::f32);
   auto r = run_attnv("cases check " + ex.string() + " --report " + rep.string(), dir);

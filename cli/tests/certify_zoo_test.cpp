@@ -18,17 +18,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const props::Mutant& zoo_entry(const std::string& name) {
-  for (const props::Mutant& m : props::mutant_zoo())
+const kernels::Mutant& zoo_entry(const std::string& name) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m;
   throw std::runtime_error("no mutant " + name);
 }
 
 TEST(CertifyZoo, EveryMutantPluginExitsOneNamingItsRequirement) {
   const fs::path dir = testing::fresh_dir("certify_zoo");
-  ASSERT_EQ(std::size(kAttnvMutantPlugins), props::mutant_zoo().size());
+  ASSERT_EQ(std::size(kAttnvMutantPlugins), kernels::mutant_zoo().size());
   for (const AttnvMutantPlugin& p : kAttnvMutantPlugins) {
-    const props::Mutant& m = zoo_entry(p.name);
+    const kernels::Mutant& m = zoo_entry(p.name);
     if (m.in_process_only) continue;  // its feature cannot cross the plugin ABI yet (mutants.h)
     const std::string id = conformance::requirement(m.requirement).id;
     const std::string dtype(dtype_name(m.dtype));

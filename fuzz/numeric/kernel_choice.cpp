@@ -21,20 +21,20 @@ std::string kernel_under_test_name() {
 }
 
 std::unique_ptr<Kernel> make_kernel_under_test(const std::string& name) {
-  if (name == "naive") return std::make_unique<props::NaiveKernel>(props::NaiveOptions{}, "naive");
+  if (name == "naive") return std::make_unique<kernels::NaiveKernel>(kernels::NaiveOptions{}, "naive");
   if (name == "naive_tiled") {
-    props::NaiveOptions o;
-    o.structure = props::Structure::tiled;
-    return std::make_unique<props::NaiveKernel>(o, "naive_tiled");
+    kernels::NaiveOptions o;
+    o.structure = kernels::Structure::tiled;
+    return std::make_unique<kernels::NaiveKernel>(o, "naive_tiled");
   }
   // One thread: the fuzzer runs many tiny cases, and a crash report should have one stack.
 #if ATTNV_FUZZ_CORE
   if (name == "core") return std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1});
 #endif
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m.make();
   std::fprintf(stderr, "fuzz: unknown kernel '%s'; known: naive naive_tiled core", name.c_str());
-  for (const props::Mutant& m : props::mutant_zoo()) std::fprintf(stderr, " %s", m.name.c_str());
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) std::fprintf(stderr, " %s", m.name.c_str());
   std::fprintf(stderr, "\n");
   std::exit(2);
 }

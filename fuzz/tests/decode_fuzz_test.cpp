@@ -28,7 +28,7 @@ const char* const kDecodeMutants[] = {"decode_top_left", "decode_append_shifted"
                                       "paged_last_page_full", "paged_table_row0"};
 
 std::unique_ptr<Kernel> mutant(const std::string& name) {
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m.make();
   throw std::runtime_error("no mutant " + name);
 }
@@ -45,7 +45,7 @@ Genome decode_genome(std::mt19937_64& rng, int plan) {
 }
 
 TEST(DecodeFuzz, CorrectKernelsPassEveryPlan) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   core::CoreKernel core(core::ForwardOptions{.threads = 1});
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
     const Capabilities claims = fuzzed_claims(*k, std::nullopt);
@@ -77,7 +77,7 @@ TEST(DecodeFuzz, CorrectKernelsPassEveryPlan) {
 
 // The case where decode must not be exercised: the kernel does not claim it.
 TEST(DecodeFuzz, AKernelClaimingNoDecodeGetsForwardsOnly) {
-  props::NarrowedKernel k(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.decode = c.paged_kv = false; });
+  kernels::NarrowedKernel k(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.decode = c.paged_kv = false; });
   const Capabilities claims = fuzzed_claims(k, std::nullopt);
   std::mt19937_64 rng(4);
   for (int i = 0; i < 40; ++i) {
@@ -89,7 +89,7 @@ TEST(DecodeFuzz, AKernelClaimingNoDecodeGetsForwardsOnly) {
     EXPECT_FALSE(v.finding && v.finding->decode);
   }
   // And a plan that names paged caches falls back to plan 0 for a kernel without paged_kv.
-  props::NarrowedKernel contiguous(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.paged_kv = false; });
+  kernels::NarrowedKernel contiguous(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.paged_kv = false; });
   Genome g = decode_genome(rng, 3);
   EXPECT_EQ(decode_plan_code(g, contiguous.capabilities()), 0);
   EXPECT_EQ(genome_decode_plan(g, contiguous.capabilities(), genome_case(g, contiguous.capabilities(), false))->page_size, 0);
@@ -116,10 +116,10 @@ TEST(DecodeFuzz, EveryDecodeMutantIsFoundWithoutSeeds) {
 // A decode that differs from one run to the next (its first output nudged from the 4th call on:
 // the second run of a 3-token plan)
 // and one that raises an overflow inside the call: both found, as their forwards would be.
-class FlakyDecode final : public props::NarrowedKernel {
+class FlakyDecode final : public kernels::NarrowedKernel {
  public:
   explicit FlakyDecode(bool overflow)
-      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), overflow_(overflow) {}
+      : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}), overflow_(overflow) {}
   void decode(const Problem& p, const DecodeViews& v) override {
     NarrowedKernel::decode(p, v);
     if (overflow_) {
@@ -180,7 +180,7 @@ TEST(DecodeFuzz, TheReproducerReplaysTheSameCalls) {
   EXPECT_EQ(rejudge_reproducer(*bad, cases, OracleOptions{}, "builtin:paged_table_row0", "paged_table_row0", out), 1)
       << out.str();
   EXPECT_NE(out.str().find("decoded in calls of"), std::string::npos) << out.str();
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   std::ostringstream fixed;
   EXPECT_EQ(rejudge_reproducer(naive, cases, OracleOptions{}, "builtin:naive", "naive", fixed), 0) << fixed.str();
   EXPECT_NE(fixed.str().find("PASS: every decode call"), std::string::npos) << fixed.str();

@@ -37,7 +37,7 @@ TEST(Genome, EncodeInvertsDecode) {
 }
 
 TEST(Genome, EveryByteStringIsAValidCase) {
-  const Capabilities caps = props::NaiveKernel().capabilities();
+  const Capabilities caps = kernels::NaiveKernel().capabilities();
   std::mt19937 rng(2);
   for (int i = 0; i < 300; ++i) {
     std::vector<std::uint8_t> bytes(rng() % 200);
@@ -96,7 +96,7 @@ TEST(Genome, EveryProblemFeatureIsReachableAndFittedAwayWhenNotClaimed) {
 }
 
 TEST(Genome, SinksAreDrawnOnlyWhereClaimed) {
-  Capabilities caps = props::NaiveKernel().capabilities();
+  Capabilities caps = kernels::NaiveKernel().capabilities();
   int with = 0, negative = 0, dominant = 0;
   std::mt19937 rng(5);
   for (int i = 0; i < 200; ++i) {
@@ -124,7 +124,7 @@ TEST(Genome, SinksAreDrawnOnlyWhereClaimed) {
 // ALiBi and per-batch/per-head planes are drawn for a kernel that claims them (bits of the batch
 // and KV-head bytes), with planes that differ, and never for one that does not.
 TEST(Genome, AlibiAndPlanesAreDrawnOnlyWhereClaimed) {
-  Capabilities caps = props::NaiveKernel().capabilities();
+  Capabilities caps = kernels::NaiveKernel().capabilities();
   ASSERT_TRUE(caps.alibi && caps.mask_bias_per_batch_head);
   int alibi = 0, mask_planes = 0, bias_planes = 0, differing = 0;
   std::mt19937 rng(11);
@@ -159,7 +159,7 @@ TEST(Genome, AlibiAndPlanesAreDrawnOnlyWhereClaimed) {
 // Packed sequences are drawn for a kernel that claims them (bit 6 of the KV-head byte): one
 // batch entry, no kv_len, mask or bias, 1-4 sequences, empty ones among them; never otherwise.
 TEST(Genome, PackedSequencesAreDrawnOnlyWhereClaimed) {
-  Capabilities caps = props::NaiveKernel().capabilities();
+  Capabilities caps = kernels::NaiveKernel().capabilities();
   ASSERT_TRUE(caps.varlen);
   int packed = 0, several = 0, empty = 0, with_alibi = 0;
   std::mt19937 rng(17);
@@ -194,7 +194,7 @@ TEST(Genome, PackedSequencesAreDrawnOnlyWhereClaimed) {
 // kernel claiming varlen_kv_len (and kv_len), each length within its sequence's keys, the edges
 // 0 and all of them reached; poison goes only into the keys a sequence leaves unused.
 TEST(Genome, PerSequenceKeyLengthsAreDrawnOnlyWhereClaimed) {
-  Capabilities caps = props::NaiveKernel().capabilities();
+  Capabilities caps = kernels::NaiveKernel().capabilities();
   ASSERT_TRUE(caps.varlen_kv_len);
   int drawn = 0, none = 0, all = 0, some = 0;
   std::mt19937 rng(23);
@@ -254,7 +254,7 @@ TEST(Genome, PoisonFillsOnlyKeysKvLenHides) {
   g.header[kTk] = 8;      // Tk = 9
   g.header[kKvLen0] = 5;  // keys 5..8 hidden
   g.header[kSigns] = 1 << kPoisonShift;
-  const Case c = to_case(g, props::NaiveKernel().capabilities());
+  const Case c = to_case(g, kernels::NaiveKernel().capabilities());
   ASSERT_EQ(c.problem.shape.Tk, 9);
   for (std::int64_t j = 0; j < 9; ++j) EXPECT_EQ(std::isnan(c.k[c.ki(0, 0, j, 0)]), j >= 5) << j;
   EXPECT_NO_THROW(ref::fast_forward(c, ref::FastOptions{.threads = 1}));  // hidden values are never read

@@ -27,7 +27,7 @@ Genome random_genome(std::mt19937_64& rng) {
 }
 
 std::unique_ptr<Kernel> mutant(const std::string& name) {
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m.make();
   throw std::runtime_error("no mutant " + name);
 }
@@ -47,7 +47,7 @@ std::optional<Finding> hunt(Kernel& k, std::optional<DType> dtype, int n, std::u
 }
 
 TEST(Oracle, CorrectKernelsGiveNoFinding) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   core::CoreKernel core(core::ForwardOptions{.threads = 1});
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
     int judged = 0, backward = 0;
@@ -64,7 +64,7 @@ TEST(Oracle, CorrectKernelsGiveNoFinding) {
 // Genomes in the ordinary range (tensor exponents in [-4, 0], seeded values): the backward is
 // judged on most, so a correct backward must pass them all.
 TEST(Oracle, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   core::CoreKernel core(core::ForwardOptions{.threads = 1});
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
     const Capabilities claims = fuzzed_claims(*k, std::nullopt);
@@ -132,7 +132,7 @@ TEST(Oracle, EachFindingKindHasAPlantedBugThatProducesIt) {
   }
 }
 
-class Throws : public props::NaiveKernel {
+class Throws : public kernels::NaiveKernel {
  public:
   explicit Throws(bool input_error) : input_error_(input_error) {}
   void forward(const Problem&, const KernelViews&) override {

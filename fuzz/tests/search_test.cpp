@@ -21,9 +21,9 @@
 namespace attnv::fuzz {
 namespace {
 
-class HarnessFailsPastThreeKeys final : public props::NarrowedKernel {
+class HarnessFailsPastThreeKeys final : public kernels::NarrowedKernel {
  public:
-  HarnessFailsPastThreeKeys() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+  HarnessFailsPastThreeKeys() : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}) {}
   void forward(const Problem& p, const KernelViews& v) override {
     if (p.shape.Tk > 3) throw HarnessError("planted harness error: Tk " + std::to_string(p.shape.Tk));
     NarrowedKernel::forward(p, v);
@@ -31,10 +31,10 @@ class HarnessFailsPastThreeKeys final : public props::NarrowedKernel {
 };
 
 // Past 3 keys the planted error; past `other_from` keys another one (another defect of attnv's).
-class HarnessFailsByKeys final : public props::NarrowedKernel {
+class HarnessFailsByKeys final : public kernels::NarrowedKernel {
  public:
   explicit HarnessFailsByKeys(std::int64_t other_from)
-      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), other_from_(other_from) {}
+      : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}), other_from_(other_from) {}
   void forward(const Problem& p, const KernelViews& v) override {
     if (p.shape.Tk > other_from_) throw HarnessError("other planted error: Tk " + std::to_string(p.shape.Tk));
     if (p.shape.Tk > 3) throw HarnessError("planted harness error: Tk " + std::to_string(p.shape.Tk));
@@ -46,9 +46,9 @@ class HarnessFailsByKeys final : public props::NarrowedKernel {
 };
 
 // A kernel bug (its first output NaN) on cases with more than 2 keys, attnv's error on the rest.
-class NanOutputPastTwoKeys final : public props::NarrowedKernel {
+class NanOutputPastTwoKeys final : public kernels::NarrowedKernel {
  public:
-  NanOutputPastTwoKeys() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+  NanOutputPastTwoKeys() : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}) {}
   void forward(const Problem& p, const KernelViews& v) override {
     if (p.shape.Tk <= 2) throw HarnessError("planted harness error: Tk " + std::to_string(p.shape.Tk));
     NarrowedKernel::forward(p, v);
@@ -130,9 +130,9 @@ TEST(FuzzSearch, ShrinkingAttnvsErrorKeepsOnlyTheSameError) {
 
 // An error that does not come back when the found case is judged again is not shrunk, and the
 // result says so: shrinking it would keep whatever smaller case happened to throw.
-class HarnessFailsOnItsFirstCallOnly final : public props::NarrowedKernel {
+class HarnessFailsOnItsFirstCallOnly final : public kernels::NarrowedKernel {
  public:
-  HarnessFailsOnItsFirstCallOnly() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+  HarnessFailsOnItsFirstCallOnly() : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}) {}
   void forward(const Problem& p, const KernelViews& v) override {
     if (calls_++ == 0) throw HarnessError("planted harness error: call 1");
     NarrowedKernel::forward(p, v);
@@ -172,10 +172,10 @@ TEST(FuzzSearch, ShrinkingAFindingSkipsStepsAttnvCannotJudge) {
 // A kernel that fails a case only on its first call (not deterministic there) is not shrunk:
 // judged again, the found case passes, and the result says so. The same kernel failing on every
 // call is shrunk.
-class NanOutputOnItsFirstCallOnly final : public props::NarrowedKernel {
+class NanOutputOnItsFirstCallOnly final : public kernels::NarrowedKernel {
  public:
   explicit NanOutputOnItsFirstCallOnly(bool every_call)
-      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), every_call_(every_call) {}
+      : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}), every_call_(every_call) {}
   void forward(const Problem& p, const KernelViews& v) override {
     NarrowedKernel::forward(p, v);
     if (calls_++ == 0 || every_call_) static_cast<float*>(v.out.data)[0] = std::numeric_limits<float>::quiet_NaN();
@@ -211,9 +211,9 @@ TEST(FuzzSearch, AFindingThatDoesNotRecurIsNotShrunk) {
 // attnv's own error when it judges the found case again is not charged to the kernel as
 // nondeterminism: the case is kept as found and the result names attnv's error.
 TEST(FuzzSearch, AttnvsErrorJudgingAFindingAgainIsNotTheKernelsNondeterminism) {
-  class NanThenAttnvError final : public props::NarrowedKernel {
+  class NanThenAttnvError final : public kernels::NarrowedKernel {
    public:
-    NanThenAttnvError() : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}) {}
+    NanThenAttnvError() : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}) {}
     bool harness_fails = false;
     void forward(const Problem& p, const KernelViews& v) override {
       if (harness_fails) throw HarnessError("planted harness error on the second judgement");
@@ -241,7 +241,7 @@ TEST(FuzzSearch, TheSameSearchWithoutTheErrorRunsClean) {
   opt.dtype = DType::f32;
   opt.max_seconds = 1;
   opt.seed = 7;
-  const KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<props::NaiveKernel>()); };
+  const KernelFactory make = [] { return std::unique_ptr<Kernel>(std::make_unique<kernels::NaiveKernel>()); };
   const SearchResult r = run_search(make, opt, nullptr);
   EXPECT_FALSE(r.attnv_error.has_value());
   EXPECT_FALSE(r.finding.has_value());

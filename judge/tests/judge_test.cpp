@@ -18,6 +18,7 @@
 #include "problem/error.h"
 
 namespace attnv::judge {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 Case random_case(std::uint64_t seed, gen::Family f = gen::Family::random) {
@@ -27,7 +28,7 @@ Case random_case(std::uint64_t seed, gen::Family f = gen::Family::random) {
 }
 
 std::unique_ptr<Kernel> mutant(const std::string& name) {
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m.make();
   throw std::runtime_error("no mutant " + name);
 }
@@ -56,7 +57,7 @@ TEST(Judge, LogitsBelowTheDoubleRangeAreJudged) {
   c.alibi = {1e308};
   c.v = {1, 2, 3};
   c.dout = {1};
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   Options opt;
   opt.backward = true;
   opt.fp = FpCheck::off;
@@ -84,7 +85,7 @@ TEST(Judge, LogitsBelowTheDoubleRangeAreJudged) {
 }
 
 TEST(Judge, ACorrectKernelPassesForwardAndBackwardWithEveryWatchOn) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   Options opt;
   opt.twice = true;
   opt.fp = FpCheck::off;  // the naive kernel computes exp(-inf) on hidden keys: flags, no bug
@@ -134,7 +135,7 @@ TEST(Judge, AnOutputLeftUnwrittenIsNamedNotPassedForAZero) {
   ASSERT_TRUE(j);
   EXPECT_EQ(*j->failed, FailKind::missing_output);
   EXPECT_NE(j->message.find("output elements unwritten (the first: out["), std::string::npos) << j->message;
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   EXPECT_FALSE(first_failure(naive, 40, Options{}, gen::Family::fully_masked)) << "the correct kernel writes every element";
   // The backward's outputs too: every dq, dk, dv element is written (zeros for keys no query sees).
   Options backward;
@@ -153,7 +154,7 @@ TEST(Judge, TheWorstElementIsNamedWithTheAllowanceItWasJudgedBy) {
 
 // A fully masked row's LSE written as 0 instead of -inf: the worst line quotes that LSE. It used
 // to quote the largest ratio among the passing outputs (0.42x) and never show the failing LSEs.
-class FiniteLseOnEmptyRows : public props::NaiveKernel {
+class FiniteLseOnEmptyRows : public kernels::NaiveKernel {
  public:
   void forward(const Problem& p, const KernelViews& v) override {
     NaiveKernel::forward(p, v);
@@ -189,7 +190,7 @@ TEST(Judge, WithoutTheSecondCallAnAlternatingKernelIsNotCalledNondeterministic) 
   }
 }
 
-class Throws : public props::NaiveKernel {
+class Throws : public kernels::NaiveKernel {
  public:
   explicit Throws(bool input_error) : input_error_(input_error) {}
   void forward(const Problem&, const KernelViews&) override {
@@ -216,16 +217,16 @@ TEST(Judge, AThrowingKernelCrashedAndARefusingOneRefused) {
 
 // A kernel that does not claim the LSE is not asked for one (a null view), and is judged on O
 // alone: no stand-in LSE from the reference, so nothing about the LSE can be charged to it.
-class NoLse : public props::NaiveKernel {
+class NoLse : public kernels::NaiveKernel {
  public:
   Capabilities capabilities() const override {
-    Capabilities c = props::NaiveKernel::capabilities();
+    Capabilities c = kernels::NaiveKernel::capabilities();
     c.lse = false;
     return c;
   }
   void forward(const Problem& p, const KernelViews& v) override {
     if (v.lse.data) throw std::logic_error("asked for an LSE it does not claim");
-    props::NaiveKernel::forward(p, v);
+    kernels::NaiveKernel::forward(p, v);
   }
 };
 
@@ -257,21 +258,21 @@ class ShapeSwitchingKernel final : public Kernel {
   static bool takes_short_path(const Problem& p) { return p.shape.Tq <= 4; }
 
  private:
-  static props::EmulatedOptions long_options() {
-    props::EmulatedOptions o;
+  static kernels::EmulatedOptions long_options() {
+    kernels::EmulatedOptions o;
     o.structure = emulated::Structure::tiled;
     o.block = 16;
     o.dtypes = {DType::f16};
     return o;
   }
-  static props::EmulatedOptions short_options() {
-    props::EmulatedOptions o = long_options();
+  static kernels::EmulatedOptions short_options() {
+    kernels::EmulatedOptions o = long_options();
     o.p_rounded = true;
     o.pv = DType::f16;
     return o;
   }
   bool per_problem_;
-  mutable props::EmulatedKernel long_, short_;
+  mutable kernels::EmulatedKernel long_, short_;
 };
 
 TEST(Judge, APerProblemPrecisionModelJudgesEachCaseByThePathItTakes) {
@@ -302,7 +303,7 @@ TEST(Judge, APerProblemPrecisionModelJudgesEachCaseByThePathItTakes) {
 }
 
 TEST(Judge, EveryCallIsToldToTheObserver) {
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   const Case c = random_case(2);
   int calls = 0;
   Options opt;

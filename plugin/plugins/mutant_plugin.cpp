@@ -8,7 +8,7 @@
 namespace {
 
 std::unique_ptr<attnv::Kernel> make_mutant() {
-  for (const attnv::props::Mutant& m : attnv::props::mutant_zoo())
+  for (const attnv::kernels::Mutant& m : attnv::kernels::mutant_zoo())
     if (m.name == ATTNV_MUTANT) return m.make();
   throw std::runtime_error("no mutant named " ATTNV_MUTANT);
 }

@@ -2,4 +2,4 @@
 #include "attnv_export_kernel.h"
 #include "kernels/naive_kernel.h"
 
-ATTNV_EXPORT_KERNEL_VERSIONED(std::make_unique<attnv::props::NaiveKernel>(), "attnv-naive")
+ATTNV_EXPORT_KERNEL_VERSIONED(std::make_unique<attnv::kernels::NaiveKernel>(), "attnv-naive")

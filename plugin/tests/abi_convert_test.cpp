@@ -360,7 +360,7 @@ TEST(AbiConvert, DeclarationChecks) {
 TEST(MutantPlugins, OnePerMutantOfTheZoo) {
   std::vector<std::string> cmake, zoo;
   for (const AttnvMutantPlugin& m : kAttnvMutantPlugins) cmake.push_back(m.name);
-  for (const props::Mutant& m : props::mutant_zoo()) zoo.push_back(m.name);
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) zoo.push_back(m.name);
   EXPECT_EQ(cmake, zoo);
 }
 

@@ -149,7 +149,7 @@ TEST(PluginKernel, LoadErrorsAreInputErrors) {
 // The round trip keeps every bit, and what it costs per call.
 TEST(PluginKernel, NaivePluginGivesTheSameBitsAsInProcessAndItsOverhead) {
   PluginKernel plugin(PLUGIN_NAIVE);
-  props::NaiveKernel local;
+  kernels::NaiveKernel local;
   const Case c = small_case(4, 8, 8);
   CaseBuffers a(c, Layout::bhtd, false), b(c, Layout::bhtd, false);
   auto median_us = [&](Kernel& k, CaseBuffers& buf) {
@@ -181,7 +181,7 @@ struct PagedCall : ::attnv::testing::PagedCall {
 TEST(PluginKernel, PagedDecodeThroughTheWorkerGivesTheSameBitsAsInProcess) {
   PluginKernel plugin(PLUGIN_NAIVE);
   ASSERT_TRUE(plugin.capabilities().paged_kv);
-  props::NaiveKernel local;
+  kernels::NaiveKernel local;
   PagedCall a, b;
   plugin.decode(a.p, a.v);
   local.decode(b.p, b.v);
@@ -247,7 +247,7 @@ Case packed_case(bool with_dout = false) {
 TEST(PluginKernel, NaivePluginComputesPackedSequencesAsInProcess) {
   PluginKernel plugin(PLUGIN_NAIVE);
   ASSERT_TRUE(plugin.capabilities().varlen);
-  props::NaiveKernel local;
+  kernels::NaiveKernel local;
   const Case c = packed_case();
   for (bool backward : {false, true}) {
     const Case cb = packed_case(backward);
@@ -296,7 +296,7 @@ Case seqused_case(bool with_dout = false) {
 TEST(PluginKernel, NaivePluginComputesPerSequenceKeyLengthsAsInProcess) {
   PluginKernel plugin(PLUGIN_NAIVE);
   ASSERT_TRUE(plugin.capabilities().varlen_kv_len);
-  props::NaiveKernel local;
+  kernels::NaiveKernel local;
   for (bool backward : {false, true}) {
     const Case c = seqused_case(backward);
     const Outputs a = backward ? run_backward(plugin, c, Layout::bthd) : run_forward(plugin, c, Layout::bthd);
@@ -326,7 +326,7 @@ TEST(PluginKernel, PerSequenceKeyLengthsNeverReachAPluginNotClaimingThem) {
     EXPECT_NE(std::string(e.what()).find("does not claim ATTNV_CAP_VARLEN_KV_LEN"), std::string::npos) << e.what();
   }
   // Packed without kv_len, and kv_len without packing, it still computes.
-  props::NaiveKernel local;
+  kernels::NaiveKernel local;
   EXPECT_EQ(run_forward(k, packed_case()).out, run_forward(local, packed_case()).out);
 }
 

@@ -21,6 +21,7 @@
 #include "kernels/narrowed_kernel.h"
 
 namespace attnv::conformance {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 
@@ -44,7 +45,7 @@ class NarrowKernel : public Kernel {
   }
 
  private:
-  props::NaiveKernel inner_;
+  kernels::NaiveKernel inner_;
 };
 
 // R6 is a robustness claim. The same leak of hidden NaN (hidden_times_zero) FAILs a kernel that
@@ -53,7 +54,7 @@ class NarrowKernel : public Kernel {
 // never counts as a pass. A kernel that does not leak passes R6 whether it claims it or not.
 TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   std::unique_ptr<Kernel> leaky;
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == "hidden_times_zero") leaky = m.make();
   ASSERT_TRUE(leaky && leaky->capabilities().hidden_nonfinite);
   ConformanceOptions opt;
@@ -66,7 +67,7 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   EXPECT_FALSE(claimed.ok());
 
   const auto unclaim = [](Capabilities& c) { c.hidden_nonfinite = false; };
-  props::NarrowedKernel unclaimed(std::move(leaky), unclaim);
+  kernels::NarrowedKernel unclaimed(std::move(leaky), unclaim);
   const ConformanceReport noted = run_conformance(unclaimed, opt);
   ASSERT_EQ(noted.results.size(), 1u);
   const RequirementResult& r = noted.results[0];
@@ -76,7 +77,7 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
   EXPECT_NE(r.note.find("robustness note"), std::string::npos) << r.note;
   EXPECT_TRUE(noted.ok());
 
-  props::NarrowedKernel correct(std::make_unique<props::NaiveKernel>(), unclaim);
+  kernels::NarrowedKernel correct(std::make_unique<kernels::NaiveKernel>(), unclaim);
   const ConformanceReport fine = run_conformance(correct, opt);
   EXPECT_EQ(fine.results[0].verdict, Verdict::pass) << describe(fine.results[0]);
 }
@@ -84,7 +85,7 @@ TEST(ConformanceRunner, HiddenNonFiniteIsARobustnessClaim) {
 // The evidence behind each claim: R1 draws ALiBi (judged cases count it), R3 never does, so a run
 // of R3 alone leaves the claim NOT EXERCISED. Dtypes the run did not ask for are not listed.
 TEST(ConformanceRunner, ClaimsExercisedCountJudgedCasesUsingEachClaim) {
-  props::NaiveKernel k;
+  kernels::NaiveKernel k;
   ConformanceOptions opt;
   opt.dtypes = {DType::f32};
   const auto judged = [](const ConformanceReport& rep, const std::string& claim) {
@@ -139,7 +140,7 @@ TEST(ConformanceRunner, MaskingRequirementsWithoutHiddenKeysAreNotExercised) {
     EXPECT_GT(r.cases_run, 0) << describe(r);
     EXPECT_EQ(verdict_name(r.verdict), "NOT EXERCISED");
   }
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   for (const RequirementResult& r : run_conformance(naive, opt).results) {
     EXPECT_EQ(r.verdict, Verdict::pass) << describe(r);
     EXPECT_GT(r.cases_checked, r.cases_run / 4) << describe(r);
@@ -160,7 +161,7 @@ class ExactF64Kernel : public Kernel {
   void forward(const Problem& p, const KernelViews& v) override { write_outputs(ref::fast_forward(case_from_views(p, v)), p, v); }
 
  private:
-  props::NaiveKernel inner_;
+  kernels::NaiveKernel inner_;
 };
 
 // A PASS needs the tier's minimum of what the requirement counts as exercised, not one judged
@@ -175,7 +176,7 @@ TEST(ConformanceRunner, APassNeedsTheTiersMinimumOfEvidence) {
   EXPECT_EQ(r.exercised, 0) << describe(r);
   EXPECT_EQ(r.min_exercised, min_exercised(requirement("R15"), Tier::quick));
   EXPECT_NE(r.note.find("exercised only 0 cases in the sign test"), std::string::npos) << r.note;
-  props::NaiveKernel naive;
+  kernels::NaiveKernel naive;
   const RequirementResult n = run_requirement(naive, "R15", DType::f64);
   EXPECT_EQ(n.verdict, Verdict::pass) << describe(n);
   EXPECT_GE(n.exercised, n.min_exercised) << describe(n);
@@ -194,7 +195,7 @@ TEST(ConformanceRunner, APassNeedsTheTiersMinimumOfEvidence) {
 // here 186 of 200 such rows failed a bound that counted only the other order (dQ at 1.94x, dK at
 // 1.11x): now none does, and the quick tier's R2 passes too (BOUND.md 5.6).
 TEST(ConformanceRunner, AScaleAppliedToDsFirstIsWithinTheBackwardBound) {
-  props::NaiveKernel fa2_order(props::NaiveOptions{.scale_ds_first = true});
+  kernels::NaiveKernel fa2_order(kernels::NaiveOptions{.scale_ds_first = true});
   int judged = 0;
   for (int t = 0; t < 200; ++t) {
     Problem p;
@@ -216,7 +217,7 @@ TEST(ConformanceRunner, AScaleAppliedToDsFirstIsWithinTheBackwardBound) {
 }
 
 TEST(ConformanceRunner, ExercisedStaysInTheRequirementsUnit) {
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     if (m.name != "zero_padded_tail") continue;
     std::unique_ptr<Kernel> k = m.make();
     const RequirementResult r = run_requirement(*k, "R3", DType::f32);
@@ -235,7 +236,7 @@ TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
     for (const std::string& m : r.mutants) {
       listed.insert(m);
       bool found = false;
-      for (const props::Mutant& z : props::mutant_zoo())
+      for (const kernels::Mutant& z : kernels::mutant_zoo())
         if (z.name == m) {
           found = true;
           EXPECT_EQ(z.requirement, r.property) << m << " is listed under " << r.id;
@@ -243,7 +244,7 @@ TEST(ConformanceRunner, RequirementTableMatchesTheMutantZoo) {
       EXPECT_TRUE(found) << r.id << " lists " << m << ", not in the zoo";
     }
   }
-  for (const props::Mutant& z : props::mutant_zoo()) EXPECT_TRUE(listed.count(z.name)) << z.name << " is in no requirement";
+  for (const kernels::Mutant& z : kernels::mutant_zoo()) EXPECT_TRUE(listed.count(z.name)) << z.name << " is in no requirement";
 }
 
 TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
@@ -257,7 +258,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
   // is the same; the run stops at the first finding).
   if (kCaseDivisor > 1) opt.tier = Tier::standard;
   std::printf("\n%-26s %-4s %-27s %-5s %6s  %s\n", "mutant", "req", "property", "dtype", "cases", "reproduce");
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     const std::unique_ptr<Kernel> k = m.make();
     const Requirement& req = requirement(m.requirement);
     const RequirementResult r = run_requirement(*k, req.id, m.dtype, opt);
@@ -292,7 +293,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
     const Rejudgement still = rejudge(*broken, *e);
     EXPECT_TRUE(still.mismatch.empty()) << m.name << ": " << still.mismatch;
     EXPECT_TRUE(still.result.judged() && !still.result.ok) << m.name << ": " << still.result;
-    props::NaiveKernel fixed;
+    kernels::NaiveKernel fixed;
     const Rejudgement now = rejudge(fixed, *e);
     EXPECT_TRUE(now.mismatch.empty()) << m.name << ": " << now.mismatch;
     EXPECT_TRUE(now.result.judged() && now.result.ok) << m.name << ": " << now.result;
@@ -303,7 +304,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
 
 TEST(ConformanceRunner, SameSeedSameReportWhateverTheThreads) {
   const KernelFactory make = [] {
-    return std::make_unique<props::NaiveKernel>(props::NaiveOptions{props::Structure::naive, 16, props::Plant::causal_off_by_one});
+    return std::make_unique<kernels::NaiveKernel>(kernels::NaiveOptions{kernels::Structure::naive, 16, kernels::Plant::causal_off_by_one});
   };
   ConformanceOptions opt;
   opt.dtypes = {DType::f32, DType::bf16};
@@ -327,7 +328,7 @@ TEST(ConformanceRunner, SameSeedSameReportWhateverTheThreads) {
 // fails R1 only on the cases laid out otherwise, and the result says how many and where
 // (the certificate used to say "1/1").
 TEST(ConformanceRunner, EveryFailingCaseIsCountedWithItsLayouts) {
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     if (m.name != "dense_strides_assumed") continue;
     const std::unique_ptr<Kernel> k = m.make();
     ConformanceOptions opt;
@@ -362,7 +363,7 @@ TEST(ConformanceRunner, StreamsCarryAFixedShareOfProductionShapes) {
 }
 
 TEST(ConformanceRunner, CorrectKernelPassesUnderItsAllowance) {
-  props::NaiveKernel k;
+  kernels::NaiveKernel k;
   ConformanceOptions opt;
   opt.only = {"R1"};
   opt.dtypes = {DType::f32};
@@ -380,7 +381,7 @@ TEST(ConformanceRunner, CorrectKernelPassesUnderItsAllowance) {
 // (the naive kernel would compute it, and pass); the forward requirements pass on the rest with
 // the declines counted, and the backward's requirement, every call of it declined, is NOT
 // SUPPORTED: a claim the kernel does not honour, so the run is not ok.
-class DecliningKernel : public props::NaiveKernel {
+class DecliningKernel : public kernels::NaiveKernel {
  public:
   Support supports(const Problem& p, KernelOp op) override {
     if (op == KernelOp::backward) return Support::no("no backward in this build");
@@ -408,14 +409,14 @@ TEST(ConformanceRunner, InProcessKernelsDeclineThroughSupports) {
   EXPECT_TRUE(r2.findings.empty());
   EXPECT_FALSE(rep.ok());
   // The same kernel without its supports(): every case judged, nothing declined.
-  props::NaiveKernel plain;
+  kernels::NaiveKernel plain;
   const ConformanceReport all = run_conformance(plain, opt);
   for (const RequirementResult& r : all.results) EXPECT_EQ(r.cases_not_supported, 0) << describe(r);
   EXPECT_TRUE(all.ok());
 }
 
 TEST(ConformanceRunner, UnclaimedDtypeIsNotClaimedNotFailed) {
-  struct F32Only : props::NaiveKernel {
+  struct F32Only : kernels::NaiveKernel {
     Capabilities capabilities() const override {
       Capabilities c = NaiveKernel::capabilities();
       c.dtypes = {DType::f32};

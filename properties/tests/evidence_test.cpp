@@ -20,12 +20,13 @@
 #include "kernels/narrowed_kernel.h"
 
 namespace attnv::conformance {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 namespace fs = std::filesystem;
 
 std::unique_ptr<Kernel> mutant(const std::string& name) {
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) return m.make();
   throw std::runtime_error("no mutant " + name);
 }
@@ -69,13 +70,13 @@ TEST(Evidence, ALayoutBugStillFailsInItsLayoutUntilFixed) {
     const Rejudgement still = rejudge(*broken, e);
     EXPECT_EQ(still.mismatch, "");
     EXPECT_TRUE(still.result.judged() && !still.result.ok) << "repro must not say fixed: " << still.result;
-    props::NaiveKernel fixed;
+    kernels::NaiveKernel fixed;
     const Rejudgement now = rejudge(fixed, e);
     EXPECT_TRUE(now.result.judged() && now.result.ok) << now.result;
     EXPECT_EQ(now.runs_compared, 1);
 
     // A kernel that does not claim strided views cannot be judged on this case: not "fixed".
-    props::NarrowedKernel dense(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.strided = false; });
+    kernels::NarrowedKernel dense(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.strided = false; });
     const Rejudgement unclaimed = rejudge(dense, e);
     EXPECT_FALSE(unclaimed.result.judged()) << unclaimed.result;
     EXPECT_EQ(unclaimed.result.status, props::Status::not_claimed) << unclaimed.result;
@@ -90,10 +91,10 @@ TEST(Evidence, ARequirementsCapabilityNoLongerClaimedIsNotJudged) {
   const fs::path dir = fresh("capability");
   const std::vector<Evidence> es = failures("dk_missing_scale", "R2", dir, 1);
   ASSERT_EQ(es.size(), 1u);
-  props::NarrowedKernel forward_only(std::make_unique<props::NaiveKernel>(), [](Capabilities& c) { c.backward = false; });
+  kernels::NarrowedKernel forward_only(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.backward = false; });
   const Rejudgement j = rejudge(forward_only, es[0]);
   EXPECT_EQ(j.result.status, props::Status::not_claimed) << j.result;
-  props::NaiveKernel fixed;
+  kernels::NaiveKernel fixed;
   EXPECT_TRUE(rejudge(fixed, es[0]).result.judged());
   fs::remove_all(dir);
 }
@@ -124,7 +125,7 @@ TEST(Evidence, EvidenceThatNoLongerMatchesTheCheckIsAttnvsError) {
   const fs::path dir = fresh("mismatch");
   const std::vector<Evidence> es = failures("mask_after_softmax", "R5", dir, 1);
   ASSERT_EQ(es.size(), 1u);
-  props::NaiveKernel k;
+  kernels::NaiveKernel k;
   // Another check seed perturbs other keys: the second call's inputs are not the recorded ones.
   Evidence other_seed = es[0];
   other_seed.pc.seed += 1;
@@ -142,7 +143,7 @@ TEST(Evidence, EvidenceThatNoLongerMatchesTheCheckIsAttnvsError) {
 // core's ISA path, a plugin's options), so `attnv repro` can refuse to judge it with other code;
 // evidence written before attnv recorded it reads as "unknown", not as "no configuration".
 TEST(Evidence, TheKernelsConfigurationIsRecordedWithItsFailure) {
-  struct Configured final : props::NarrowedKernel {
+  struct Configured final : kernels::NarrowedKernel {
     Configured() : NarrowedKernel(mutant("no_max_subtraction"), [](Capabilities&) {}) {}
     std::string configuration() const override { return "--kernel-option mode=fast"; }
   };
@@ -181,11 +182,11 @@ TEST(Evidence, TheKernelsConfigurationIsRecordedWithItsFailure) {
 // finding says the kernel is not deterministic there, and the evidence records it, so that repro
 // will not call a later pass a fix. attnv's own error on the second judgement is neither:
 // whether the kernel fails again is unknown, and nothing is said of its determinism.
-class NanOnFirstCallThen final : public props::NarrowedKernel {
+class NanOnFirstCallThen final : public kernels::NarrowedKernel {
  public:
   enum class Later { right, attnv_error };
   explicit NanOnFirstCallThen(Later later)
-      : NarrowedKernel(std::make_unique<props::NaiveKernel>(), [](Capabilities&) {}), later_(later) {}
+      : NarrowedKernel(std::make_unique<kernels::NaiveKernel>(), [](Capabilities&) {}), later_(later) {}
   void forward(const Problem& p, const KernelViews& v) override {
     if (calls_++ > 0 && later_ == Later::attnv_error) throw HarnessError("planted: attnv could not make the call");
     NarrowedKernel::forward(p, v);
@@ -219,7 +220,7 @@ TEST(Evidence, AFindingIsJudgedAgainAndWhetherItRecurredIsRecorded) {
       EXPECT_EQ(e->recurred, std::optional<bool>(false));
       EXPECT_TRUE(said) << r.findings[0].message;
       EXPECT_NE(e->finding.find("the kernel is not deterministic here"), std::string::npos) << e->finding;
-      props::NaiveKernel now;
+      kernels::NaiveKernel now;
       EXPECT_TRUE(rejudge(now, *e).result.ok) << "the case itself is right with a correct kernel";
     } else {
       EXPECT_FALSE(e->recurred.has_value()) << "attnv's error on the second judgement: unknown";
@@ -245,7 +246,7 @@ TEST(Evidence, WhatAttnvCannotJudgeIsAttnvsErrorNotTheKernels) {
   e.pc.c.k = {1, -1};
   e.pc.c.v = {1, 2};
   e.pc.c.id = "lse beyond f64";
-  props::NaiveKernel k;
+  kernels::NaiveKernel k;
   const Rejudgement j = rejudge(k, e);
   EXPECT_EQ(j.result.status, props::Status::attnv_error) << j.result;
   EXPECT_TRUE(j.result.ok) << "not a failure of the kernel";

@@ -23,6 +23,7 @@
 #include "reference/fast/fast.h"
 
 namespace attnv::props {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 constexpr int kSeeds = 6;  // per family, dtype and structure

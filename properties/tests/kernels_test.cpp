@@ -13,6 +13,7 @@
 #include "gen/rng.h"
 
 namespace attnv::props {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 TEST(NaiveKernel, OneVisibleKeyGivesItsValueExactly) {

@@ -13,6 +13,7 @@
 #include "properties/conformance/conformance.h"
 
 namespace attnv::props::testing {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 constexpr int kMaxCases = 200;

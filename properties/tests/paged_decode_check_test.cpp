@@ -17,6 +17,7 @@
 #include "properties/generators/property_case.h"
 
 namespace attnv::props::testing {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 constexpr int kCases = 20;

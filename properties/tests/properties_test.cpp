@@ -18,6 +18,7 @@
 #include "properties/conformance/conformance.h"
 
 namespace attnv::props::testing {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 struct KernelUnderTest {

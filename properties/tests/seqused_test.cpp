@@ -18,6 +18,7 @@
 #include "properties/conformance/conformance.h"
 
 namespace attnv::props {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 bool seqused(const Problem& p) { return p.varlen_sequences > 0 && p.has_kv_len; }

@@ -21,6 +21,7 @@
 #include "properties/checks/checks.h"
 
 namespace attnv::props {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 struct Entry {

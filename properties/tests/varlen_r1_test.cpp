@@ -12,6 +12,7 @@
 #include "properties/conformance/conformance.h"
 
 namespace attnv::props {
+using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
 TEST(VarlenR1, NaivePassesEveryPackedCaseAndTheGlobalAlignmentMutantIsCaught) {

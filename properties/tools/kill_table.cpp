@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   std::printf("| mutant | bug | dtype | meant for | caught there | cases to catch | seconds to catch | every requirement that fails it (quick) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   int missed = 0;
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     if (!only.empty() && !only.count(m.name)) continue;
     const conformance::Requirement& meant = conformance::requirement(m.requirement);
     conformance::ConformanceOptions o;

@@ -135,10 +135,10 @@ void write_back_inputs(const py::args& args, const KernelViews& v, bool with_dou
 
 NativeKernel::NativeKernel(const std::string& name) : name_(name) {
   if (name == "naive") {
-    kernel_ = std::make_unique<props::NaiveKernel>();
+    kernel_ = std::make_unique<kernels::NaiveKernel>();
     return;
   }
-  for (const props::Mutant& m : props::mutant_zoo())
+  for (const kernels::Mutant& m : kernels::mutant_zoo())
     if (m.name == name) {
       kernel_ = m.make();
       meant_for_ = m.requirement;
@@ -268,7 +268,7 @@ void bind_native_kernel(py::module_& m) {
         "attnv's own naive kernel or a mutant of the zoo as a Python kernel (tests and bench/ only)");
   m.def("mutant_names", [] {
     std::vector<std::string> names;
-    for (const props::Mutant& mu : props::mutant_zoo()) names.push_back(mu.name);
+    for (const kernels::Mutant& mu : kernels::mutant_zoo()) names.push_back(mu.name);
     return names;
   });
 }

@@ -25,7 +25,7 @@ class NarrowKernel : public Kernel {
   void forward(const Problem& p, const KernelViews& v) override { inner_.forward(p, v); }
 
  private:
-  props::NaiveKernel inner_;
+  kernels::NaiveKernel inner_;
 };
 
 // Declines every problem over 64 keys (what --kernel-option max_tk=64 would make a plugin do).
@@ -68,7 +68,7 @@ Certificate naive_certificate(std::uint64_t seed) {
 }
 
 Certificate mutant_certificate(std::uint64_t seed) {
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     if (m.name != "causal_off_by_one") continue;
     conformance::ConformanceOptions opt;
     opt.seed = seed;
@@ -80,7 +80,7 @@ Certificate mutant_certificate(std::uint64_t seed) {
 }
 
 Certificate leaky_certificate(std::uint64_t seed) {
-  for (const props::Mutant& m : props::mutant_zoo()) {
+  for (const kernels::Mutant& m : kernels::mutant_zoo()) {
     if (m.name != "hidden_times_zero") continue;
     conformance::ConformanceOptions opt;
     opt.seed = seed;
@@ -88,7 +88,7 @@ Certificate leaky_certificate(std::uint64_t seed) {
     opt.only = {"R1", "R5", "R6"};
     const auto make = m.make;
     // Claims no more than most production kernels: hidden NaN/inf may reach an output.
-    return certify([make] { return std::make_unique<props::NarrowedKernel>(make(), [](Capabilities& c) { c.hidden_nonfinite = false; }); },
+    return certify([make] { return std::make_unique<kernels::NarrowedKernel>(make(), [](Capabilities& c) { c.hidden_nonfinite = false; }); },
                    "plugin:/tmp/leaky.so", opt);
   }
   throw std::logic_error("hidden_times_zero is not in the mutant zoo");

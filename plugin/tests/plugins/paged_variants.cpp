@@ -35,7 +35,7 @@ constexpr const char* kName = "paged_not_claimed";
 #error "build with one of PAGED_WRITES_PAST_APPENDED, PAGED_WRITES_TABLE, PAGED_DECLINES_ODD_PAGES, PAGED_NOT_CLAIMED"
 #endif
 
-class PagedVariant : public attnv::props::NaiveKernel {
+class PagedVariant : public attnv::kernels::NaiveKernel {
  public:
   PagedVariant() : NaiveKernel({}, kName) {}
 

@@ -8,7 +8,7 @@
 
 namespace {
 
-class SequsedNotClaimed : public attnv::props::NaiveKernel {
+class SequsedNotClaimed : public attnv::kernels::NaiveKernel {
  public:
   SequsedNotClaimed() : NaiveKernel({}, "seqused_not_claimed") {}
   attnv::Capabilities capabilities() const override {
