@@ -30,8 +30,16 @@
 #include "problem/fail_kind.h"
 #include "problem/kernel.h"
 #include "reference/bound/bound.h"
+#include "reference/fast/fast.h"
 
 namespace attnv::judge {
+
+// An element whose rounding the fast reference could not decide (FastAccuracy::resolved 0) is
+// within its radius plus half an ulp of the exact value, not the correctly rounded exact value
+// the acceptance rule assumes: its bound grows by that much (+ 2^-1074), so a kernel at the exact
+// value is never failed for the reference's doubt. (Found by the core's full tier: a dQ element
+// of 1.36e-65 the reference left undecided at 0, radius 6.8e-61, was judged against 8.7e-79.)
+void widen_unresolved(bound::Bounds& b, const ref::FastAccuracy& a);
 
 // The exact outputs of a case and the bound of the kernel's declared model for them.
 struct Reference {
