@@ -45,6 +45,47 @@ std::optional<Judgement> first_failure(Kernel& k, int n, Options opt, gen::Famil
   return std::nullopt;
 }
 
+// A gradient the fast reference cannot decide is judged with its radius: found by the core's full
+// tier (R2 f64, case 7424 of seed 20261121, row 423 of head 1). A sink takes nearly all the
+// weight, both keys weigh ~1e-33, and dQ[2] = scale dS_1 k_1[2] ~ 1.358e-65 (80-digit decimal)
+// comes from dS_1 = P_1 (dP_1 - D) ~ -2.4e-65, which the reference computes through a cancellation
+// of two values near 10: it leaves the element undecided at 0 with a radius of ~7e-61. Judged as
+// if 0 were exact, the correct naive kernel failed at 1.6e13 times its allowance.
+TEST(Judge, AnElementTheReferenceLeavesUndecidedIsJudgedWithItsRadius) {
+  Problem p;
+  p.shape = {1, 1, 1, 1, 2, 8, 8};
+  p.dtype = DType::f64;
+  p.has_sinks = true;
+  p.has_bias = true;
+  Case c = make_zero_case(p, true);
+  c.q = {2.98246991e-001, 1.24861899e-308, -1.01487228e-308, -8.08510824e-001,
+         -5.51104600e-001, 4.76689685e-001, -1.29803074e-308, 1.49141721e-308};
+  c.k = {-1.24427982e+000, -4.95171494e-001, 1.73397642e-308, 1.05654401e-001,
+         1.49557166e-308, -6.16452780e-309, 1.89766346e-308, 9.20138745e-001,
+         1.17700031e-308, 9.97307343e-310, -1.62786949e+000, -1.86559975e+000,
+         -1.56704827e-308, 1.90994377e-308, -6.94862391e-309, 4.76188061e-001};
+  c.v = {-1.24167921e-308, -1.67451223e-308, -9.40591880e-001, -1.59151053e+000,
+         1.71179029e+000, -2.22803636e-309, 2.52599331e+000, -1.94146651e-308,
+         1.03456143e-308, 8.86037091e-309, -2.05964987e-308, 1.45290085e-308,
+         -2.27910125e-309, -1.75025880e-308, 2.65718376e-309, -1.86587742e-308};
+  c.dout = {-1.76717987, -1.92300988, 1.21884111, -0.3874513, 1.79561915, -0.011014, 3.00700518, 0.32417577};
+  c.sinks = {1.74547455};
+  c.bias = {-0.98017758 * 75, -0.98017758 * 76};  // the case's ALiBi terms at its bottom-right positions
+  ref::FastAccuracy accuracy;
+  const Outputs exact = ref::fast_backward(c, {}, nullptr, &accuracy);
+  ASSERT_EQ(accuracy.resolved.dq[2], 0) << "the reference decides dQ[2] here: the case no longer shows the defect";
+  kernels::NaiveKernel naive;
+  Options opt;
+  opt.backward = true;
+  const Reference ref = reference(naive, c, true);
+  EXPECT_GE(ref.bounds.dq[2], accuracy.radius.dq[2]);
+  const Judgement j = judge_call(naive, c, Layout::bhtd, ref, opt);
+  EXPECT_TRUE(j.ok()) << (j.failed ? fail_kind_id(*j.failed) : "") << ": " << j.message << "\n" << j.worst;
+  // (The inputs are the evidence's to 9 digits, so the value is the evidence's to about 6.)
+  EXPECT_NEAR(j.got.dq[2], 1.358e-65, 1e-68) << "the naive kernel is right: the reference was in doubt";
+  (void)exact;
+}
+
 // Logits below -DBL_MAX (an ALiBi slope of 1e308 two keys away) are valid input with weight 0
 // (docs/semantics.md): the reference computes them and the bound judges the naive kernel's
 // answer, forward and backward, instead of refusing the case or calling it attnv's error.
