@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 
 namespace attnv::cases {
 namespace {
@@ -60,7 +59,7 @@ std::uint64_t call_hash(const Case& c) {
   h.word(p.has_mask);
   h.word(p.has_bias);
   h.word(p.has_kv_len);
-  // The later options (problem/problem_options.h) are not hashed row by row: each is hashed
+  // The later options (problem/features/) are not hashed row by row: each is hashed
   // through its data (sinks, ALiBi, the packed bounds, below) or, for the extents, this one word,
   // as they were before the table; a row-by-row hash would change every exported case's hash.
   // CallHash.EveryLaterOptionInAManifestChangesTheHash holds each row to it.

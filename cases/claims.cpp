@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/error.h"
 
 namespace attnv::cases {

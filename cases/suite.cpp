@@ -7,8 +7,7 @@
 
 #include "io/exchange.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 
 namespace attnv::cases {
 namespace {

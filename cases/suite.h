@@ -28,8 +28,8 @@ struct Suite {
 // file_hash export computed after writing it: check recomputes them to judge R14 on the files.
 using InputHashes = std::map<std::string, std::map<std::string, std::string>>;
 // The input files a case folder may hold (docs/exchange-format.md, "Input files"): q, k, v, mask,
-// bias, dout, and one <name>.npy per index array and per-head input (problem/index_inputs.h,
-// problem/head_inputs.h), so a new input is judged by R14 through files without a line here. An
+// bias, dout, and one <name>.npy per index array and per-head input (problem/features/),
+// so a new input is judged by R14 through files without a line here. An
 // export records the list it hashed ("input_files"): a file of that list missing from a folder's
 // hashes did not exist at export, so its presence now is a write. An export written before the
 // list was recorded hashed kLegacyInputFiles and is judged on those alone (its sinks.npy or

@@ -11,7 +11,7 @@
 include(CMakePackageConfigHelpers)
 
 set(ATTNV_EXPORTED_TARGETS attnv_conformance attnv_conformance_gtest attnv_prop_checks attnv_prop_generators attnv_problem
-    attnv_bound attnv_visibility attnv_util attnv_fast_reference attnv_gen attnv_io attnv_judge)
+    attnv_abi_header attnv_bound attnv_visibility attnv_util attnv_fast_reference attnv_gen attnv_io attnv_judge)
 foreach(t IN LISTS ATTNV_EXPORTED_TARGETS)
   string(REGEX REPLACE "^attnv_" "" export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})

@@ -12,8 +12,7 @@
 #include "io/tensor_files.h"
 #include "io/text.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 
 namespace attnv::io {

@@ -12,7 +12,7 @@
 #include "io/npy.h"
 #include "io/text.h"
 #include "problem/error.h"
-#include "problem/problem_options.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 
 namespace attnv::io {
@@ -34,7 +34,7 @@ const char* json_type(const json& j) {
 constexpr const char* kCaseKeys[] = {"id", "dir", "dtype", "B", "Hq", "Hkv", "Tq", "Tk", "Dk", "Dv",
                                      "scale", "softcap", "causal", "alignment", "window", "mask",
                                      "bias", "kv_len", "dout"};
-// Besides "meta", a case entry may carry the options that came later (problem/problem_options.h):
+// Besides "meta", a case entry may carry the options that came later (problem/features/):
 // left out, each means 0 (false), so manifests written before it stay valid, and each is written
 // only when set, so they are written as they were.
 bool is_case_key(std::string_view key) {

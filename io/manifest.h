@@ -39,7 +39,7 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text, std::string_vie
 std::string render_manifest(const std::vector<ManifestEntry>& entries);
 
 // The keys of a case entry: those format 1 requires, in the order they are written; and those
-// it may leave out ("meta" and the later options of problem/problem_options.h). A test holds
+// it may leave out ("meta" and the later options of problem/features/). A test holds
 // io/manifest.schema.json to both.
 std::vector<std::string> required_case_keys();
 std::vector<std::string> optional_case_keys();

@@ -5,13 +5,9 @@
 #include <cstddef>
 #include <cstring>
 
-#include "head_fields.h"
-#include "index_fields.h"
-#include "option_fields.h"
 #include "problem/buffers.h"
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
 #include "problem/kernel_fault.h"
 
 namespace attnv::plugin {
@@ -45,6 +41,13 @@ bool covers(const Struct& s, const Field& field) {
   return end <= reinterpret_cast<const unsigned char*>(&s) + s.struct_size;
 }
 
+// Whether `a` holds an index array's field: v1's (kv_len, before struct_size) always, later ones
+// when struct_size covers them.
+bool holds(const attnv_views& a, const std::int64_t* const& field) {
+  const auto end = reinterpret_cast<const unsigned char*>(&field) + sizeof(field);
+  return end <= reinterpret_cast<const unsigned char*>(&a.struct_size) || covers(a, field);
+}
+
 }  // namespace
 
 attnv_problem problem_to_abi(const Problem& p) {
@@ -67,10 +70,10 @@ attnv_problem problem_to_abi(const Problem& p) {
   a.scale = p.effective_scale();
   a.softcap = p.softcap.value_or(0.0);
   a.struct_size = sizeof(attnv_problem);
-  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
-    const std::int64_t value = kProblemOptions[i].get(p);
-    if (const OptionField& f = kOptionFields[i]; f.flag) a.*f.flag = value != 0 ? 1 : 0;
-    else a.*f.count = value;
+  for (const ProblemOption& o : kProblemOptions) {
+    const std::int64_t value = o.get(p);
+    if (o.abi_flag) a.*o.abi_flag = value != 0 ? 1 : 0;
+    else a.*o.abi_count = value;
   }
   return a;
 }
@@ -93,10 +96,9 @@ Problem problem_from_abi(const attnv_problem& a) {
   // problem has no struct_size: 0 covers nothing). A sender whose struct ends before an option
   // knows nothing of it, so the option keeps its default: no sinks, [Tq,Tk] masks and biases, a
   // contiguous cache, no packed sequences.
-  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
-    const OptionField& f = kOptionFields[i];
-    if (f.flag && covers(a, a.*f.flag)) kProblemOptions[i].set(p, a.*f.flag != 0 ? 1 : 0);
-    if (f.count && covers(a, a.*f.count)) kProblemOptions[i].set(p, a.*f.count);
+  for (const ProblemOption& o : kProblemOptions) {
+    if (o.abi_flag && covers(a, a.*o.abi_flag)) o.set(p, a.*o.abi_flag != 0 ? 1 : 0);
+    if (o.abi_count && covers(a, a.*o.abi_count)) o.set(p, a.*o.abi_count);
   }
   return p;
 }
@@ -146,8 +148,8 @@ attnv_views views_to_abi(const KernelViews& v) {
   a.dk = tensor_to_abi(v.dk);
   a.dv = tensor_to_abi(v.dv);
   a.dsinks = tensor_to_abi(v.dsinks);
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i) a.*kHeadInputFields[i].view = tensor_to_abi(v.*kHeadInputs[i].view);
-  for (std::size_t i = 0; i < std::size(kIndexInputs); ++i) a.*kIndexInputFields[i].view = v.*kIndexInputs[i].view;
+  for (const HeadInput& h : kHeadInputs) a.*h.abi_view = tensor_to_abi(v.*h.view);
+  for (const IndexInput& x : kIndexInputs) a.*x.abi_view = v.*x.view;
   a.struct_size = sizeof(attnv_views);
   return a;
 }
@@ -162,8 +164,7 @@ attnv_decode_views decode_views_to_abi(const DecodeViews& v) {
   a.cache_len = v.cache_len;
   a.out = tensor_to_abi(v.out);
   a.lse = tensor_to_abi(v.lse);
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
-    a.*kHeadInputFields[i].decode_view = tensor_to_abi(v.*kHeadInputs[i].decode_view);
+  for (const HeadInput& h : kHeadInputs) a.*h.abi_decode_view = tensor_to_abi(v.*h.decode_view);
   a.block_table = v.block_table;
   a.struct_size = sizeof(attnv_decode_views);
   return a;
@@ -179,9 +180,8 @@ DecodeViews decode_views_from_abi(const attnv_decode_views& a, DType storage) {
   v.cache_len = a.cache_len;
   v.out = tensor_from_abi(a.out, storage);
   v.lse = tensor_from_abi(a.lse, storage);
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
-    if (const attnv_tensor& t = a.*kHeadInputFields[i].decode_view; covers(a, t))
-      v.*kHeadInputs[i].decode_view = tensor_from_abi(t, storage);
+  for (const HeadInput& h : kHeadInputs)
+    if (const attnv_tensor& t = a.*h.abi_decode_view; covers(a, t)) v.*h.decode_view = tensor_from_abi(t, storage);
   if (covers(a, a.block_table)) v.block_table = a.block_table;
   return v;
 }
@@ -200,33 +200,15 @@ KernelViews views_from_abi(const attnv_views& a, DType storage) {
   v.dk = tensor_from_abi(a.dk, storage);
   v.dv = tensor_from_abi(a.dv, storage);
   if (covers(a, a.dsinks)) v.dsinks = tensor_from_abi(a.dsinks, storage);
-  for (std::size_t i = 0; i < std::size(kHeadInputs); ++i)
-    if (const attnv_tensor& t = a.*kHeadInputFields[i].view; covers(a, t)) v.*kHeadInputs[i].view = tensor_from_abi(t, storage);
-  for (std::size_t i = 0; i < std::size(kIndexInputs); ++i)
-    if (const auto& f = a.*kIndexInputFields[i].view; holds(a, f)) v.*kIndexInputs[i].view = f;
+  for (const HeadInput& h : kHeadInputs)
+    if (const attnv_tensor& t = a.*h.abi_view; covers(a, t)) v.*h.view = tensor_from_abi(t, storage);
+  for (const IndexInput& x : kIndexInputs)
+    if (const auto& f = a.*x.abi_view; holds(a, f)) v.*x.view = f;
   return v;
 }
 
 namespace {
 
-// The capability bits are the claim table's (problem/claim_table.h); the public header spells
-// them out for plugin authors, and the two must agree bit for bit.
-constexpr std::uint32_t abi_bit(std::string_view key) {
-  for (const ClaimInfo& c : kClaims)
-    if (c.key == key) return c.abi_bit;
-  return 0;
-}
-static_assert(abi_bit("gqa") == ATTNV_CAP_GQA && abi_bit("causal_top_left") == ATTNV_CAP_CAUSAL_TOP_LEFT &&
-              abi_bit("causal_bottom_right") == ATTNV_CAP_CAUSAL_BOTTOM_RIGHT && abi_bit("window") == ATTNV_CAP_WINDOW &&
-              abi_bit("mask") == ATTNV_CAP_MASK && abi_bit("bias") == ATTNV_CAP_BIAS && abi_bit("kv_len") == ATTNV_CAP_KV_LEN &&
-              abi_bit("softcap") == ATTNV_CAP_SOFTCAP && abi_bit("custom_scale") == ATTNV_CAP_CUSTOM_SCALE &&
-              abi_bit("lse") == ATTNV_CAP_LSE && abi_bit("backward") == ATTNV_CAP_BACKWARD &&
-              abi_bit("decode") == ATTNV_CAP_DECODE && abi_bit("strided") == ATTNV_CAP_STRIDED &&
-              abi_bit("hidden_nonfinite") == ATTNV_CAP_HIDDEN_NONFINITE && abi_bit("sinks") == ATTNV_CAP_SINKS &&
-              abi_bit("mask_bias_per_batch_head") == ATTNV_CAP_MASK_BIAS_PER_BATCH_HEAD &&
-              abi_bit("alibi") == ATTNV_CAP_ALIBI && abi_bit("paged_kv") == ATTNV_CAP_PAGED_KV &&
-              abi_bit("varlen") == ATTNV_CAP_VARLEN && abi_bit("varlen_kv_len") == ATTNV_CAP_VARLEN_KV_LEN,
-              "problem/claim_table.h and attnv_plugin.h disagree on a capability bit");
 constexpr std::uint32_t all_caps() {
   std::uint32_t bits = 0;
   for (const ClaimInfo& c : kClaims) bits |= c.abi_bit;
@@ -362,8 +344,8 @@ attnv_views decode_in_slots(const attnv_decode_views& d, const attnv_problem& p)
   v.dv = d.v_cache;
   v.out = d.out;
   v.lse = d.lse;
-  for (const HeadInputField& f : kHeadInputFields)
-    if (covers(d, d.*f.decode_view)) v.*f.view = d.*f.decode_view;
+  for (const HeadInput& h : kHeadInputs)
+    if (covers(d, d.*h.abi_decode_view)) v.*h.abi_view = d.*h.abi_decode_view;
   // The block table rides in dout, which no decode call has: a tensor slot gives it a place in
   // the shared region, a read-only mapping and its name in a fault report, without a new slot
   // in the protocol. Its int64 entries travel as 8-byte elements (ATTNV_F64), like cache_len.
@@ -391,8 +373,8 @@ attnv_decode_views decode_from_slots(const attnv_views& v) {
   d.cache_len = v.kv_len;
   d.out = v.out;
   d.lse = v.lse;
-  for (const HeadInputField& f : kHeadInputFields)
-    if (covers(v, v.*f.view)) d.*f.decode_view = v.*f.view;
+  for (const HeadInput& h : kHeadInputs)
+    if (covers(v, v.*h.abi_view)) d.*h.abi_decode_view = v.*h.abi_view;
   d.block_table = static_cast<const std::int64_t*>(v.dout.data);  // null for a contiguous cache
   d.struct_size = sizeof(attnv_decode_views);
   return d;

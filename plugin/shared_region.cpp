@@ -9,8 +9,6 @@
 #include <cstring>
 
 #include "abi_convert.h"
-#include "head_fields.h"
-#include "index_fields.h"
 #include "problem/error.h"
 
 namespace attnv::plugin {
@@ -73,11 +71,12 @@ CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) 
   }
   const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask, &v.bias,   nullptr, &v.dout,  &v.out,  &v.lse,
                                           &v.dq, &v.dk, &v.dv, nullptr, &v.dsinks, nullptr, nullptr, nullptr};
-  for (const HeadInputField& f : kHeadInputFields) ts[f.slot] = &(v.*f.view);
+  for (const HeadInput& h : kHeadInputs) ts[wire::slot_named(h.name)] = &(v.*h.abi_view);
   // The int64 arrays (the slots without a tensor): pointer and element count, which the views
-  // do not carry. A decode's cache_len travels in the kv_len slot, [B] too.
+  // do not carry. A decode's cache_len travels in the kv_len slot, [B] too (no packed sequences).
+  const Problem problem = problem_from_abi(p);
   std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
-  for (const IndexInputField& f : kIndexInputFields) arrays[f.slot] = {v.*f.view, f.count(p)};
+  for (const IndexInput& x : kIndexInputs) arrays[wire::slot_named(x.name)] = {v.*x.abi_view, x.extent(problem)};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)

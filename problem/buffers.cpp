@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/element_name.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
 #include "problem/validate.h"
 
 namespace attnv {

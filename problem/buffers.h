@@ -61,8 +61,8 @@ class CaseBuffers {
   const Case& case_;
   std::vector<Buffer*> inputs_;
   Buffer q_, k_, v_, mask_, bias_, dout_, out_, lse_, dq_, dk_, dv_, dsinks_;
-  std::vector<Buffer> heads_;  // one per row of kHeadInputs (problem/head_inputs.h), sized once
-  std::vector<std::vector<std::int64_t>> indices_;  // one per row of kIndexInputs (problem/index_inputs.h)
+  std::vector<Buffer> heads_;  // one per row of kHeadInputs (problem/features/), sized once
+  std::vector<std::vector<std::int64_t>> indices_;  // one per row of kIndexInputs (problem/features/)
   std::vector<std::vector<unsigned char>> input_copies_;
   KernelViews views_;
 };

@@ -1,7 +1,6 @@
 #include "problem/case.h"
 
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/tensor.h"
 
 namespace attnv {

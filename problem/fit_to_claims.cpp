@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 
 namespace attnv {
 namespace {
@@ -33,7 +33,7 @@ void fit_to_claims(Problem& p, const Capabilities& caps) {
   const ClaimInfo* c = first_unclaimed_use(p, caps);
   if (c)
     throw std::logic_error("fit_to_claims: dropping '" + std::string(c->key) + "' leaves it in use (" +
-                           std::string(c->used_by(p)) + "): its row's drop in problem/claim_table.h is wrong");
+                           std::string(c->used_by(p)) + "): its row's drop in problem/features/ is wrong");
 }
 
 }  // namespace attnv

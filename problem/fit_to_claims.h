@@ -1,7 +1,7 @@
 #pragma once
 // A drawn problem fitted to what a kernel claims, derived from the claim table: every feature the
 // kernel does not claim, or withdraws in the problem's dtype, is dropped by its row's `drop`
-// (problem/claim_table.h), and a dtype it does not claim becomes the first it does. Both case
+// (problem/features/), and a dtype it does not claim becomes the first it does. Both case
 // sources use it, the property generators (properties/generators) and the numeric fuzzer's
 // genome (fuzz/numeric/case_genome.cpp), so a kernel that claims little still gets every case
 // judged, and a new claim row is fitted everywhere without a line in either.

@@ -51,21 +51,21 @@ struct Capabilities {
   // With varlen, kv_len [S]: sequence s uses only its first kv_len[s] keys (FlashAttention's
   // seqused_k). Needs varlen and kv_len too (the generators draw it only with both).
   bool varlen_kv_len = false;
-  // Not a claim (no row of problem/claim_table.h): whether the backward reads the L its forward
+  // Not a claim (no row of problem/features/): whether the backward reads the L its forward
   // wrote, as a FlashAttention-2 backward does (docs/semantics.md, "Backward"). Then a backward
   // run hands the forward an LSE view, claimed or not, and judges what it writes there. A Python
   // kernel that claims no LSE gets lse=None in its backward (an autograd backward recomputes the
   // forward) and sets this false: its forward is then not asked for an L it never computes.
   bool backward_reads_lse = true;
   // Claims withdrawn in one storage dtype: a bias exact in f32 but not in f16, say. Keys of
-  // problem/claim_table.h, problem features only (claims with used_by); each must be claimed
+  // problem/features/, problem features only (claims with used_by); each must be claimed
   // above (check_withdrawn).
   std::map<DType, std::set<std::string>> withdrawn;
 
   // Empty when the kernel claims everything the problem uses; else the first missing claim
   // ("bias", "causal bottom_right", "dtype bf16", "bias in f16", ...).
   std::string unsupported(const Problem& p) const;
-  // Whether the claim `key` (problem/claim_table.h) is withdrawn in dtype d.
+  // Whether the claim `key` (problem/features/) is withdrawn in dtype d.
   bool withdrawn_in(DType d, std::string_view key) const;
 };
 

@@ -6,7 +6,7 @@
 
 #include "problem/error.h"
 #include "problem/precision.h"
-#include "problem/problem_options.h"
+#include "problem/features/registry.h"
 
 namespace attnv {
 

@@ -6,8 +6,7 @@
 #include <sstream>
 
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/validate_paged.h"
 
 namespace attnv {
@@ -199,7 +198,7 @@ std::vector<std::string> check_case(const Case& c) {
   // Values must be what the storage dtype holds; report the first offender of each tensor.
   std::vector<std::pair<const char*, const std::vector<double>*>> values = {
       {"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"bias", &c.bias}, {"dout", &c.dout}};
-  // The per-head inputs' own rules (head_inputs.h says why), then representability like the rest.
+  // The per-head inputs' own rules (problem/features/feature.h says why), then representability like the rest.
   for (const HeadInput& in : kHeadInputs) {
     const std::vector<double>& x = c.*in.values;
     for (std::size_t h = 0; h < x.size(); ++h)

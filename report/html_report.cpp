@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "report/html_charts.h"
 #include "report/html_style.h"
 

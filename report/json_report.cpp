@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 
 namespace attnv::report {
 

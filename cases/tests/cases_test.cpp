@@ -17,7 +17,7 @@
 #include "io/npy.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
-#include "problem/problem_options.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
@@ -79,7 +79,7 @@ TEST(CallHash, SinksAreHashedWhenPresent) {
   EXPECT_EQ(call_hash(s), call_hash(same));
 }
 
-// Every option a manifest carries (problem/problem_options.h) is an input of the call: setting it
+// Every option a manifest carries (problem/features/) is an input of the call: setting it
 // gives a hash of its own, whether through its data (sinks, ALiBi, the packed bounds) or its own
 // word (the extents: with B == Hq a per-batch and a per-head mask are the same size, so only the
 // word tells them apart). A new row that nothing hashes fails here.

@@ -20,8 +20,7 @@
 #include "fuzz/numeric/numeric_signal.h"
 #include "fuzz/numeric/oracle.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 
 namespace {
 

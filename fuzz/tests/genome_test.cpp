@@ -8,7 +8,7 @@
 #include <random>
 
 #include "fuzz/numeric/case_genome.h"
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 #include "kernels/naive_kernel.h"
 #include "reference/fast/fast.h"

@@ -8,7 +8,7 @@
 #include "io/manifest.h"
 #include "io/npy.h"
 #include "io/tests/test_util.h"
-#include "problem/problem_options.h"
+#include "problem/features/registry.h"
 
 namespace attnv::io {
 namespace {
@@ -176,14 +176,14 @@ TEST(Manifest, MaskAndBiasExtentsAreOptionalBooleans) {
                       {"case 1 (id 'b/2')", "mask_dims gives the mask per-batch or per-head extents, but the problem has no mask"}));
 }
 
-// Each later option (problem/problem_options.h) is a key a manifest may leave out, written only
+// Each later option (problem/features/) is a key a manifest may leave out, written only
 // when set; one that a case folder cannot hold (page_size) is refused as an unknown key.
 TEST(Manifest, LaterOptionsAreKeysWrittenOnlyWhenSet) {
   int in_manifest = 0;
   for (const ProblemOption& o : kProblemOptions) {
     ManifestEntry e{"a", "c0", {}, false, ""};
     e.problem.has_mask = e.problem.has_bias = true;  // the extents are written only with their tensor
-    const std::string key = "\"" + std::string(o.key) + "\"";
+    const std::string key = std::string(1, '"').append(o.key).append(1, '"');
     EXPECT_EQ(render_manifest({e}).find(key), std::string::npos) << o.key;
     o.set(e.problem, 3);
     ASSERT_NE(o.get(e.problem), 0) << o.key;

@@ -7,8 +7,7 @@
 #include <string>
 
 #include "abi_convert.h"
-#include "index_fields.h"
-#include "option_fields.h"
+#include "shared_region.h"
 #include "attnv_mutant_plugins.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
@@ -33,7 +32,12 @@ TEST(AbiConvert, ProblemRoundTrips) {
   EXPECT_EQ(problem_to_abi(p).scale, 0.3);
 }
 
-// Each later option (problem/problem_options.h) travels in its own appended field and only there:
+// A feature's input travels in the slot of its name; a name without one is caught at compile time
+// (protocol.h's static_assert over the registry).
+static_assert(wire::slot_named("sinks") == wire::sinks && wire::slot_named("cu_seqlens_k") == wire::cu_seqlens_k);
+static_assert(wire::slot_named("no_such_input") == wire::kSlots);
+
+// Each later option (problem/features/) travels in its own appended field and only there:
 // set alone, it changes no byte of attnv_problem outside that field; it comes back as it went;
 // and a sender whose struct ends before the field leaves it unset.
 TEST(AbiConvert, EveryLaterOptionTravelsInItsOwnFieldOnly) {
@@ -41,17 +45,15 @@ TEST(AbiConvert, EveryLaterOptionTravelsInItsOwnFieldOnly) {
   base.shape = {2, 4, 2, 3, 5, 8, 8};
   base.has_mask = base.has_bias = true;  // the extents travel only with their tensor
   const attnv_problem plain = problem_to_abi(base);
-  for (std::size_t i = 0; i < std::size(kProblemOptions); ++i) {
-    const ProblemOption& o = kProblemOptions[i];
+  for (const ProblemOption& o : kProblemOptions) {
     Problem p = base;
     o.set(p, 3);
     attnv_problem a = problem_to_abi(p);
-    const OptionField& f = kOptionFields[i];
     const auto* first = reinterpret_cast<const unsigned char*>(&a);
-    const auto* field = f.flag ? reinterpret_cast<const unsigned char*>(&(a.*f.flag))
-                               : reinterpret_cast<const unsigned char*>(&(a.*f.count));
+    const auto* field = o.abi_flag ? reinterpret_cast<const unsigned char*>(&(a.*o.abi_flag))
+                                   : reinterpret_cast<const unsigned char*>(&(a.*o.abi_count));
     const std::size_t at = static_cast<std::size_t>(field - first);
-    const std::size_t size = f.flag ? sizeof(std::int32_t) : sizeof(std::int64_t);
+    const std::size_t size = o.abi_flag ? sizeof(std::int32_t) : sizeof(std::int64_t);
     for (std::size_t b = 0; b < sizeof a; ++b) {
       if (b >= at && b < at + size) continue;
       EXPECT_EQ(first[b], reinterpret_cast<const unsigned char*>(&plain)[b]) << o.key << " changed byte " << b;
@@ -230,11 +232,10 @@ TEST(AbiConvert, PerSequenceKeyLengthsTravelAsSEntries) {
   const attnv_views av = views_to_abi(buf.views());
   const attnv_problem ap = problem_to_abi(p);
   EXPECT_EQ(av.kv_len, buf.views().kv_len);
-  EXPECT_EQ(kIndexInputFields[0].name, "kv_len");
-  EXPECT_EQ(kIndexInputFields[0].count(ap), 3);  // the worker maps S entries
+  EXPECT_EQ(plan_call(av, ap, wire::Op::forward).t[wire::kv_len].shape[0], 3);  // the worker maps S entries
   attnv_problem unpacked = ap;
   unpacked.varlen_sequences = 0;
-  EXPECT_EQ(kIndexInputFields[0].count(unpacked), 1);  // [B] otherwise
+  EXPECT_EQ(plan_call(av, unpacked, wire::Op::forward).t[wire::kv_len].shape[0], 1);  // [B] otherwise
   const KernelViews kv = views_from_abi(av, p.dtype);
   EXPECT_TRUE(check_views(p, kv).empty());
   EXPECT_EQ(case_from_views(p, kv).kv_len, c.kv_len);

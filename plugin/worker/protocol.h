@@ -16,8 +16,10 @@
 // Each buffer is mapped PROT_READ (inputs) or PROT_READ|PROT_WRITE (outputs) in the worker; the
 // guard pages stay PROT_NONE, so any access just before or just after a buffer faults.
 #include <cstdint>
+#include <string_view>
 
 #include "attnv_plugin.h"
+#include "problem/features/registry.h"
 
 namespace attnv::plugin::wire {
 
@@ -26,12 +28,28 @@ inline constexpr int kRegionFd = 4;
 inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
 inline constexpr std::uint8_t kCanary = 0xA5;
 
-// The tensors of a call, in this order everywhere (names for messages: kTensorNames).
-// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors;
-// plugin/index_fields.h names their slots (its static_assert holds these names to kIndexInputs).
+// The tensors of a call, in this order everywhere (names for messages: kTensorNames). A feature's
+// per-head inputs and index arrays (problem/features/) travel in the slot of their name;
+// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors.
 enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, cu_seqlens_q, cu_seqlens_k, kSlots };
 inline constexpr const char* kTensorNames[kSlots] = {"q",  "k",  "v",  "mask",  "bias",   "kv_len", "dout",         "out",         "lse",
                                                      "dq", "dk", "dv", "sinks", "dsinks", "alibi",  "cu_seqlens_q", "cu_seqlens_k"};
+
+// The slot named `name`; kSlots when there is none.
+constexpr Slot slot_named(std::string_view name) {
+  for (int s = 0; s < kSlots; ++s)
+    if (name == kTensorNames[s]) return static_cast<Slot>(s);
+  return kSlots;
+}
+consteval bool every_feature_input_has_a_slot() {
+  for (const HeadInput& h : kHeadInputs)
+    if (slot_named(h.name) == kSlots) return false;
+  for (const IndexInput& x : kIndexInputs)
+    if (slot_named(x.name) == kSlots) return false;
+  return true;
+}
+static_assert(every_feature_input_has_a_slot(),
+              "a feature's per-head input or index array needs a slot of its name (append it to Slot and kTensorNames)");
 
 struct Tensor {
   std::int64_t offset = -1;  // byte offset of the data in the region; -1: absent

@@ -14,14 +14,13 @@
 #include <string>
 
 #include "abi_convert.h"
-#include "head_fields.h"
-#include "index_fields.h"
 #include "loader.h"
 #include "problem/error.h"
 #include "protocol.h"
 
 namespace {
 
+using namespace attnv;
 using namespace attnv::plugin;
 using wire::Hello;
 using wire::Reply;
@@ -213,8 +212,8 @@ Reply run(const attnv_kernel* k, const wire::Request& r, Region& region) {
   v.dk = tensor(r.t[wire::dk], base);
   v.dv = tensor(r.t[wire::dv], base);
   v.dsinks = tensor(r.t[wire::dsinks], base);
-  for (const HeadInputField& f : kHeadInputFields) v.*f.view = tensor(r.t[f.slot], base);
-  for (const IndexInputField& f : kIndexInputFields) v.*f.view = int64s(f.slot);
+  for (const HeadInput& h : kHeadInputs) v.*h.abi_view = tensor(r.t[wire::slot_named(h.name)], base);
+  for (const IndexInput& x : kIndexInputs) v.*x.abi_view = int64s(wire::slot_named(x.name));
   v.struct_size = sizeof(attnv_views);
   attnv_problem problem = r.problem;
   problem.struct_size = sizeof(attnv_problem);

@@ -4,8 +4,7 @@
 
 #include <cmath>
 
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 
 namespace attnv {

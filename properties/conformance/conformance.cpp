@@ -11,7 +11,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/error.h"
 #include "problem/kernel_fault.h"
 #include "problem/support_guard.h"

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/fit_to_claims.h"
 #include "problem/validate.h"
 #include "properties/conformance/conformance.h"

@@ -1,10 +1,8 @@
 #include "call_arguments.h"
 
 #include "numpy_io.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/kernel_fault.h"
-#include "problem/problem_options.h"
 
 namespace py = pybind11;
 
@@ -34,7 +32,7 @@ CallArguments::CallArguments(const Problem& p, const Case& c, const KernelViews*
   for (const HeadInput& in : kHeadInputs)
     if (p.*in.present) add(in.name.data(), c.*in.values, {s.Hq}, p.dtype, true);
   // kv_len is None when absent; a later index input (packed sequences' bounds) is passed only
-  // when present, like the sinks (index_inputs.h says why).
+  // when present, like the sinks (problem/features/feature.h says why).
   for (const IndexInput& in : kIndexInputs)
     if (in.present(p)) add_index(in.name.data(), c.*in.values, {static_cast<py::ssize_t>((c.*in.values).size())});
     else if (in.python_none_when_absent) kw_[in.name.data()] = py::none();

@@ -13,7 +13,7 @@
 #include "fuzz/search/seed_corpus.h"
 #include "core/isa.h"
 #include "report/provenance.h"
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "problem/error.h"
 #include "python_kernel.h"
 #include "report/html_report.h"
@@ -158,7 +158,7 @@ PYBIND11_MODULE(_attnv, m) {
     std::vector<std::string> keys;
     for (const ClaimInfo& c : kClaims) keys.emplace_back(c.key);
     return keys;
-  }, "The capability keys of a claims object (problem/claim_table.h)");
+  }, "The capability keys of a claims object (problem/features/)");
   python::bind_native_kernel(m);
   m.attr("__version__") = ATTNV_VERSION;
 }

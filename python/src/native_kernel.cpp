@@ -11,8 +11,7 @@
 #include "numpy_io.h"
 #include "problem/buffers.h"
 #include "problem/error.h"
-#include "problem/head_inputs.h"
-#include "problem/index_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/validate.h"
 
 namespace py = pybind11;

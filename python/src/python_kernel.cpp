@@ -6,7 +6,7 @@
 #include "call_arguments.h"
 #include "numpy_io.h"
 #include "problem/buffers.h"
-#include "problem/head_inputs.h"
+#include "problem/features/registry.h"
 #include "problem/kernel_fault.h"
 
 namespace py = pybind11;

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "problem/claim_table.h"
+#include "problem/features/registry.h"
 #include "report/html_charts.h"
 #include "report/html_report.h"
 #include "report/json_report.h"

@@ -1,0 +1,84 @@
+// The feature registry (problem/features/): the lists computed from it keep the order the
+// certificate and the call hash depend on, and its consistency check rejects incomplete rows.
+#include "problem/features/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace attnv {
+namespace {
+
+template <class Rows>
+std::vector<std::string> names(const Rows& rows, std::string_view (*name)(const typename Rows::value_type&)) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.emplace_back(name(r));
+  return out;
+}
+
+// The certificate prints claims in kClaims' order and the call hash takes the inputs in
+// kHeadInputs' and kIndexInputs' order: a feature appended keeps them; one inserted or reordered
+// changes every certificate and every exported case's hash.
+TEST(Registry, ListsKeepTheOrderCertificatesAndHashesDependOn) {
+  EXPECT_EQ(names(kClaims, [](const ClaimInfo& c) { return c.key; }),
+            (std::vector<std::string>{"gqa", "causal_top_left", "causal_bottom_right", "window", "mask", "bias", "kv_len",
+                                      "softcap", "custom_scale", "lse", "backward", "decode", "strided",
+                                      "hidden_nonfinite", "sinks", "mask_bias_per_batch_head", "alibi", "paged_kv",
+                                      "varlen", "varlen_kv_len"}));
+  EXPECT_EQ(names(kHeadInputs, [](const HeadInput& h) { return h.name; }), (std::vector<std::string>{"sinks", "alibi"}));
+  EXPECT_EQ(names(kIndexInputs, [](const IndexInput& x) { return x.name; }),
+            (std::vector<std::string>{"kv_len", "cu_seqlens_q", "cu_seqlens_k"}));
+  EXPECT_EQ(names(kProblemOptions, [](const ProblemOption& o) { return o.key; }),
+            (std::vector<std::string>{"sinks", "mask_batch", "mask_heads", "bias_batch", "bias_heads", "alibi", "page_size",
+                                      "varlen_sequences"}));
+}
+
+// Every feature's rows are in the lists, none twice: a feature file left out of kFeatures is no
+// feature at all (nothing would read it), which the lists' sizes show.
+TEST(Registry, EveryFeatureRowIsListedOnce) {
+  std::size_t claims = 0, options = 0, heads = 0, indices = 0;
+  for (const Feature& f : features::kFeatures) {
+    claims += f.claims.size();
+    options += f.options.size();
+    heads += f.head_inputs.size();
+    indices += f.index_inputs.size();
+  }
+  EXPECT_EQ(claims, kClaims.size());
+  EXPECT_EQ(options, kProblemOptions.size());
+  EXPECT_EQ(heads, kHeadInputs.size());
+  EXPECT_EQ(indices, kIndexInputs.size());
+}
+
+// The consistency check (a static_assert in registry.h) on planted rows, judged at compile time:
+// this file does not build if the check accepts any of them.
+constexpr std::string_view used(const Problem&) { return ""; }
+constexpr void drop(Problem&, const Capabilities&) {}
+constexpr ClaimInfo kClaimA{.key = "a", .member = &Capabilities::gqa, .abi_bit = 1u << 0, .used_by = used, .drop = drop};
+constexpr ClaimInfo kClaimB{.key = "b", .member = &Capabilities::mask, .abi_bit = 1u << 1, .used_by = used, .drop = drop};
+constexpr ProblemOption kFlag{.key = "f", .kind = ProblemOption::Kind::flag, .abi_flag = &attnv_problem::has_sinks};
+constexpr ProblemOption kCount{.key = "c", .kind = ProblemOption::Kind::count, .abi_count = &attnv_problem::page_size};
+
+consteval bool accepts(std::initializer_list<ClaimInfo> c, std::initializer_list<ProblemOption> o = {},
+                       std::initializer_list<HeadInput> h = {}, std::initializer_list<IndexInput> x = {}) {
+  return features::rows_are_consistent({c.begin(), c.size()}, {o.begin(), o.size()}, {h.begin(), h.size()},
+                                       {x.begin(), x.size()});
+}
+static_assert(accepts({kClaimA, kClaimB}, {kFlag, kCount}));
+static_assert(!accepts({kClaimA, ClaimInfo{kClaimA.key, "", kClaimB.member, 1u << 2, used, "", false, false, drop}}),
+              "a claim key used twice");
+static_assert(!accepts({kClaimA, ClaimInfo{"b", "", kClaimB.member, 1u << 0, used, "", false, false, drop}}),
+              "an ABI bit used twice");
+static_assert(!accepts({ClaimInfo{"a", "", kClaimA.member, 1u << 0, used, "", false, false, nullptr}}),
+              "a problem claim without its drop");
+static_assert(!accepts({}, {ProblemOption{"f", ProblemOption::Kind::flag, nullptr, nullptr, "", true, nullptr,
+                                          &attnv_problem::page_size}}),
+              "a flag travelling in an int64 field");
+static_assert(!accepts({}, {ProblemOption{"c", ProblemOption::Kind::count, nullptr, nullptr, "", true, nullptr, nullptr}}),
+              "an option with no ABI field");
+static_assert(!accepts({}, {}, {HeadInput{.name = "h", .abi_view = &attnv_views::sinks}}),
+              "a per-head input without its decode view field");
+static_assert(!accepts({}, {}, {}, {IndexInput{.name = "x"}}), "an index array without its ABI field");
+
+}  // namespace
+}  // namespace attnv
