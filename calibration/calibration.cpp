@@ -7,7 +7,9 @@
 
 #include "reference/fast/fast.h"
 
-namespace attnv::bound {
+namespace attnv::calibration {
+
+using namespace bound;  // the bound it calibrates (reference/bound/)
 
 std::vector<CalibrationModel> standard_models(bool include_f64) {
   std::vector<CalibrationModel> out;
@@ -20,7 +22,7 @@ std::vector<CalibrationModel> standard_models(bool include_f64) {
         CalibrationModel m;
         m.kernel.model = PrecisionModel::natural(st, tiled ? 64 : 0);
         if (p_rounded) m.kernel.model.p_dtype = st;
-        m.kernel.structure = tiled ? emulated::Structure::tiled : emulated::Structure::naive;
+        m.kernel.structure = tiled ? kernels::emulated::Structure::tiled : kernels::emulated::Structure::naive;
         m.name = std::string(dtype_name(st)) + (tiled ? " tiled64" : " naive") +
                  (p_rounded ? " P=" + std::string(dtype_name(st)) : "");
         out.push_back(m);
@@ -88,7 +90,7 @@ CalibrationTable calibrate(const CalibrationOptions& opt) {
   };
   struct BugSpec {
     const char* name;
-    emulated::Bugs bugs;
+    kernels::emulated::Bugs bugs;
     bool backward;
   };
   std::vector<BugSpec> bug_specs = {
@@ -124,13 +126,13 @@ CalibrationTable calibrate(const CalibrationOptions& opt) {
       const Case c = gen::make_case(fam, opt.first_seed + static_cast<std::uint64_t>(n), fo);
       const Outputs exact = exact_of(c, opt.backward);
       for (std::size_t mi = 0; mi < models.size(); ++mi) {
-        const emulated::Config& cfg = models[mi].kernel;
+        const kernels::emulated::Config& cfg = models[mi].kernel;
         if (cfg.model.storage != st) continue;
         ModelResult& res = table.models[mi];
         ++res.cases;
         const Bounds bnd = opt.backward ? backward_bound(c, exact, cfg.model)
                                         : forward_bound(c, exact, cfg.model);
-        const Outputs got = opt.backward ? emulated::backward(c, cfg) : emulated::forward(c, cfg);
+        const Outputs got = opt.backward ? kernels::emulated::backward(c, cfg) : kernels::emulated::forward(c, cfg);
         const Comparison cmp = compare(got, exact, bnd, cfg.model.out);
         const Verdict vf = verdict(cmp, {"out", "lse"}), vb = verdict(cmp, {"dq", "dk", "dv"});
         Sample s{vf.worst, vb.worst};
@@ -144,18 +146,18 @@ CalibrationTable calibrate(const CalibrationOptions& opt) {
         sign_ok[mi].push_back(mean_signed_error_ulps(got.out, exact.out, cfg.model.out));
         const Bounds fwd_bnd{bnd.out, bnd.lse, {}, {}, {}, {}};
         for (std::size_t bi = 0; bi < bug_specs.size(); ++bi) {
-          emulated::Config bad = cfg;
+          kernels::emulated::Config bad = cfg;
           bad.bugs = bug_specs[bi].bugs;
           BugResult& br = res.bugs[bi];
           Outputs bo;
           Verdict v;
           bool differs = false;
           if (bug_specs[bi].backward) {
-            bo = emulated::backward(c, bad);
+            bo = kernels::emulated::backward(c, bad);
             v = verdict(compare(bo, exact, bnd, cfg.model.out), {"dk"});
             differs = !same_values(bo.dk, got.dk);
           } else {
-            bo = emulated::forward(c, bad);
+            bo = kernels::emulated::forward(c, bad);
             v = verdict(compare(bo, forward_only(exact), fwd_bnd, cfg.model.out), {"out", "lse"});
             differs = !same_values(bo.out, got.out) || !same_values(bo.lse, got.lse);
           }
@@ -209,4 +211,4 @@ std::string CalibrationTable::format() const {
   return o.str();
 }
 
-}  // namespace attnv::bound
+}  // namespace attnv::calibration

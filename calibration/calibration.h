@@ -12,12 +12,12 @@
 #include "kernels/emulated/emulated.h"
 #include "reference/bound/bound.h"
 
-namespace attnv::bound {
+namespace attnv::calibration {
 
 // A kernel structure in a precision model, named for the table ("bf16 tiled64 P=bf16").
 struct CalibrationModel {
   std::string name;
-  emulated::Config kernel;  // bugs all off: the correct kernel
+  kernels::emulated::Config kernel;  // bugs all off: the correct kernel
 };
 
 // f32, f16, bf16 storage with f32 accumulation; naive and tiled (block 64); for f16 and bf16
@@ -61,8 +61,8 @@ struct ModelResult {
   std::int64_t correct_failures = 0;           // cases the correct kernel failed (must be 0)
   std::int64_t correct_non_finite = 0;
   std::vector<BugResult> bugs;
-  SignTest sign_correct;    // sign test of the correct kernel's O (must not be biased)
-  SignTest sign_truncated;  // sign test of the truncating kernel's O (must be biased)
+  bound::SignTest sign_correct;    // sign test of the correct kernel's O (must not be biased)
+  bound::SignTest sign_truncated;  // sign test of the truncating kernel's O (must be biased)
 };
 
 struct CalibrationTable {
@@ -72,4 +72,4 @@ struct CalibrationTable {
 
 CalibrationTable calibrate(const CalibrationOptions& opt);
 
-}  // namespace attnv::bound
+}  // namespace attnv::calibration

@@ -2,7 +2,8 @@
 # every source file belongs to the row whose path is the longest prefix of its own, and may
 # include its own top-level folder and the parts its row names; files under tests/ are free,
 # except in reference/; a file of "Files kept apart" is never included by the paths its row
-# names, tests included.
+# names, tests included. And each part's code declares the namespaces its name says
+# (attnv::<part>), or those its row of "Namespaces" names; tests are not checked.
 # Usage: cmake -DSOURCE_DIR=... [-DDOC=...] -P ci/layering.cmake; fails naming each offending
 # include (and each source file under no row).
 cmake_policy(VERSION 3.20)
@@ -39,6 +40,8 @@ foreach(line IN LISTS lines)
   elseif(section STREQUAL "Files kept apart")
     list(APPEND apart "${key}")
     set("apart_${key}" "${names}")
+  elseif(section STREQUAL "Namespaces")
+    set("namespaces_${key}" "${names}")
   endif()
 endforeach()
 if(NOT keys)
@@ -77,6 +80,22 @@ foreach(rel IN LISTS files)
   if(rel MATCHES "(^|/)tests/")
     set(test ON)
   endif()
+  # Namespaces: attnv::<own part>, or what the part's row of "Namespaces" names ("attnv": bare).
+  if(NOT test)
+    if(DEFINED "namespaces_${own}/")
+      set(names "${namespaces_${own}/}")
+    else()
+      set(names "attnv::${own}")
+    endif()
+    file(STRINGS ${SOURCE_DIR}/${rel} decls REGEX "^namespace attnv[ :]")
+    foreach(decl IN LISTS decls)
+      string(REGEX REPLACE "^namespace (attnv(::[a-z_0-9]+)?).*" "\\1" ns "${decl}")
+      if(NOT ns IN_LIST names)
+        string(REPLACE ";" ", " may "${names}")
+        list(APPEND violations "${rel}: namespace ${ns} (part ${own}/ declares: ${may})")
+      endif()
+    endforeach()
+  endif()
   file(STRINGS ${SOURCE_DIR}/${rel} includes REGEX "^#include \"[^\"]+\"")
   foreach(inc IN LISTS includes)
     string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" path "${inc}")
@@ -113,7 +132,7 @@ foreach(rel IN LISTS files)
 endforeach()
 if(violations)
   list(JOIN violations "\n  " text)
-  message(FATAL_ERROR "layering: includes against docs/architecture.md:\n  ${text}")
+  message(FATAL_ERROR "layering: includes and namespaces against docs/architecture.md:\n  ${text}")
 endif()
 list(LENGTH files n)
-message(STATUS "layering: ${n} files, every include along docs/architecture.md's arrows")
+message(STATUS "layering: ${n} files, every include along docs/architecture.md's arrows, every namespace its part's")

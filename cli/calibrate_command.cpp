@@ -9,7 +9,7 @@
 namespace attnv::cli {
 
 void add_calibrate_command(CLI::App& app, int& exit_code) {
-  auto opt = std::make_shared<bound::CalibrationOptions>();
+  auto opt = std::make_shared<calibration::CalibrationOptions>();
   auto include_f64 = std::make_shared<bool>(false);
   opt->cases_per_model = 4000;
   auto* cmd = app.add_subcommand("calibrate", "Print the error bound's calibration table on exactly emulated kernels");
@@ -28,12 +28,12 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("!--no-backward", opt->backward, "forward only");
   cmd->add_flag("--f64", *include_f64, "also calibrate f64 storage with f64 accumulation");
   cmd->callback([opt, include_f64, &exit_code] {
-    if (*include_f64) opt->models = bound::standard_models(true);
+    if (*include_f64) opt->models = calibration::standard_models(true);
     if (isatty(STDERR_FILENO))
       opt->progress = [](std::int64_t done, std::int64_t total) {
         if (done % 20 == 0 || done == total) std::cerr << "\r\033[K  " << done << " / " << total << std::flush;
       };
-    const bound::CalibrationTable table = bound::calibrate(*opt);
+    const calibration::CalibrationTable table = calibration::calibrate(*opt);
     if (isatty(STDERR_FILENO)) std::cerr << "\r\033[K";
     std::cout << table.format();
     bool ok = true;

@@ -73,9 +73,9 @@ namespace {
 // Worst error of a plain f64 naive attention in ulps of the exact (correctly rounded) value.
 void naive_error(const Case& c, const Outputs& exact, const std::vector<std::size_t>& out_index,
                  FamilyReport& r) {
-  emulated::Config cfg;
+  kernels::emulated::Config cfg;
   cfg.model = PrecisionModel::natural(DType::f64);
-  const Outputs naive = emulated::forward(c, cfg);
+  const Outputs naive = kernels::emulated::forward(c, cfg);
   auto one = [&](std::size_t e) {
     const double x = exact.out[e];
     if (!std::isfinite(x) || x == 0) return;

@@ -14,7 +14,9 @@
 
 #include "calibration/calibration.h"
 
-namespace attnv::bound {
+namespace attnv::calibration {
+
+using namespace bound;  // the bound it calibrates (reference/bound/)
 namespace {
 
 constexpr std::int64_t kCases = 120;
@@ -95,4 +97,4 @@ TEST(Calibration, SignTestSeparatesTruncationFromRounding) {
 }
 
 }  // namespace
-}  // namespace attnv::bound
+}  // namespace attnv::calibration

@@ -20,14 +20,16 @@
 #include "reference/bound/bound.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::bound {
+namespace attnv::calibration {
+
+using namespace bound;  // the bound it calibrates (reference/bound/)
 namespace {
 
 constexpr std::int64_t kCases = 300;
 
 struct StagedKernel {
   std::string name;
-  emulated::Config cfg;  // cfg.model is what it declares; the emulation follows it
+  kernels::emulated::Config cfg;  // cfg.model is what it declares; the emulation follows it
 };
 
 // ggml's f16-KV vector path: f32 dot products and softmax, P and the P.V accumulator in f16
@@ -40,7 +42,7 @@ std::vector<StagedKernel> staged_kernels() {
     k.cfg.model = PrecisionModel::natural(st, 32);
     k.cfg.model.p_dtype = st;
     k.cfg.model.pv = st;
-    k.cfg.structure = emulated::Structure::tiled;
+    k.cfg.structure = kernels::emulated::Structure::tiled;
     k.name = std::string(dtype_name(st)) + " tiled32 P=" + std::string(dtype_name(st)) + " pv=" +
              std::string(dtype_name(st)) + " (ggml-like)";
     out.push_back(k);
@@ -49,7 +51,7 @@ std::vector<StagedKernel> staged_kernels() {
   ort.cfg.model = PrecisionModel::natural(DType::f16, 0);
   ort.cfg.model.p_dtype = DType::f16;
   ort.cfg.model.score = DType::f16;
-  ort.cfg.structure = emulated::Structure::naive;
+  ort.cfg.structure = kernels::emulated::Structure::naive;
   ort.name = "f16 naive P=f16 score=f16 (onnxruntime-like)";
   out.push_back(ort);
   return out;
@@ -84,18 +86,18 @@ bool same(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(StagedModels, ProductionLikeKernelsAreCertifiedUnderTheirStagesOnly) {
   for (const StagedKernel& k : staged_kernels()) {
     const PrecisionModel& m = k.cfg.model;
-    emulated::Config unstaged_kernel = k.cfg;  // the same kernel computing every stage in accum
+    kernels::emulated::Config unstaged_kernel = k.cfg;  // the same kernel computing every stage in accum
     unstaged_kernel.model = without_stages(m);
     std::int64_t staged_failures = 0, differ = 0, caught_one_dtype = 0, judged = 0;
     std::vector<double> looseness;  // per case: median over O elements of superset / staged bound
     for (std::int64_t n = 0; n < kCases; ++n) {
       const Case c = case_of(m.storage, n);
       const Outputs exact = ref::fast_forward(c);
-      const Outputs got = emulated::forward(c, k.cfg);
+      const Outputs got = kernels::emulated::forward(c, k.cfg);
       const Bounds staged = forward_bound(c, exact, m);
       if (failed(got, exact, staged, m.out)) ++staged_failures;
       // Under the one-dtype model the stages' roundings are not covered.
-      if (!same(got.out, emulated::forward(c, unstaged_kernel).out)) {
+      if (!same(got.out, kernels::emulated::forward(c, unstaged_kernel).out)) {
         ++differ;
         if (failed(got, exact, forward_bound(c, exact, without_stages(m)), m.out)) ++caught_one_dtype;
       }
@@ -134,7 +136,7 @@ TEST(StagedModels, StagedBoundsHoldOnMediumCases) {
     for (std::int64_t n = 0; n < 40; ++n) {
       const Case c = case_of(k.cfg.model.storage, n, gen::Size::medium);
       const Outputs exact = ref::fast_forward(c);
-      const Comparison cmp = compare(emulated::forward(c, k.cfg), exact, forward_bound(c, exact, k.cfg.model), k.cfg.model.out);
+      const Comparison cmp = compare(kernels::emulated::forward(c, k.cfg), exact, forward_bound(c, exact, k.cfg.model), k.cfg.model.out);
       if (!cmp.ok()) ++failures;
       worst = std::max(worst, cmp.worst_ratio());
       for (const TensorReport& t : cmp.tensors) usage = std::max(usage, t.worst_bound_usage);
@@ -153,7 +155,7 @@ TEST(StagedModels, StagedBoundsHoldOnMediumCases) {
 TEST(StagedModels, AnUndeclaredF16StageIsCaughtUnderTheStagesAndHiddenByTheSuperset) {
   const StagedKernel k = staged_kernels().front();
   ASSERT_EQ(k.cfg.model.storage, DType::f16);
-  emulated::Config bug = k.cfg;
+  kernels::emulated::Config bug = k.cfg;
   bug.model.dot = DType::f16;
   bug.model.score = DType::f16;
   const PrecisionModel& declared = k.cfg.model;
@@ -161,8 +163,8 @@ TEST(StagedModels, AnUndeclaredF16StageIsCaughtUnderTheStagesAndHiddenByTheSuper
   for (std::int64_t n = 0; n < kCases; ++n) {
     const Case c = case_of(declared.storage, n);
     const Outputs exact = ref::fast_forward(c);
-    const Outputs got = emulated::forward(c, bug);
-    if (same(got.out, emulated::forward(c, k.cfg).out)) continue;
+    const Outputs got = kernels::emulated::forward(c, bug);
+    if (same(got.out, kernels::emulated::forward(c, k.cfg).out)) continue;
     ++affected;
     if (failed(got, exact, forward_bound(c, exact, declared), declared.out)) ++caught_staged;
     if (failed(got, exact, forward_bound(c, exact, declared.unstaged()), declared.out)) ++caught_superset;
@@ -194,4 +196,4 @@ TEST(StagedModels, DescribeAndUnstaged) {
 }
 
 }  // namespace
-}  // namespace attnv::bound
+}  // namespace attnv::calibration

@@ -8,7 +8,7 @@
 #include "calibration/calibration.h"
 
 int main(int argc, char** argv) {
-  attnv::bound::CalibrationOptions opt;
+  attnv::calibration::CalibrationOptions opt;
   if (argc > 1) opt.cases_per_model = std::atoll(argv[1]);
   if (argc > 2) opt.first_seed = std::strtoull(argv[2], nullptr, 10);
   bool f64 = false;
@@ -16,11 +16,11 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[a], "fwd")) opt.backward = false;
     if (!std::strcmp(argv[a], "f64")) f64 = true;
   }
-  opt.models = attnv::bound::standard_models(f64);
+  opt.models = attnv::calibration::standard_models(f64);
   opt.progress = [](std::int64_t done, std::int64_t total) {
     if (done % 50 == 0 || done == total) std::fprintf(stderr, "\r%lld/%lld cases", static_cast<long long>(done), static_cast<long long>(total));
   };
-  const auto table = attnv::bound::calibrate(opt);
+  const auto table = attnv::calibration::calibrate(opt);
   std::fprintf(stderr, "\n");
   std::cout << table.format();
   for (const auto& m : table.models)

@@ -301,7 +301,7 @@ class ShapeSwitchingKernel final : public Kernel {
  private:
   static kernels::EmulatedOptions long_options() {
     kernels::EmulatedOptions o;
-    o.structure = emulated::Structure::tiled;
+    o.structure = kernels::emulated::Structure::tiled;
     o.block = 16;
     o.dtypes = {DType::f16};
     return o;

@@ -16,7 +16,7 @@
 #include "problem/case.h"
 #include "problem/precision.h"
 
-namespace attnv::emulated {
+namespace attnv::kernels::emulated {
 
 enum class Structure { naive, tiled };
 
@@ -44,4 +44,4 @@ Outputs forward(const Case& c, const Config& cfg);
 // out, lse, dq, dk, dv. Requires c.dout.
 Outputs backward(const Case& c, const Config& cfg);
 
-}  // namespace attnv::emulated
+}  // namespace attnv::kernels::emulated

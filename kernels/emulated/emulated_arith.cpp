@@ -5,7 +5,7 @@
 #include "problem/error.h"
 #include "kernels/emulated/emulated_arith.h"
 
-namespace attnv::emulated::detail {
+namespace attnv::kernels::emulated::detail {
 
 double Arith::exp_in(DType t, double x) const {
   const double e = std::exp(x);
@@ -65,4 +65,4 @@ Logit logit(const Case& c, const Config& cfg, const Arith& a, std::int64_t b, st
   return l;
 }
 
-}  // namespace attnv::emulated::detail
+}  // namespace attnv::kernels::emulated::detail

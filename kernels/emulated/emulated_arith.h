@@ -9,7 +9,7 @@
 
 #include "kernels/emulated/emulated.h"
 
-namespace attnv::emulated::detail {
+namespace attnv::kernels::emulated::detail {
 
 struct Arith {
   DType acc = DType::f32;   // accumulator (the backward's arithmetic)
@@ -55,4 +55,4 @@ Logit logit(const Case& c, const Config& cfg, const Arith& a, std::int64_t b, st
 double forward_row(const Case& c, const Config& cfg, const Arith& a, std::int64_t b,
                    std::int64_t h, std::int64_t i, double* out_row);
 
-}  // namespace attnv::emulated::detail
+}  // namespace attnv::kernels::emulated::detail

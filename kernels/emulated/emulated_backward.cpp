@@ -7,7 +7,7 @@
 #include "problem/visibility.h"
 #include "util/parallel.h"
 
-namespace attnv::emulated {
+namespace attnv::kernels::emulated {
 
 Outputs backward(const Case& c, const Config& cfg) {
   if (!c.has_dout()) throw InputError("emulated backward: the case has no dout");
@@ -81,4 +81,4 @@ Outputs backward(const Case& c, const Config& cfg) {
   return o;
 }
 
-}  // namespace attnv::emulated
+}  // namespace attnv::kernels::emulated

@@ -8,7 +8,7 @@
 #include "problem/visibility.h"
 #include "util/parallel.h"
 
-namespace attnv::emulated {
+namespace attnv::kernels::emulated {
 namespace detail {
 namespace {
 
@@ -116,4 +116,4 @@ Outputs forward(const Case& c, const Config& cfg) {
   return o;
 }
 
-}  // namespace attnv::emulated
+}  // namespace attnv::kernels::emulated

@@ -18,7 +18,7 @@ ATTNV_CONFORMANCE_SUITE(NaiveTiled16, [] {
 // the error bound does not model overflow of intermediates (BOUND.md section 0).
 ATTNV_CONFORMANCE_SUITE(EmulatedTiledPRounded, [] {
   attnv::kernels::EmulatedOptions o;
-  o.structure = attnv::emulated::Structure::tiled;
+  o.structure = attnv::kernels::emulated::Structure::tiled;
   o.block = 16;
   o.p_rounded = true;
   o.dtypes = {attnv::DType::f64, attnv::DType::f32, attnv::DType::bf16};
@@ -27,7 +27,7 @@ ATTNV_CONFORMANCE_SUITE(EmulatedTiledPRounded, [] {
 
 TEST(ConformanceFindings, F16RoundedDsOverflowsNearTheTopOfTheF16Range) {
   attnv::kernels::EmulatedOptions o;
-  o.structure = attnv::emulated::Structure::tiled;
+  o.structure = attnv::kernels::emulated::Structure::tiled;
   o.block = 16;
   o.p_rounded = true;
   attnv::kernels::EmulatedKernel k(o);

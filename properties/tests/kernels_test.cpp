@@ -48,9 +48,9 @@ TEST(EmulatedKernel, AdapterGivesTheEmulatedOutputsBitForBitInEveryLayout) {
   p.has_kv_len = true;
   const Case c = make_values(p, ValueFamily::moderate, 3, true, false);
   EmulatedKernel k;
-  emulated::Config cfg;
+  kernels::emulated::Config cfg;
   cfg.model = k.precision(DType::f16);
-  const Outputs direct = emulated::backward(c, cfg);
+  const Outputs direct = kernels::emulated::backward(c, cfg);
   for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
     const Outputs via = run_backward(k, c, l);
     EXPECT_EQ(via.out, direct.out) << layout_name(l);

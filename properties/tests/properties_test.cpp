@@ -37,7 +37,7 @@ std::vector<KernelUnderTest> correct_kernels() {
       {"emulated_tiled16_p_rounded",
        [] {
          EmulatedOptions o;
-         o.structure = emulated::Structure::tiled;
+         o.structure = kernels::emulated::Structure::tiled;
          o.block = 16;
          o.p_rounded = true;
          return std::make_unique<EmulatedKernel>(o);

@@ -43,7 +43,7 @@ std::vector<Entry> correct_kernels() {
   k.push_back({"core", [] { return std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1}); }});
   k.push_back({"emulated", [] { return std::make_unique<EmulatedKernel>(); }});
   k.push_back({"emulated_tiled8", [] {
-                 return std::make_unique<EmulatedKernel>(EmulatedOptions{.structure = emulated::Structure::tiled, .block = 8});
+                 return std::make_unique<EmulatedKernel>(EmulatedOptions{.structure = kernels::emulated::Structure::tiled, .block = 8});
                }});
   k.push_back({"emulated_p_rounded", [] { return std::make_unique<EmulatedKernel>(EmulatedOptions{.p_rounded = true}); }});
   return k;

@@ -9,7 +9,7 @@
 #include "problem/error.h"
 #include "kernels/emulated/emulated.h"
 
-namespace attnv::emulated {
+namespace attnv::kernels::emulated {
 namespace {
 
 Case filled_case(const Shape& s, DType t, bool with_dout = true) {
@@ -162,4 +162,4 @@ TEST(Emulated, UnsupportedModelsAreInputErrors) {
 }
 
 }  // namespace
-}  // namespace attnv::emulated
+}  // namespace attnv::kernels::emulated
