@@ -73,10 +73,11 @@ CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) 
                                           &v.dq, &v.dk, &v.dv, nullptr, &v.dsinks, nullptr, nullptr, nullptr};
   for (const HeadInput& h : kHeadInputs) ts[wire::slot_named(h.name)] = &(v.*h.abi_view);
   // The int64 arrays (the slots without a tensor): pointer and element count, which the views
-  // do not carry. A decode's cache_len travels in the kv_len slot, [B] too (no packed sequences).
+  // do not carry; an absent array maps nothing. A decode's cache_len [B] rides in kv_len's slot.
   const Problem problem = problem_from_abi(p);
   std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
-  for (const IndexInput& x : kIndexInputs) arrays[wire::slot_named(x.name)] = {v.*x.abi_view, x.extent(problem)};
+  for (const IndexInput& x : kIndexInputs) arrays[wire::slot_named(x.name)] = {v.*x.abi_view, x.count(problem)};
+  if (decode) arrays[wire::kv_len] = {v.kv_len, p.B};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)
