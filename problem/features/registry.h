@@ -7,7 +7,6 @@
 //   kHeadInputs      per-head inputs [Hq]: in this order in the call hash and the exchange folder;
 //   kIndexInputs     int64 index arrays: likewise.
 // The order is part of the certificate and the call hash: append new features, never reorder.
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
