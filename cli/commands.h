@@ -13,5 +13,6 @@ void add_requirements_command(CLI::App& app, int& exit_code);
 void add_cases_command(CLI::App& app, int& exit_code);
 void add_fuzz_command(CLI::App& app, int& exit_code);
 void add_repro_command(CLI::App& app, int& exit_code);
+void add_schema_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnv::cli

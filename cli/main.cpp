@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   attnv::cli::add_cases_command(app, exit_code);
   attnv::cli::add_fuzz_command(app, exit_code);
   attnv::cli::add_repro_command(app, exit_code);
+  attnv::cli::add_schema_command(app, exit_code);
   // CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     try {

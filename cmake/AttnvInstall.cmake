@@ -53,6 +53,9 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/attnv-plugin.pc.in ${PROJECT_BINARY_D
 install(FILES ${PROJECT_BINARY_DIR}/attnv-plugin.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/semantics.md ${PROJECT_SOURCE_DIR}/docs/certificate.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The JSON Schemas of the exchange manifest and the certificate, as this build's `attnv schema` wrote them.
+install(FILES ${ATTNV_SCHEMA_DIR}/manifest.schema.json ${ATTNV_SCHEMA_DIR}/certificate.schema.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/attnv/schemas)
 install(EXPORT attnvTargets NAMESPACE attnv:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attnv)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/attnvConfig.cmake.in
   ${PROJECT_BINARY_DIR}/attnvConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attnv)

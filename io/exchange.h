@@ -1,7 +1,7 @@
 #pragma once
 // The exchange folder: how any program, in any language, hands attention problems to attnv and
 // gets answers back. Layout (docs/exchange-format.md is the full description):
-//   DIR/manifest.json           every case's parameters (io/manifest.schema.json)
+//   DIR/manifest.json           every case's parameters (attnv schema manifest)
 //   DIR/<case dir>/q.npy k.npy v.npy [mask.npy bias.npy kv_len.npy dout.npy]   the inputs
 //   DIR/<case dir>/<prefix>out.npy <prefix>lse.npy <prefix>dq.npy ...          results
 // Result prefixes in use: "" for the kernel under test, "ref_" for the reference, "bound_" for

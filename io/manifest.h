@@ -1,6 +1,6 @@
 #pragma once
 // manifest.json of an exchange folder: the problem parameters of every case, one entry each.
-// The format is documented in docs/exchange-format.md and io/manifest.schema.json. Parsing is
+// The format is documented in docs/exchange-format.md and `attnv schema manifest`. Parsing is
 // strict (unknown keys, wrong types, missing keys and unsafe folder names are InputErrors that
 // name the case and the key) because a silently ignored key, say a misspelt "causal", would
 // verify a kernel against a different problem than the one its author meant.
@@ -40,7 +40,7 @@ std::string render_manifest(const std::vector<ManifestEntry>& entries);
 
 // The keys of a case entry: those format 1 requires, in the order they are written; and those
 // it may leave out ("meta" and the later options of problem/features/). A test holds
-// io/manifest.schema.json to both.
+// manifest_schema() to both.
 std::vector<std::string> required_case_keys();
 std::vector<std::string> optional_case_keys();
 

@@ -1,6 +1,6 @@
 #pragma once
 // The certificate as JSON (format "attnv-certificate", version 1; every field is described in
-// docs/certificate.md and checked by report/certificate.schema.json).
+// docs/certificate.md and checked by its schema: attnv schema certificate).
 //
 // Deterministic: the same Certificate gives byte-identical text. There are no timestamps,
 // host names or wall times in it (RequirementResult::seconds is left out on purpose), keys come

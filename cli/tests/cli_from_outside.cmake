@@ -22,3 +22,9 @@ expect_exit(0 "RESULT: PASS" selfcheck --cases 1 --medium-cases 0 --dtype f16)
 # Nothing compared is no evidence: NOT EXERCISED, exit 2, never a PASS.
 expect_exit(2 "RESULT: NOT EXERCISED: no element compared in any family" selfcheck --cases 0 --medium-cases 0)
 expect_exit(2 "not a dtype" selfcheck --dtype f8)
+# The JSON Schemas, completed from the feature registry: a later option and a later claim each
+# named; an unknown document, or --out into a folder, is a usage or input error.
+expect_exit(0 "\"varlen_sequences\": {" schema manifest)
+expect_exit(0 "\"varlen_kv_len\": {" schema certificate)
+expect_exit(2 "manifest|certificate" schema bogus)
+expect_exit(2 "--out" schema manifest --out /)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/manifest.h"
+#include "io/manifest_schema.h"
 #include "io/npy.h"
 #include "io/tests/test_util.h"
 #include "problem/features/registry.h"
@@ -200,11 +201,11 @@ TEST(Manifest, LaterOptionsAreKeysWrittenOnlyWhenSet) {
   EXPECT_EQ(in_manifest + 1, static_cast<int>(optional_case_keys().size()));  // and "meta"
 }
 
-// The schema says what the reader reads: the same required keys, and no key it does not know.
+// The schema (`attnv schema manifest`) says what the reader reads: the same required keys, and no
+// key it does not know. (That it accepts what render_manifest writes, every option set, is
+// checked with the real validator in report/tests/report_test.cpp.)
 TEST(Manifest, TheSchemaNamesTheKeysTheReaderReads) {
-  std::ifstream f(test::data_dir() / ".." / ".." / "manifest.schema.json");
-  ASSERT_TRUE(f) << "io/manifest.schema.json not found";
-  const nlohmann::json schema = nlohmann::json::parse(f);
+  const nlohmann::json schema = nlohmann::json::parse(manifest_schema());
   const nlohmann::json& c = schema.at("$defs").at("case");
   const std::vector<std::string> required = c.at("required").get<std::vector<std::string>>();
   EXPECT_EQ(required, required_case_keys());
@@ -213,6 +214,25 @@ TEST(Manifest, TheSchemaNamesTheKeysTheReaderReads) {
   std::set<std::string> in_schema;
   for (const auto& [key, value] : c.at("properties").items()) in_schema.insert(key);
   EXPECT_EQ(in_schema, expected);
+}
+
+// Each later option's key comes from its feature row, typed by its kind and described by its doc;
+// a template that writes one itself is refused (a key is written in one place).
+TEST(Manifest, TheSchemaTakesEachLaterOptionFromItsRow) {
+  const nlohmann::json keys = nlohmann::json::parse(manifest_schema()).at("$defs").at("case").at("properties");
+  for (const ProblemOption& o : kProblemOptions) {
+    if (!o.in_manifest) {
+      EXPECT_FALSE(keys.contains(std::string(o.key))) << o.key;
+      continue;
+    }
+    const nlohmann::json& k = keys.at(std::string(o.key));
+    EXPECT_EQ(k.at("type"), o.kind == ProblemOption::Kind::flag ? "boolean" : "integer") << o.key;
+    EXPECT_EQ(k.at("description").get<std::string>().rfind(std::string(o.doc) + " Optional; absent means ", 0), 0u) << o.key;
+  }
+  const std::string base = R"({"$defs": {"case": {"properties": {"id": {}}}}})";
+  EXPECT_NO_THROW(manifest_schema(base, kProblemOptions));
+  const std::string naming_sinks = R"({"$defs": {"case": {"properties": {"id": {}, "sinks": {}}}}})";
+  EXPECT_THROW(manifest_schema(naming_sinks, kProblemOptions), std::logic_error);
 }
 
 TEST(Manifest, ProblemChecksNameTheCase) {

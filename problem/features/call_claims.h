@@ -15,7 +15,9 @@ inline constexpr ClaimInfo kCallClaims[] = {
     {.key = "strided", .label = "strided", .member = &Capabilities::strided, .abi_bit = ATTNV_CAP_STRIDED,
      .not_through_files = "a case folder has no memory layout", .may_be_omitted = true},
     {.key = "hidden_nonfinite", .label = "hidden NaN/inf stays hidden", .member = &Capabilities::hidden_nonfinite,
-     .abi_bit = ATTNV_CAP_HIDDEN_NONFINITE, .may_be_omitted = true},
+     .abi_bit = ATTNV_CAP_HIDDEN_NONFINITE, .may_be_omitted = true,
+     .doc = "Claims NaN/inf in hidden positions never reach an output (R6 then blocks certification; otherwise an R6 "
+            "failure is a NOTE)."},
 };
 inline constexpr Feature kCalls{.name = "calls", .claims = kCallClaims};
 

@@ -48,6 +48,8 @@ struct ClaimInfo {
   // not claim it or withdraws it in the problem's dtype: the feature switched off, or replaced by
   // one the kernel claims (given here as `caps`). Null exactly where used_by is.
   void (*drop)(Problem&, const Capabilities& caps) = {};
+  // Its description in the certificate's JSON Schema (attnv schema certificate); "" for none.
+  std::string_view doc = {};
 };
 
 // A Problem option that came after exchange format 1 and plugin ABI v1: a switch or a count a
@@ -71,13 +73,18 @@ struct ProblemOption {
   // int32 for a flag, an int64 for a count; the other is null.
   std::int32_t attnv_problem::*abi_flag = {};
   std::int64_t attnv_problem::*abi_count = {};
+  // What the manifest key means, for the manifest's JSON Schema (attnv schema manifest), which
+  // adds that the key is optional and what its absence means. Every in_manifest row has one.
+  std::string_view doc = {};
 };
 
 // A feature switched on by one Problem flag: its option row, with describe()'s word.
 template <bool Problem::*flag>
-constexpr ProblemOption flag_option(std::string_view key, std::string_view word, std::int32_t attnv_problem::*field) {
+constexpr ProblemOption flag_option(std::string_view key, std::string_view word, std::int32_t attnv_problem::*field,
+                                    std::string_view doc) {
   return {.key = key, .kind = ProblemOption::Kind::flag, .get = [](const Problem& p) -> std::int64_t { return p.*flag; },
-          .set = [](Problem& p, std::int64_t v) { p.*flag = v != 0; }, .word = word, .in_manifest = true, .abi_flag = field};
+          .set = [](Problem& p, std::int64_t v) { p.*flag = v != 0; }, .word = word, .in_manifest = true, .abi_flag = field,
+          .doc = doc};
 }
 
 // A per-head input: a vector [Hq] in the storage dtype, one value per query head.

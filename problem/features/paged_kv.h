@@ -12,7 +12,8 @@ inline constexpr ClaimInfo kPagedKvClaims[] = {
     {.key = "paged_kv", .label = "paged KV cache", .member = &Capabilities::paged_kv, .abi_bit = ATTNV_CAP_PAGED_KV,
      .used_by = [](const Problem& p) -> std::string_view { return p.page_size != 0 ? "paged KV cache" : ""; },
      .not_through_files = "a case folder holds calls, not page pools and a block table that persist between them",
-     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.page_size = 0; }},
+     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.page_size = 0; },
+     .doc = "Decode with a paged KV cache: page pools and a block table (docs/semantics.md, \"Paged KV cache\")."},
 };
 inline constexpr ProblemOption kPagedKvOptions[] = {
     {.key = "page_size", .kind = ProblemOption::Kind::count, .get = [](const Problem& p) { return p.page_size; },

@@ -61,7 +61,7 @@ namespace features {
 
 // What rows must agree on, checked where they are declared rather than by each reader: claim keys
 // and ABI bits unique, each option with its ABI field of the right width (int32 for a flag, int64
-// for a count), each input with its ABI views. (That a claim's used_by and drop are both set or
+// for a count) and, in a manifest, its description, each input with its ABI views. (That a claim's used_by and drop are both set or
 // both null is checked by registry_test instead: GCC 12 cannot compare a function pointer with
 // null in a constant expression under -fsanitize=undefined.)
 consteval bool rows_are_consistent(std::span<const ClaimInfo> claims, std::span<const ProblemOption> options,
@@ -73,6 +73,7 @@ consteval bool rows_are_consistent(std::span<const ClaimInfo> claims, std::span<
   for (const ProblemOption& o : options) {
     const bool flag = o.kind == ProblemOption::Kind::flag;
     if ((o.abi_flag != nullptr) != flag || (o.abi_count != nullptr) == flag) return false;
+    if (o.in_manifest && o.doc.empty()) return false;  // the manifest's schema describes every key
   }
   for (const HeadInput& h : heads)
     if (!h.abi_view || !h.abi_decode_view) return false;

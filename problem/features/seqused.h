@@ -13,7 +13,9 @@ inline constexpr ClaimInfo kSequsedClaims[] = {
      .used_by = [](const Problem& p) -> std::string_view {
        return p.varlen_sequences > 0 && p.has_kv_len ? "per-sequence key lengths (varlen with kv_len)" : "";
      },
-     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.has_kv_len = false; }},
+     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.has_kv_len = false; },
+     .doc = "Per-sequence key lengths with packed sequences (FlashAttention's seqused_k): kv_len [S], sequence s using "
+            "its first kv_len[s] keys, bottom-right aligned to them (docs/semantics.md)."},
 };
 inline constexpr Feature kSeqused{.name = "seqused", .claims = kSequsedClaims};
 

@@ -11,13 +11,17 @@ inline constexpr ClaimInfo kVarlenClaims[] = {
     {.key = "varlen", .label = "packed variable-length sequences", .member = &Capabilities::varlen,
      .abi_bit = ATTNV_CAP_VARLEN,
      .used_by = [](const Problem& p) -> std::string_view { return p.varlen_sequences > 0 ? "varlen" : ""; },
-     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.varlen_sequences = 0; }},
+     .may_be_omitted = true, .drop = [](Problem& p, const Capabilities&) { p.varlen_sequences = 0; },
+     .doc = "Packed variable-length sequences (cu_seqlens_q, cu_seqlens_k): each query sees only its own sequence's "
+            "keys, at local positions (docs/semantics.md)."},
 };
 inline constexpr ProblemOption kVarlenOptions[] = {
     {.key = "varlen_sequences", .kind = ProblemOption::Kind::count,
      .get = [](const Problem& p) { return p.varlen_sequences; },
      .set = [](Problem& p, std::int64_t v) { p.varlen_sequences = v; }, .word = "varlen", .in_manifest = true,
-     .abi_count = &attnv_problem::varlen_sequences},
+     .abi_count = &attnv_problem::varlen_sequences,
+     .doc = "S >= 1: S packed variable-length sequences, their bounds in cu_seqlens_q.npy and cu_seqlens_k.npy, "
+            "int64 [S+1] each (docs/semantics.md)."},
 };
 constexpr bool packs(const Problem& p) { return p.varlen_sequences > 0; }
 constexpr std::int64_t bounds_extent(const Problem& p) { return p.varlen_sequences + 1; }

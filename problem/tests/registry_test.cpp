@@ -63,11 +63,18 @@ static_assert(!accepts({kClaimA, ClaimInfo{kClaimA.key, "", kClaimB.member, 1u <
               "a claim key used twice");
 static_assert(!accepts({kClaimA, ClaimInfo{"b", "", kClaimB.member, 1u << 0, used, "", false, false, drop}}),
               "an ABI bit used twice");
-static_assert(!accepts({}, {ProblemOption{"f", ProblemOption::Kind::flag, nullptr, nullptr, "", true, nullptr,
+static_assert(!accepts({}, {ProblemOption{"f", ProblemOption::Kind::flag, nullptr, nullptr, "", false, nullptr,
                                           &attnv_problem::page_size}}),
               "a flag travelling in an int64 field");
-static_assert(!accepts({}, {ProblemOption{"c", ProblemOption::Kind::count, nullptr, nullptr, "", true, nullptr, nullptr}}),
+static_assert(!accepts({}, {ProblemOption{"c", ProblemOption::Kind::count, nullptr, nullptr, "", false, nullptr, nullptr}}),
               "an option with no ABI field");
+constexpr ProblemOption in_manifest(ProblemOption o, std::string_view doc) {
+  o.in_manifest = true;
+  o.doc = doc;
+  return o;
+}
+static_assert(accepts({}, {in_manifest(kFlag, "f.npy is present")}));
+static_assert(!accepts({}, {in_manifest(kFlag, "")}), "a manifest key without its schema description");
 static_assert(!accepts({}, {}, {HeadInput{.name = "h", .abi_view = &attnv_views::sinks}}),
               "a per-head input without its decode view field");
 static_assert(!accepts({}, {}, {}, {IndexInput{.name = "x"}}), "an index array without its ABI field");

@@ -38,6 +38,6 @@ def test_numpy_attention_certified(tmp_path, dtype):
     # The JSON follows the certificate schema, as the CLI's does.
     report = os.path.join(os.path.dirname(__file__), "..", "..", "report")
     p = subprocess.run([sys.executable, os.path.join(report, "tests", "validate_certificate.py"),
-                        os.path.join(report, "certificate.schema.json"), str(tmp_path / "cert.json")],
+                        os.path.join(os.environ["ATTNV_SCHEMA_DIR"], "certificate.schema.json"), str(tmp_path / "cert.json")],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr

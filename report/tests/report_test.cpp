@@ -19,6 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "problem/features/registry.h"
+#include "io/manifest.h"
+#include "io/manifest_schema.h"
+#include "report/certificate_schema.h"
 #include "report/html_charts.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -221,28 +224,28 @@ TEST(JsonReport, WallTimesAreNotPartOfTheDocument) {
   EXPECT_FALSE(contains(before, "seconds"));
 }
 
-// The schema is written by hand, the certificate's claims come from the claim table: a claim
-// added to the table must be added to the schema too (additionalProperties is false there).
+// The schema's capabilities are the claim rows (certificate_schema adds them to the template), in
+// the registry's order; a template naming a claim itself, or without "dtypes" to place them
+// after, is refused.
 TEST(JsonReport, TheSchemasCapabilitiesAreTheClaimTables) {
-  std::ifstream f(ATTNV_SCHEMA);
-  ASSERT_TRUE(f) << ATTNV_SCHEMA;
-  const nlohmann::json schema = nlohmann::json::parse(f);
-  const nlohmann::json* caps = nullptr;
-  const std::function<void(const nlohmann::json&)> find = [&](const nlohmann::json& j) {
-    if (!j.is_object() && !j.is_array()) return;
-    for (const auto& [key, v] : j.items()) {
-      if (key == "capabilities" && v.is_object() && v.contains("properties")) caps = &v;
-      else find(v);
-    }
-  };
-  find(schema);
-  ASSERT_NE(caps, nullptr) << "no capabilities object in the schema";
-  std::set<std::string> table{"dtypes", "withdrawn"}, properties, required;
-  for (const ClaimInfo& c : kClaims) table.insert(std::string(c.key));
-  for (const auto& [key, v] : caps->at("properties").items()) properties.insert(key);
-  for (const auto& k : caps->at("required")) required.insert(k.get<std::string>());
-  EXPECT_EQ(properties, table);
-  EXPECT_EQ(required, table);
+  const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(certificate_schema());
+  const nlohmann::ordered_json& caps = schema.at("$defs").at("kernel").at("properties").at("capabilities");
+  std::vector<std::string> order{"dtypes"}, properties;
+  for (const ClaimInfo& c : kClaims) order.emplace_back(c.key);
+  order.emplace_back("withdrawn");
+  for (const auto& [key, v] : caps.at("properties").items()) properties.push_back(key);
+  EXPECT_EQ(properties, order);
+  EXPECT_EQ(caps.at("required").get<std::vector<std::string>>(), order);
+  const std::set<std::string> table(order.begin(), order.end());
+  const std::string base = R"({"$defs": {"kernel": {"properties": {"capabilities": {
+      "required": ["dtypes", "withdrawn"], "properties": {"dtypes": {}, "withdrawn": {}}}}}}})";
+  EXPECT_NO_THROW(certificate_schema(base, kClaims));
+  std::string naming_gqa = base;
+  naming_gqa.replace(naming_gqa.find(R"("withdrawn": {})"), 15, R"("withdrawn": {}, "gqa": {})");
+  EXPECT_THROW(certificate_schema(naming_gqa, kClaims), std::logic_error);
+  std::string no_dtypes = base;
+  no_dtypes.replace(no_dtypes.find(R"("dtypes", )"), 10, "");
+  EXPECT_THROW(certificate_schema(no_dtypes, kClaims), std::logic_error);
   // And the certificate writes exactly those keys.
   const nlohmann::json cert = nlohmann::json::parse(to_json(testing::naive_certificate(1)));
   std::set<std::string> written;
@@ -303,16 +306,38 @@ TEST(JsonReport, NonFiniteDoublesBecomeStrings) {
   EXPECT_EQ(j["results"][0]["cases"]["ratio"][0], "nan");
 }
 
-// The real validator (python3-jsonschema) on the real schema; it must also reject a broken one.
-void expect_schema(const std::string& name, const std::string& json, bool valid) {
-  const auto file = temp_file(name + ".json", json);
-  const Proc r = run_command(std::string(ATTNV_PYTHON3) + " " + ATTNV_VALIDATE + " " + ATTNV_SCHEMA + " " + file.string());
+// The real validator (python3-jsonschema) on the real schema (as `attnv schema` writes it); it must
+// also reject a broken document.
+void expect_schema(const std::string& name, const std::string& json, bool valid, const std::string& schema = certificate_schema()) {
+  const auto file = temp_file(name + ".json", json), schema_file = temp_file(name + ".schema.json", schema);
+  const Proc r = run_command(std::string(ATTNV_PYTHON3) + " " + ATTNV_VALIDATE + " " + schema_file.string() + " " + file.string());
+  std::filesystem::remove(schema_file);
   std::filesystem::remove(file);
   if (r.status == 77) GTEST_SKIP() << r.out;
   if (valid) {
     EXPECT_EQ(r.status, 0) << name << ":\n" << r.out;
   } else {
     EXPECT_EQ(r.status, 1) << name << " should be rejected:\n" << r.out;
+  }
+}
+
+// The manifest's schema (`attnv schema manifest`) accepts a manifest with every later option set
+// as render_manifest writes it, and rejects an option of the wrong type. Here because the
+// validator is.
+TEST(ManifestSchema, AcceptsWhatTheWriterWritesWithEveryOption) {
+  io::ManifestEntry e{"every_option", "c0", {}, true, ""};
+  e.problem.has_mask = e.problem.has_bias = true;
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.in_manifest) o.set(e.problem, 2);
+  const std::string text = io::render_manifest({e});
+  expect_schema("manifest", text, true, io::manifest_schema());
+  for (const ProblemOption& o : kProblemOptions) {
+    if (!o.in_manifest) continue;
+    nlohmann::ordered_json bad = nlohmann::ordered_json::parse(text);
+    nlohmann::ordered_json& value = bad["cases"][0][std::string(o.key)];
+    ASSERT_FALSE(value.is_null()) << o.key << " not written:\n" << text;
+    value = o.kind == ProblemOption::Kind::flag ? nlohmann::ordered_json(1) : nlohmann::ordered_json(true);
+    expect_schema("manifest_bad_" + std::string(o.key), bad.dump(), false, io::manifest_schema());
   }
 }
 

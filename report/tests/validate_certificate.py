@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Validates an attnv certificate against report/certificate.schema.json (JSON Schema 2020-12).
+"""Validates a JSON document (a certificate, a manifest) against a JSON Schema 2020-12 (`attnv schema ...`).
 
 usage: validate_certificate.py SCHEMA CERTIFICATE
 Exit 0: valid; 1: invalid (every error printed); 77: python3-jsonschema is not installed.
