@@ -25,7 +25,7 @@ Case normal_case(std::int64_t H, std::int64_t T, std::int64_t D, bool with_dout)
   return c;
 }
 
-void set_counters(benchmark::State& state, const Case& c, const ref::FastStats& stats) {
+void set_counters(benchmark::State& state, const Case& c, const reference::FastStats& stats) {
   const Shape& s = c.problem.shape;
   state.counters["rows"] = benchmark::Counter(static_cast<double>(s.B * s.Hq * s.Tq),
                                               benchmark::Counter::kIsIterationInvariantRate);
@@ -36,23 +36,23 @@ void set_counters(benchmark::State& state, const Case& c, const ref::FastStats& 
 // The project's target: B=1, H=8, Tq=Tk=1024, Dk=Dv=128 on 2 threads in at most 5 s.
 void BM_FastForward(benchmark::State& state) {
   const Case c = normal_case(8, 1024, 128, false);
-  ref::FastStats stats;
+  reference::FastStats stats;
   for (auto _ : state) {
     stats = {};
-    benchmark::DoNotOptimize(ref::fast_forward(c, {static_cast<int>(state.range(0))}, &stats));
+    benchmark::DoNotOptimize(reference::fast_forward(c, {static_cast<int>(state.range(0))}, &stats));
   }
   set_counters(state, c, stats);
-  state.SetLabel(ref::dd::active_isa() == ref::dd::Isa::avx2 ? "avx2" : "portable");
+  state.SetLabel(reference::dd::active_isa() == reference::dd::Isa::avx2 ? "avx2" : "portable");
 }
 BENCHMARK(BM_FastForward)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
 
 // Backward at B=1, H=4, T=512, D=64 on 2 threads (parallel over KV heads).
 void BM_FastBackward(benchmark::State& state) {
   const Case c = normal_case(4, 512, 64, true);
-  ref::FastStats stats;
+  reference::FastStats stats;
   for (auto _ : state) {
     stats = {};
-    benchmark::DoNotOptimize(ref::fast_backward(c, {static_cast<int>(state.range(0))}, &stats));
+    benchmark::DoNotOptimize(reference::fast_backward(c, {static_cast<int>(state.range(0))}, &stats));
   }
   set_counters(state, c, stats);
 }
@@ -63,7 +63,7 @@ void BM_OracleRow(benchmark::State& state) {
   const Case c = normal_case(1, 1024, 128, false);
   std::int64_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(ref::oracle_row(c, 0, 0, i));
+    benchmark::DoNotOptimize(reference::oracle_row(c, 0, 0, i));
     i = (i + 1) % 1024;
   }
   state.counters["rows"] = benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
@@ -74,7 +74,7 @@ BENCHMARK(BM_OracleRow)->Unit(benchmark::kMillisecond)->Iterations(3);
 void BM_DdExp(benchmark::State& state) {
   double x = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(ref::dd::exp({x, x * 0x1p-60}));
+    benchmark::DoNotOptimize(reference::dd::exp({x, x * 0x1p-60}));
     x = x > -30 ? x - 0.001 : 0;
   }
   state.SetItemsProcessed(state.iterations());

@@ -86,7 +86,7 @@ CalibrationTable calibrate(const CalibrationOptions& opt) {
   const std::vector<CalibrationModel> models = opt.models.empty() ? standard_models() : opt.models;
   const std::vector<gen::Family> families = opt.families.empty() ? gen::all_families() : opt.families;
   auto exact_of = opt.exact ? opt.exact : [](const Case& c, bool bwd) {
-    return bwd ? ref::fast_backward(c) : ref::fast_forward(c);
+    return bwd ? reference::fast_backward(c) : reference::fast_forward(c);
   };
   struct BugSpec {
     const char* name;

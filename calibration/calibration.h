@@ -32,7 +32,7 @@ struct CalibrationOptions {
   bool backward = true;               // also calibrate dQ, dK, dV and the dK-scale bug
   std::vector<CalibrationModel> models;  // empty: standard_models()
   // Exact outputs of a case (forward only, or forward and backward). Empty: the fast
-  // reference (ref::fast_forward / ref::fast_backward).
+  // reference (reference::fast_forward / reference::fast_backward).
   std::function<Outputs(const Case&, bool backward)> exact;
   // Called after each case with (model index, case index) progress; may be empty.
   std::function<void(std::int64_t done, std::int64_t total)> progress;

@@ -3,7 +3,8 @@
 # include its own top-level folder and the parts its row names; files under tests/ are free,
 # except in reference/; a file of "Files kept apart" is never included by the paths its row
 # names, tests included. And each part's code declares the namespaces its name says
-# (attnv::<part>), or those its row of "Namespaces" names; tests are not checked.
+# (attnv::<part>), or those the longest row of "Namespaces" prefixing its path names; tests are
+# not checked.
 # Usage: cmake -DSOURCE_DIR=... [-DDOC=...] -P ci/layering.cmake; fails naming each offending
 # include (and each source file under no row).
 cmake_policy(VERSION 3.20)
@@ -23,6 +24,7 @@ endif()
 file(STRINGS ${DOC} lines)
 set(section "")
 set(keys "")
+set(ns_keys "")
 foreach(line IN LISTS lines)
   if(line MATCHES "^## (.*)$")
     set(section "${CMAKE_MATCH_1}")
@@ -41,6 +43,7 @@ foreach(line IN LISTS lines)
     list(APPEND apart "${key}")
     set("apart_${key}" "${names}")
   elseif(section STREQUAL "Namespaces")
+    list(APPEND ns_keys "${key}")
     set("namespaces_${key}" "${names}")
   endif()
 endforeach()
@@ -80,19 +83,26 @@ foreach(rel IN LISTS files)
   if(rel MATCHES "(^|/)tests/")
     set(test ON)
   endif()
-  # Namespaces: attnv::<own part>, or what the part's row of "Namespaces" names ("attnv": bare).
+  # Namespaces: attnv::<own part>, or what the longest row of "Namespaces" prefixing the path
+  # names ("attnv": bare; reference/bound/ is its own library, attnv::bound).
   if(NOT test)
-    if(DEFINED "namespaces_${own}/")
-      set(names "${namespaces_${own}/}")
-    else()
-      set(names "attnv::${own}")
-    endif()
+    set(names "attnv::${own}")
+    set(ns_row "")
+    foreach(k IN LISTS ns_keys)
+      has_prefix("${rel}" "${k}" under)
+      string(LENGTH "${k}" n)
+      string(LENGTH "${ns_row}" best)
+      if(under AND n GREATER best)
+        set(ns_row "${k}")
+        set(names "${namespaces_${k}}")
+      endif()
+    endforeach()
     file(STRINGS ${SOURCE_DIR}/${rel} decls REGEX "^namespace attnv[ :]")
     foreach(decl IN LISTS decls)
       string(REGEX REPLACE "^namespace (attnv(::[a-z_0-9]+)?).*" "\\1" ns "${decl}")
       if(NOT ns IN_LIST names)
         string(REPLACE ";" ", " may "${names}")
-        list(APPEND violations "${rel}: namespace ${ns} (part ${own}/ declares: ${may})")
+        list(APPEND violations "${rel}: namespace ${ns} (its folder declares: ${may})")
       endif()
     endforeach()
   endif()

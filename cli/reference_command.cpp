@@ -85,7 +85,7 @@ std::string case_label(std::size_t index, const Case& c) {
 // Everything the reference gives one case; all cases are computed before anything is written.
 struct CaseResult {
   Outputs exact, bounds;
-  ref::FastAccuracy accuracy;  // radius and decided ("resolved") per element
+  reference::FastAccuracy accuracy;  // radius and decided ("resolved") per element
 };
 
 // Elements of the results of a case (out and lse; dq, dk, dv too for a backward case).
@@ -102,9 +102,9 @@ constexpr std::int64_t kHeldBytesPerElement = 4 * 8;
 CaseResult compute(const Case& c, const ReferenceArgs& a, const std::string& label, std::int64_t held_bytes) {
   try {
     CaseResult r;
-    ref::FastOptions fo;
+    reference::FastOptions fo;
     fo.threads = a.threads;
-    r.exact = c.has_dout() ? ref::fast_backward(c, fo, nullptr, &r.accuracy) : ref::fast_forward(c, fo, nullptr, &r.accuracy);
+    r.exact = c.has_dout() ? reference::fast_backward(c, fo, nullptr, &r.accuracy) : reference::fast_forward(c, fo, nullptr, &r.accuracy);
     const PrecisionModel m = model_for(c, a);
     r.bounds = as_outputs(c.has_dout() ? bound::backward_bound(c, r.exact, m) : bound::forward_bound(c, r.exact, m));
     return r;
@@ -121,7 +121,7 @@ CaseResult compute(const Case& c, const ReferenceArgs& a, const std::string& lab
 
 // Per tensor and in total: elements, and how many are decided (the f64 in ref_*.npy is the
 // correctly rounded exact value) or not (the f64 is within radius + half an ulp of it).
-nlohmann::json decided_counts(const ref::FastAccuracy& acc) {
+nlohmann::json decided_counts(const reference::FastAccuracy& acc) {
   nlohmann::json tensors = nlohmann::json::object();
   std::int64_t elements = 0, undecided = 0;
   const std::pair<const char*, const std::vector<double>*> fields[] = {

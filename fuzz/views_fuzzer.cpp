@@ -313,7 +313,7 @@ void fuzz_case(FuzzedDataProvider& in, const Problem& p) {
     for (auto& x : *vec) x = small_value(in);
   if (!check_shapes(c).empty()) return;
   if (work(s) > kMaxRunWork) return;
-  attnv::fuzz::expect_only_input_errors([&] { ref::fast_forward(c, ref::FastOptions{.threads = 1}); });
+  attnv::fuzz::expect_only_input_errors([&] { reference::fast_forward(c, reference::FastOptions{.threads = 1}); });
 }
 
 }  // namespace

@@ -196,8 +196,8 @@ class DecodeRun {
     const std::string d = paged_ ? paged_->difference(cache_len_, prompt_values(pr_)) : cache_difference();
     if (!d.empty()) return fail(FailKind::outside_bound, "the cache " + d);
     // The outputs against the equivalent forward's reference and bound.
-    ref::FastAccuracy accuracy;
-    const Outputs exact = ref::fast_forward(fwd, {}, nullptr, &accuracy);
+    reference::FastAccuracy accuracy;
+    const Outputs exact = reference::fast_forward(fwd, {}, nullptr, &accuracy);
     const PrecisionModel m = kernel_precision(k_, p);
     bound::Bounds bounds = bound::forward_bound(fwd, exact, m);
     widen_unresolved(bounds, accuracy);

@@ -27,7 +27,7 @@ Judgement failure(FailKind kind, std::string message, Outputs got = {}) {
 
 }  // namespace
 
-void widen_unresolved(bound::Bounds& b, const ref::FastAccuracy& a) {
+void widen_unresolved(bound::Bounds& b, const reference::FastAccuracy& a) {
   const auto widen = [](std::vector<double>& bound, const std::vector<double>& radius, const std::vector<double>& resolved) {
     if (bound.size() != radius.size() || bound.size() != resolved.size()) return;
     for (std::size_t e = 0; e < bound.size(); ++e)
@@ -43,9 +43,9 @@ void widen_unresolved(bound::Bounds& b, const ref::FastAccuracy& a) {
 
 Reference reference(Kernel& k, const Case& c, bool backward, int threads) {
   Reference r;
-  const ref::FastOptions fo{.threads = threads};
-  ref::FastAccuracy accuracy;
-  r.exact = backward ? ref::fast_backward(c, fo, nullptr, &accuracy) : ref::fast_forward(c, fo, nullptr, &accuracy);
+  const reference::FastOptions fo{.threads = threads};
+  reference::FastAccuracy accuracy;
+  r.exact = backward ? reference::fast_backward(c, fo, nullptr, &accuracy) : reference::fast_forward(c, fo, nullptr, &accuracy);
   const PrecisionModel m = kernel_precision(k, c.problem);
   r.bounds = backward ? bound::backward_bound(c, r.exact, m) : bound::forward_bound(c, r.exact, m);
   widen_unresolved(r.bounds, accuracy);

@@ -39,7 +39,7 @@ namespace attnv::judge {
 // the acceptance rule assumes: its bound grows by that much (+ 2^-1074), so a kernel at the exact
 // value is never failed for the reference's doubt. (Found by the core's full tier: a dQ element
 // of 1.36e-65 the reference left undecided at 0, radius 6.8e-61, was judged against 8.7e-79.)
-void widen_unresolved(bound::Bounds& b, const ref::FastAccuracy& a);
+void widen_unresolved(bound::Bounds& b, const reference::FastAccuracy& a);
 
 // The exact outputs of a case and the bound of the kernel's declared model for them.
 struct Reference {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 RotaryReference rotary_reference(const std::vector<double>& x, const std::array<std::int64_t, 4>& shape,
                                  const std::vector<std::int64_t>& positions, double base, DType accum) {
@@ -47,4 +47,4 @@ RotaryReference rotary_reference(const std::vector<double>& x, const std::array<
   return r;
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

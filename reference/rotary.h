@@ -29,7 +29,7 @@
 
 #include "problem/dtype.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 struct RotaryReference {
   std::vector<double> y;      // dense [B, H, T, D]: the exact rotary, rounded to double
@@ -40,4 +40,4 @@ struct RotaryReference {
 RotaryReference rotary_reference(const std::vector<double>& x, const std::array<std::int64_t, 4>& shape,
                                  const std::vector<std::int64_t>& positions, double base, DType accum);
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -92,11 +92,11 @@ void naive_error(const Case& c, const Outputs& exact, const std::vector<std::siz
 }
 
 void check_small_case(const Case& c, bool backward, FamilyReport& r) {
-  ref::FastAccuracy acc;
-  const Outputs fast = backward ? ref::fast_backward(c, {}, nullptr, &acc) : ref::fast_forward(c, {}, nullptr, &acc);
-  ref::OracleAccuracy oacc;
-  const Outputs oracle = backward ? ref::oracle_backward(c, ref::Backend::mpfr, &oacc)
-                                  : ref::oracle_forward(c, ref::Backend::mpfr, &oacc);
+  reference::FastAccuracy acc;
+  const Outputs fast = backward ? reference::fast_backward(c, {}, nullptr, &acc) : reference::fast_forward(c, {}, nullptr, &acc);
+  reference::OracleAccuracy oacc;
+  const Outputs oracle = backward ? reference::oracle_backward(c, reference::Backend::mpfr, &oacc)
+                                  : reference::oracle_forward(c, reference::Backend::mpfr, &oacc);
   const std::vector<std::size_t> all;
   compare_with_oracle({"out", fast.out, oracle.out, acc.radius.out, acc.resolved.out, oacc.radius.out}, all, c.id, r);
   compare_with_oracle({"lse", fast.lse, oracle.lse, acc.radius.lse, acc.resolved.lse, oacc.radius.lse}, all, c.id, r);
@@ -110,8 +110,8 @@ void check_small_case(const Case& c, bool backward, FamilyReport& r) {
 
 // Realistic sizes: the fast reference computes every row, the oracle a few sampled ones.
 void check_medium_case(const Case& c, std::int64_t rows, std::uint64_t seed, FamilyReport& r) {
-  ref::FastAccuracy acc;
-  const Outputs fast = ref::fast_forward(c, {}, nullptr, &acc);
+  reference::FastAccuracy acc;
+  const Outputs fast = reference::fast_forward(c, {}, nullptr, &acc);
   const Shape& s = c.problem.shape;
   Outputs oracle, oradius;
   oracle.out.assign(fast.out.size(), 0.0);
@@ -124,7 +124,7 @@ void check_medium_case(const Case& c, std::int64_t rows, std::uint64_t seed, Fam
     // Evenly spread rows, offset by the seed so different runs sample different rows.
     const std::int64_t row = (k * total_rows / std::min(rows, total_rows) + static_cast<std::int64_t>(seed)) % total_rows;
     const std::int64_t b = row / (s.Hq * s.Tq), h = row / s.Tq % s.Hq, i = row % s.Tq;
-    const ref::OracleRow o = ref::oracle_row(c, b, h, i, ref::Backend::mpfr, true);
+    const reference::OracleRow o = reference::oracle_row(c, b, h, i, reference::Backend::mpfr, true);
     oracle.lse[c.li(b, h, i)] = o.lse;
     oradius.lse[c.li(b, h, i)] = o.lse_radius;
     lse_index.push_back(c.li(b, h, i));

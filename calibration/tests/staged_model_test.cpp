@@ -92,7 +92,7 @@ TEST(StagedModels, ProductionLikeKernelsAreCertifiedUnderTheirStagesOnly) {
     std::vector<double> looseness;  // per case: median over O elements of superset / staged bound
     for (std::int64_t n = 0; n < kCases; ++n) {
       const Case c = case_of(m.storage, n);
-      const Outputs exact = ref::fast_forward(c);
+      const Outputs exact = reference::fast_forward(c);
       const Outputs got = kernels::emulated::forward(c, k.cfg);
       const Bounds staged = forward_bound(c, exact, m);
       if (failed(got, exact, staged, m.out)) ++staged_failures;
@@ -135,7 +135,7 @@ TEST(StagedModels, StagedBoundsHoldOnMediumCases) {
     double worst = 0, usage = 0;
     for (std::int64_t n = 0; n < 40; ++n) {
       const Case c = case_of(k.cfg.model.storage, n, gen::Size::medium);
-      const Outputs exact = ref::fast_forward(c);
+      const Outputs exact = reference::fast_forward(c);
       const Comparison cmp = compare(kernels::emulated::forward(c, k.cfg), exact, forward_bound(c, exact, k.cfg.model), k.cfg.model.out);
       if (!cmp.ok()) ++failures;
       worst = std::max(worst, cmp.worst_ratio());
@@ -162,7 +162,7 @@ TEST(StagedModels, AnUndeclaredF16StageIsCaughtUnderTheStagesAndHiddenByTheSuper
   std::int64_t affected = 0, caught_staged = 0, caught_superset = 0;
   for (std::int64_t n = 0; n < kCases; ++n) {
     const Case c = case_of(declared.storage, n);
-    const Outputs exact = ref::fast_forward(c);
+    const Outputs exact = reference::fast_forward(c);
     const Outputs got = kernels::emulated::forward(c, bug);
     if (same(got.out, kernels::emulated::forward(c, k.cfg).out)) continue;
     ++affected;

@@ -56,7 +56,7 @@ TEST(ReferenceCommand, WritesTheFastReferenceAndTheBoundIntoEachCase) {
     const fs::path folder = io::case_dir(dir, c);
     const Outputs ref = io::read_outputs(folder, "ref_", c);
     const Outputs bnd = io::read_outputs(folder, "bound_", c);
-    const Outputs exact = c.has_dout() ? ref::fast_backward(c) : ref::fast_forward(c);
+    const Outputs exact = c.has_dout() ? reference::fast_backward(c) : reference::fast_forward(c);
     const PrecisionModel m = PrecisionModel::natural(c.problem.dtype);
     const bound::Bounds b = c.has_dout() ? bound::backward_bound(c, exact, m) : bound::forward_bound(c, exact, m);
     expect_bitwise(ref.out, exact.out, c.id + " ref_out");
@@ -82,7 +82,7 @@ TEST(ReferenceCommand, OutFolderIsACompleteExchangeAndTheInputIsUntouched) {
   const std::vector<Case> copied = io::read_exchange(out);
   ASSERT_EQ(copied.size(), cases.size());
   // The model flags change the bound: P rounded to f16 before P.V loosens it.
-  const Outputs exact = ref::fast_backward(cases[2]);
+  const Outputs exact = reference::fast_backward(cases[2]);
   PrecisionModel m = PrecisionModel::natural(DType::f32, 64);
   m.p_dtype = DType::f16;
   expect_bitwise(io::read_outputs(io::case_dir(out, cases[2]), "bound_", cases[2]).out,
@@ -133,7 +133,7 @@ nlohmann::json read_summary(const fs::path& dir) { return nlohmann::json::parse(
 
 // decided_<name>.npy and radius_<name>.npy of a case hold exactly the fast reference's record,
 // as '|b1' and '<f8' files shaped like ref_<name>.npy; tensors the case has not are absent.
-void expect_accuracy_files(const fs::path& folder, const Case& c, const ref::FastAccuracy& acc) {
+void expect_accuracy_files(const fs::path& folder, const Case& c, const reference::FastAccuracy& acc) {
   const Outputs radius = io::read_outputs(folder, "radius_", c);
   for (const std::string name : kResultNames) {
     SCOPED_TRACE(c.id + " " + name);
@@ -161,8 +161,8 @@ std::int64_t count_undecided(const std::vector<double>& resolved) {
 TEST(ReferenceAccuracy, ForwardCaseWhereEveryElementIsDecided) {
   const fs::path dir = fresh_dir("decided");
   const Case c = gen::make_case(gen::Family::random, 3, {DType::f32, gen::Size::small, false, false});
-  ref::FastAccuracy acc;
-  ref::fast_forward(c, {}, nullptr, &acc);
+  reference::FastAccuracy acc;
+  reference::fast_forward(c, {}, nullptr, &acc);
   ASSERT_EQ(count_undecided(acc.resolved.out) + count_undecided(acc.resolved.lse), 0) << "the premise of this test";
   io::write_exchange(dir, std::vector<Case>{c});
   const CommandResult r = run_attnv("reference --in " + dir.string(), dir);
@@ -206,8 +206,8 @@ Case tie_case() {
 TEST(ReferenceAccuracy, UndecidedElementIsMarkedAndWithinItsRadius) {
   const fs::path dir = fresh_dir("undecided");
   const Case c = tie_case();
-  ref::FastAccuracy acc;
-  ref::fast_backward(c, {}, nullptr, &acc);
+  reference::FastAccuracy acc;
+  reference::fast_backward(c, {}, nullptr, &acc);
   ASSERT_EQ(count_undecided(acc.resolved.out), 2) << "the premise of this test: the fast reference cannot decide a tie";
   io::write_exchange(dir, std::vector<Case>{c});
   const CommandResult r = run_attnv("reference --in " + dir.string(), dir);

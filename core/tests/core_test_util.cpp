@@ -16,7 +16,7 @@ namespace attnv::core::testing {
   const Outputs got = buf.outputs();
   if (!buf.inputs_unchanged())
     return ::testing::AssertionFailure() << c.id << ": the kernel wrote into its inputs";
-  const Outputs exact = ref::fast_forward(c);
+  const Outputs exact = reference::fast_forward(c);
   const PrecisionModel model = k.precision(c.problem.dtype);
   const bound::Bounds bounds = bound::forward_bound(c, exact, model);
   const bound::Comparison cmp = bound::compare(got, exact, bounds, model.out);

@@ -14,7 +14,7 @@
 
 namespace attnv::core::testing {
 
-// Runs `k` on `c` in `layout` and checks, with ref::fast_forward and bound::forward_bound under
+// Runs `k` on `c` in `layout` and checks, with reference::fast_forward and bound::forward_bound under
 // k.precision(dtype): every O and LSE element accepted, fully masked rows exactly O = 0 and
 // LSE = -inf, and the inputs unchanged. `outputs` (optional) receives the kernel's outputs.
 ::testing::AssertionResult forward_within_bound(Kernel& k, const Case& c, Layout layout,

@@ -36,7 +36,7 @@ using testing::Shape4;
   if (std::string d = call.cache_difference(); !d.empty()) return ::testing::AssertionFailure() << "cache: " << d;
   if (!call.inputs_unchanged()) return ::testing::AssertionFailure() << "q, k_new or v_new was written";
   const Outputs got = call.outputs();
-  const Outputs exact = ref::fast_forward(full);
+  const Outputs exact = reference::fast_forward(full);
   const PrecisionModel m = k.precision(full.problem.dtype);
   const bound::Comparison cmp = bound::compare(got, exact, bound::forward_bound(full, exact, m), m.out);
   if (!cmp.ok()) return ::testing::AssertionFailure() << describe(full.problem) << "\n" << cmp.summary();
@@ -98,7 +98,7 @@ TEST(CoreDecode, SinksWholeAndSplitWithinBound) {
     CoreKernel core;
     DecodeCall call(full, Layout::bhtd);
     core.decode(call.problem(), call.views());
-    const Outputs exact = ref::fast_forward(without);
+    const Outputs exact = reference::fast_forward(without);
     const Outputs got = call.outputs();
     bool differs = false;
     for (std::size_t e = 0; e < got.out.size(); ++e) differs |= std::fabs(got.out[e] - exact.out[e]) > 1e-2 * (std::fabs(exact.out[e]) + 1e-3);
@@ -125,7 +125,7 @@ TEST_P(CoreDecodePath, AlibiRowsAndTilesWholeAndSplitWithinBound) {
       CoreKernel core(on_path());
       DecodeCall call(full, Layout::bhtd);
       core.decode(call.problem(), call.views());
-      const Outputs exact = ref::fast_forward(swapped);
+      const Outputs exact = reference::fast_forward(swapped);
       const PrecisionModel m = core.precision(t);
       EXPECT_FALSE(bound::compare(call.outputs(), exact, bound::forward_bound(swapped, exact, m), m.out).ok())
           << dtype_name(t) << " n=" << n;
@@ -260,7 +260,7 @@ TEST_P(CoreDecodePath, RotaryAtAbsolutePositionsEqualsPrefill) {
     Case full = raw;  // the prefill: every token rotated at its position
     full.q = rotated_rows(raw.q, {B, Hq, T, D}, 0, T, t, 0);
     full.k = rotated_rows(raw.k, {B, Hkv, T, D}, 0, T, t, 0);
-    const Outputs exact = ref::fast_forward(full);
+    const Outputs exact = reference::fast_forward(full);
     CoreKernel core(on_path());
     const PrecisionModel m = core.precision(t);
     const bound::Bounds bounds = bound::forward_bound(full, exact, m);

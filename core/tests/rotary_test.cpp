@@ -64,7 +64,7 @@ std::vector<I> positions() { return {0, 1, 17, 4095, 100000, 3, 8191, 8192, 6553
 // "" when every element of `got` is accepted against the reference, else the first failure.
 // `worst` receives the largest |got - exact| / threshold (the share of the allowance used).
 std::string judge(const std::vector<double>& x, const std::vector<double>& got, DType t, double* worst = nullptr) {
-  const ref::RotaryReference r = ref::rotary_reference(x, kShape, positions(), 10000, t == DType::f64 ? DType::f64 : DType::f32);
+  const reference::RotaryReference r = reference::rotary_reference(x, kShape, positions(), 10000, t == DType::f64 ? DType::f64 : DType::f32);
   if (worst) {
     *worst = 0;
     for (std::size_t i = 0; i < got.size(); ++i)

@@ -49,7 +49,7 @@ void write_reproducer(const std::filesystem::path& dir, const fuzz::Finding& f, 
   // The reference and the bound the kernel was judged by, in f64 (the reference's values are
   // correctly rounded doubles). A case the reference declines has neither.
   try {
-    const Outputs exact = f.backward ? ref::fast_backward(f.c) : ref::fast_forward(f.c);
+    const Outputs exact = f.backward ? reference::fast_backward(f.c) : reference::fast_forward(f.c);
     const bound::Bounds b = f.backward ? bound::backward_bound(f.c, exact, model) : bound::forward_bound(f.c, exact, model);
     io::write_outputs(folder, "ref_", f.c, exact, DType::f64);
     io::write_outputs(folder, "bound_", f.c, Outputs{b.out, b.lse, b.dq, b.dk, b.dv, b.dsinks}, DType::f64);

@@ -234,7 +234,7 @@ TEST(Genome, PerSequenceKeyLengthsAreDrawnOnlyWhereClaimed) {
       poisoned += std::isnan(c.k[c.ki(0, 0, j, 0)]);
     }
   EXPECT_GT(poisoned, 0);
-  EXPECT_NO_THROW(ref::fast_forward(c, ref::FastOptions{.threads = 1}));  // unused keys are never read
+  EXPECT_NO_THROW(reference::fast_forward(c, reference::FastOptions{.threads = 1}));  // unused keys are never read
 
   caps.varlen_kv_len = false;  // claims varlen and kv_len, not the two together
   const Case without = to_case(g, caps);
@@ -257,7 +257,7 @@ TEST(Genome, PoisonFillsOnlyKeysKvLenHides) {
   const Case c = to_case(g, kernels::NaiveKernel().capabilities());
   ASSERT_EQ(c.problem.shape.Tk, 9);
   for (std::int64_t j = 0; j < 9; ++j) EXPECT_EQ(std::isnan(c.k[c.ki(0, 0, j, 0)]), j >= 5) << j;
-  EXPECT_NO_THROW(ref::fast_forward(c, ref::FastOptions{.threads = 1}));  // hidden values are never read
+  EXPECT_NO_THROW(reference::fast_forward(c, reference::FastOptions{.threads = 1}));  // hidden values are never read
 }
 
 }  // namespace

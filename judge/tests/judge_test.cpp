@@ -71,8 +71,8 @@ TEST(Judge, AnElementTheReferenceLeavesUndecidedIsJudgedWithItsRadius) {
   c.dout = {-1.76717987, -1.92300988, 1.21884111, -0.3874513, 1.79561915, -0.011014, 3.00700518, 0.32417577};
   c.sinks = {1.74547455};
   c.bias = {-0.98017758 * 75, -0.98017758 * 76};  // the case's ALiBi terms at its bottom-right positions
-  ref::FastAccuracy accuracy;
-  const Outputs exact = ref::fast_backward(c, {}, nullptr, &accuracy);
+  reference::FastAccuracy accuracy;
+  const Outputs exact = reference::fast_backward(c, {}, nullptr, &accuracy);
   ASSERT_EQ(accuracy.resolved.dq[2], 0) << "the reference decides dQ[2] here: the case no longer shows the defect";
   kernels::NaiveKernel naive;
   Options opt;

@@ -4,7 +4,7 @@
 // passes with the note "not claimed: ..." (requirements outside its claims are not failed).
 //
 // How each is judged (never a hand-picked epsilon):
-// * against the reference: the exact outputs (ref::fast_forward/backward) and the per-element
+// * against the reference: the exact outputs (reference::fast_forward/backward) and the per-element
 //   bound of the kernel's declared precision model (bound::forward_bound/backward_bound),
 //   element accepted by bound::accept;
 // * "unchanged" (SPEC): bitwise, every output bit (NaN-safe);

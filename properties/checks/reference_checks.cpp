@@ -161,7 +161,7 @@ PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases
   for (const Case& c : cases) {
     if (!detail::not_claimed(k, c, false).empty()) continue;
     const Outputs got = detail::run(k, c, layout).out;
-    const Outputs exact = ref::fast_forward(c);
+    const Outputs exact = reference::fast_forward(c);
     means.push_back(bound::mean_signed_error_ulps(got.out, exact.out, detail::kernel_precision(k, c.problem).out));
   }
   const bound::SignTest t = bound::sign_test(means);

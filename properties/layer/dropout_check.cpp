@@ -71,7 +71,7 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
   }
   // LSE: the no-dropout one (the normaliser keeps every weight).
   {
-    const Outputs exact = ref::fast_forward(c);
+    const Outputs exact = reference::fast_forward(c);
     const bound::Bounds b = bound::forward_bound(c, exact, m);
     for (std::size_t x = 0; x < exact.lse.size(); ++x)
       judge(r, "lse", static_cast<std::int64_t>(x), got.lse[x], exact.lse[x], b.lse[x], lse_dtype(dt));
@@ -89,13 +89,13 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
         const std::int64_t hk = h / c.problem.group();
         for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
         for (std::int64_t j = 0; j < s.Tk; ++j) {
-          const bool kept = ref::dropout_kept(p, seed, b, h, i, j);
+          const bool kept = reference::dropout_kept(p, seed, b, h, i, j);
           (kept ? r.kept : r.dropped) += 1;
           for (std::int64_t d = 0; d < s.Dk; ++d) one.k[one.ki(0, 0, j, d)] = c.k[c.ki(b, hk, j, d)];
           for (std::int64_t d = 0; d < s.Dv; ++d)
             one.v[one.vi(0, 0, j, d)] = kept ? c.v[c.vi(b, hk, j, d)] : 0.0;
         }
-        const Outputs exact = ref::fast_forward(one);
+        const Outputs exact = reference::fast_forward(one);
         const bound::Bounds bb = bound::forward_bound(one, exact, m);
         for (std::int64_t d = 0; d < s.Dv; ++d) {
           const std::size_t at = one.oi(0, 0, 0, d);
@@ -162,11 +162,11 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
         for (std::int64_t j = 0; j < s.Tk; ++j) {
           for (std::int64_t hh = 0; hh < G; ++hh)
             for (std::int64_t i = 0; i < s.Tq; ++i) {
-              const bool kept = ref::dropout_kept(p, seed, b, g * G + hh, i, j);
+              const bool kept = reference::dropout_kept(p, seed, b, g * G + hh, i, j);
               for (std::int64_t d = 0; d < s.Dv; ++d)
                 one.dout[one.oi(0, hh, i, d)] = kept ? rescale * c.dout[c.oi(b, g * G + hh, i, d)] : 0.0;
             }
-          const Outputs exact = ref::fast_backward(one);
+          const Outputs exact = reference::fast_backward(one);
           const bound::Bounds bb = bound::backward_bound(one, exact, m);
           for (std::int64_t d = 0; d < s.Dv; ++d) {
             const std::size_t at = one.vi(0, 0, j, d);
@@ -192,12 +192,12 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
           for (std::int64_t d = 0; d < s.Dk; ++d) one.q[one.qi(0, 0, 0, d)] = c.q[c.qi(b, h, i, d)];
           for (std::int64_t d = 0; d < s.Dv; ++d) one.dout[one.oi(0, 0, 0, d)] = c.dout[c.oi(b, h, i, d)];
           for (std::int64_t j = 0; j < s.Tk; ++j) {
-            const bool kept = ref::dropout_kept(p, seed, b, h, i, j);
+            const bool kept = reference::dropout_kept(p, seed, b, h, i, j);
             for (std::int64_t d = 0; d < s.Dk; ++d) one.k[one.ki(0, 0, j, d)] = c.k[c.ki(b, hk, j, d)];
             for (std::int64_t d = 0; d < s.Dv; ++d)
               one.v[one.vi(0, 0, j, d)] = kept ? rescale * c.v[c.vi(b, hk, j, d)] : 0.0;
           }
-          const Outputs exact = ref::fast_backward(one);
+          const Outputs exact = reference::fast_backward(one);
           const bound::Bounds bb = bound::backward_bound(one, exact, m);
           for (std::int64_t d = 0; d < s.Dk; ++d) {
             const std::size_t at = one.qi(0, 0, 0, d);

@@ -1,7 +1,7 @@
 #pragma once
 // The reference for a dropout forward (docs/dropout.md): the mask from reference/dropout
 // (written from the document, not from core/), and, row by row, attention of query i with V
-// replaced by m_i o V through ref::fast_forward and bound::forward_bound, divided by (1 - p)
+// replaced by m_i o V through reference::fast_forward and bound::forward_bound, divided by (1 - p)
 // with the rescale's roundings added to the bound (derivation: docs/dropout.md).
 #include <cstdint>
 #include <string>
@@ -25,7 +25,7 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
 
 // The backward of a dropout forward, for p with 1/(1-p) a power of two (p = 1/2, 3/4, ...),
 // where the rescale is exact and the dropout backward is, element by element, the plain FA2
-// backward of a modified case (so ref::fast_backward and bound::backward_bound apply as they are):
+// backward of a modified case (so reference::fast_backward and bound::backward_bound apply as they are):
 //   dV_j (batch b, KV head g): dv_j of the case (b; g's query heads) with dO_hi <- r m_hij dO_hi;
 //   dQ_i (b, h): dq of the one-row case of row i with V <- r m_i o V (the forward's O of that
 //   case is, bit for bit, the stored dropout O, so the bound's D from the kernel's O holds).

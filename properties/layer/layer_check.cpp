@@ -188,7 +188,7 @@ LayerCheck check_layer_forward(const LayerConfig& cfg, const LayerWeights& w,
     check.stages.push_back(StageResult{"attention.dropout", d.elements, d.ok() ? 0 : std::max<std::int64_t>(d.failures, 1),
                                        d.worst_ratio, -1});
   } else {
-    const Outputs exact = ref::fast_forward(c);
+    const Outputs exact = reference::fast_forward(c);
     const bound::Bounds bounds = bound::forward_bound(c, exact, attention);
     add_attention(check, "attention.", bound::compare(got, exact, bounds, cfg.dtype));
   }
@@ -220,7 +220,7 @@ LayerCheck check_layer_backward(const LayerConfig& cfg, const LayerWeights& w,
                                       g.dwo, no, dm));
   // Attention, on the trace's Q/K/V/O/LSE and the backward's own dO.
   const Case c = attention_case(in, t, &g.dconcat);
-  const Outputs exact = ref::fast_backward(c);
+  const Outputs exact = reference::fast_backward(c);
   const bound::Bounds bounds = bound::backward_bound(c, exact, attention);
   Outputs got;
   got.out = split_heads(t.concat, B, T, cfg.Hq, cfg.Dv);

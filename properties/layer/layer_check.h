@@ -6,11 +6,11 @@
 // reference cannot give it. Instead every stage is checked against an exact reference ON ITS
 // ACTUAL INPUTS, which the layer returns in its trace (the very buffers the next stage read):
 //   Q = X Wq + bq, K, V             exact double-double matmul, bound of section "matmul" below
-//   O = attention(Q, K, V)          ref::fast_forward + bound::forward_bound on the trace's Q/K/V
+//   O = attention(Q, K, V)          reference::fast_forward + bound::forward_bound on the trace's Q/K/V
 //                                   split into heads as SPEC says (not as the layer did)
 //   Y = O Wo + bo                   exact matmul on the trace's O
 // and the backward likewise (dconcat = dY Wo^T, dWo, dbo; the attention backward through
-// ref::fast_backward + bound::backward_bound with dO = the trace's dconcat; dWq/dWk/dWv, the
+// reference::fast_backward + bound::backward_bound with dO = the trace's dconcat; dWq/dWk/dWv, the
 // bias sums, dX and dXkv). Each stage's input is the previous stage's checked output, so every
 // stage passing means each step computed what it should from what it was given, within its
 // derived bound; a wrong step (transposed weight, wrong head split, missing bias) fails the

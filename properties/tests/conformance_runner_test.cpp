@@ -158,7 +158,7 @@ class ExactF64Kernel : public Kernel {
     return c;
   }
   PrecisionModel precision(DType storage) const override { return inner_.precision(storage); }
-  void forward(const Problem& p, const KernelViews& v) override { write_outputs(ref::fast_forward(case_from_views(p, v)), p, v); }
+  void forward(const Problem& p, const KernelViews& v) override { write_outputs(reference::fast_forward(case_from_views(p, v)), p, v); }
 
  private:
   kernels::NaiveKernel inner_;

@@ -115,7 +115,7 @@ TEST_F(Flush, DeclaredFlushingCertifiesOnSubnormalCases) {
     NaiveKernel k = flushing(st, std::nullopt);
     for (const Case& c : subnormal_cases()) {
       ++cases;
-      const Outputs exact = ref::fast_backward(c);
+      const Outputs exact = reference::fast_backward(c);
       const bool reach = reaches_subnormal(exact);
       reaching += reach;
       // The flush changed some output bit: evidence it was exercised, not only reachable.
@@ -153,7 +153,7 @@ TEST_F(Flush, DeclaredFlushingCertifiesOnTheUnscaledFamilies) {
         o.size = gen::Size::small;
         const Case c = gen::make_case(f, static_cast<std::uint64_t>(s), o);
         ++cases;
-        if (!reaches_subnormal(ref::fast_backward(c))) continue;
+        if (!reaches_subnormal(reference::fast_backward(c))) continue;
         ++reaching;
         const PropertyResult a = check_matches_reference(k, c, Layout::bhtd);
         const PropertyResult b = check_backward_matches_reference(k, c, Layout::bhtd);

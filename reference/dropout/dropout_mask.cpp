@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
@@ -46,4 +46,4 @@ bool dropout_kept(double p, std::uint64_t seed, std::int64_t b, std::int64_t h, 
   return static_cast<double>(w) < tau;
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

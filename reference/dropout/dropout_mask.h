@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 // Philox-4x32-10 of a counter and a key (docs/dropout.md, "The generator").
 std::array<std::uint32_t, 4> philox4x32_10(const std::array<std::uint32_t, 4>& counter,
@@ -15,4 +15,4 @@ std::array<std::uint32_t, 4> philox4x32_10(const std::array<std::uint32_t, 4>& c
 bool dropout_kept(double p, std::uint64_t seed, std::int64_t b, std::int64_t h, std::int64_t i,
                   std::int64_t j);
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -14,7 +14,7 @@
 #include "reference/fast/resolve.h"
 #include "reference/fast/row_softmax.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 struct Accumulators {
   std::vector<double> hi, lo, abs, live, err;
@@ -87,4 +87,4 @@ inline void prepare_accuracy(const Outputs& out, FastAccuracy* accuracy) {
   }
 }
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

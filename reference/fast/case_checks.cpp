@@ -3,7 +3,7 @@
 #include "problem/error.h"
 #include "problem/validate.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 void require_readable(const Case& c, bool need_dout) {
   const std::vector<std::string> errs = check_shapes(c, need_dout);
@@ -13,4 +13,4 @@ void require_readable(const Case& c, bool need_dout) {
   throw InputError(msg);
 }
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

@@ -4,9 +4,9 @@
 // (SPEC: hidden keys must not change any output), and the row kernels name it there.
 #include "problem/case.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 // Throws InputError naming the problem or the tensor whose size is wrong.
 void require_readable(const Case& c, bool need_dout);
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

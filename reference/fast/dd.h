@@ -13,7 +13,7 @@
 // transformations below (two_sum and fast_two_sum rely on every operation rounding once).
 #include <cmath>
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 
 inline constexpr double kU = 0x1p-53;    // unit roundoff of double
 inline constexpr double kU2 = 0x1p-106;  // u^2, the unit of every error constant here
@@ -117,4 +117,4 @@ inline DD abs(DD a) { return a.hi < 0 ? neg(a) : a; }
 inline bool less(DD a, DD b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
 inline bool equal(DD a, DD b) { return a.hi == b.hi && a.lo == b.lo; }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <stdexcept>
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 namespace {
 
 Isa detect() { return cpu_has_avx2_fma() ? Isa::avx2 : Isa::portable; }
@@ -38,4 +38,4 @@ const Kernels& active_kernels() {
   return active_isa() == Isa::avx2 ? avx2 : portable;
 }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

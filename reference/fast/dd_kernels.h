@@ -6,7 +6,7 @@
 
 #include "reference/fast/dd.h"
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 
 struct DotResult {
   DD value;         // sum_k a_k b_k, Dot2 (Ogita-Rump-Oishi) without the final rounding
@@ -53,4 +53,4 @@ inline double acc_err_factor(std::int64_t n) {
   return 2.0 * (3.0 * static_cast<double>(n) + 4.0) * kU2;
 }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

@@ -5,7 +5,7 @@
 #include "reference/fast/dd_kernels.h"
 #include "reference/fast/dd_kernels_scalar.h"
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 namespace {
 
 struct V2 {
@@ -102,4 +102,4 @@ void axpy_avx2(DD w, double w_err, const double* x, std::int64_t n, double* acc_
 
 Kernels avx2_kernels() { return {&dot_avx2, &axpy_avx2}; }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

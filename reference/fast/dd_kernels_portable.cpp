@@ -2,7 +2,7 @@
 #include "reference/fast/dd_kernels.h"
 #include "reference/fast/dd_kernels_scalar.h"
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 namespace {
 
 DotResult dot_portable(const double* a, const double* b, std::int64_t n) {
@@ -27,4 +27,4 @@ void axpy_portable(DD w, double w_err, const double* x, std::int64_t n, double* 
 
 Kernels portable_kernels() { return {&dot_portable, &axpy_portable}; }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

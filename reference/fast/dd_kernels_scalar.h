@@ -8,7 +8,7 @@
 
 #include "reference/fast/dd.h"
 
-namespace attnv::ref::dd::detail {
+namespace attnv::reference::dd::detail {
 namespace {
 
 inline DD local_two_sum(double a, double b) {
@@ -73,4 +73,4 @@ inline void axpy_step(DD w, double w_err, double x, double& hi, double& lo, doub
 }
 
 }  // namespace
-}  // namespace attnv::ref::dd::detail
+}  // namespace attnv::reference::dd::detail

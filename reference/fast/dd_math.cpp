@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 namespace {
 #include "reference/fast/exp_table.inc"
 
@@ -137,4 +137,4 @@ DD sech2(DD x) {
   return ldexp(div(e, mul(d, d)), 2);
 }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

@@ -10,7 +10,7 @@
 // (exp costs ~40 ns on this machine; see bench/reference_bench.cpp, BM_DdExp.)
 #include "reference/fast/dd.h"
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 
 // exp: |result - exp(x)| <= kExpRelErr exp(x) + kExpAbsErr for x.hi <= 709.78. The absolute
 // part is the final scaling by 2^k rounding hi and lo (2^-1075 each) once the result's low part
@@ -44,4 +44,4 @@ inline constexpr double kSech2RelErr = 4 * kExpRelErr + 16 * kU2;
 inline constexpr double kSech2AbsErr = 0x1p-1068;
 DD sech2(DD x);
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

@@ -9,7 +9,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 struct FastOptions {
   int threads = 0;  // <= 0: default_threads()
@@ -38,4 +38,4 @@ Outputs fast_forward(const Case& c, const FastOptions& opt = {}, FastStats* stat
 Outputs fast_backward(const Case& c, const FastOptions& opt = {}, FastStats* stats = nullptr,
                       FastAccuracy* accuracy = nullptr);
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -13,7 +13,7 @@
 #include "problem/visibility.h"
 #include "util/parallel.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace fd = fast_detail;
 
 namespace {
@@ -298,4 +298,4 @@ Outputs fast_backward(const Case& c, const FastOptions& opt, FastStats* stats,
   return out;
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -12,7 +12,7 @@
 #include "problem/visibility.h"
 #include "util/parallel.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace fd = fast_detail;
 
 namespace {
@@ -69,4 +69,4 @@ Outputs fast_forward(const Case& c, const FastOptions& opt, FastStats* stats,
   return out;
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

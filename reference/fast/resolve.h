@@ -6,7 +6,7 @@
 
 #include "reference/fast/dd.h"
 
-namespace attnv::ref::dd {
+namespace attnv::reference::dd {
 
 // The nearest double d of v = hi + lo is hi + lo. The exact offset v - d = (hi - d) + lo: hi - d
 // is exact (d and hi are adjacent or equal doubles), the sum rounds once (relative error u,
@@ -24,4 +24,4 @@ inline bool decides_rounding(DD v, double radius) {
   return (offset + radius) * slack < 0.5 * up && (radius - offset) * slack < 0.5 * down;
 }
 
-}  // namespace attnv::ref::dd
+}  // namespace attnv::reference::dd

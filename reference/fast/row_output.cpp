@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 void write_row_output(const RowContext& ctx, std::int64_t b, std::int64_t h, std::int64_t i,
                       const RowWeights& w, Accumulators& acc, ElementSink& sink) {
@@ -39,4 +39,4 @@ void write_row_output(const RowContext& ctx, std::int64_t b, std::int64_t h, std
   }
 }
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

@@ -7,11 +7,11 @@
 #include "reference/fast/accumulator.h"
 #include "reference/fast/row_softmax.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 // Writes lse and out of row (b, h, i) from its weights into the sink. Throws InputError naming a
 // non-finite visible v.
 void write_row_output(const RowContext& ctx, std::int64_t b, std::int64_t h, std::int64_t i,
                       const RowWeights& w, Accumulators& acc, ElementSink& sink);
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

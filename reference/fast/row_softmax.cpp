@@ -10,7 +10,7 @@
 #include "reference/fast/dd_math.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 namespace {
 
 constexpr double kU2 = dd::kU2;
@@ -307,4 +307,4 @@ void compute_row_weights(const RowContext& ctx, std::int64_t b, std::int64_t h, 
   if (!(rel_S <= kMaxLogitErr)) w.lse_radius = kInf;
 }
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

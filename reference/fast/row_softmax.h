@@ -9,7 +9,7 @@
 #include "reference/fast/dd.h"
 #include "reference/fast/dd_kernels.h"
 
-namespace attnv::ref::fast_detail {
+namespace attnv::reference::fast_detail {
 
 using dd::DD;
 
@@ -80,4 +80,4 @@ inline double dot_underflow_allowance(const double* a, const double* b, std::int
   return 0;
 }
 
-}  // namespace attnv::ref::fast_detail
+}  // namespace attnv::reference::fast_detail

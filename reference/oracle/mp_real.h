@@ -9,7 +9,7 @@
 #include <boost/multiprecision/cpp_bin_float.hpp>
 #include <boost/multiprecision/mpfr.hpp>
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 inline constexpr unsigned kOracleDigits10 = 100;
 
@@ -22,4 +22,4 @@ using mp_real = boost::multiprecision::number<
 using mp_check_real = boost::multiprecision::number<
     boost::multiprecision::cpp_bin_float<kOracleDigits10>, boost::multiprecision::et_off>;
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -3,7 +3,7 @@
 #include "reference/oracle/oracle_backends.h"
 #include "reference/oracle/oracle_plan.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 using namespace oracle_detail;
 
@@ -28,4 +28,4 @@ Outputs oracle_backward(const Case& c, Backend backend, OracleAccuracy* accuracy
                                   : backward_cpp_bin_float(c, plan, accuracy);
 }
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

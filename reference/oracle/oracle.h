@@ -10,7 +10,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 
 // Two independent multiprecision code bases: MPFR is the oracle; cpp_bin_float checks it.
 enum class Backend { mpfr, cpp_bin_float };
@@ -48,4 +48,4 @@ OracleRow oracle_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t
 Outputs oracle_backward(const Case& c, Backend backend = Backend::mpfr,
                         OracleAccuracy* accuracy = nullptr);
 
-}  // namespace attnv::ref
+}  // namespace attnv::reference

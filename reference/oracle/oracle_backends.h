@@ -7,7 +7,7 @@
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/oracle_plan.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 Outputs forward_mpfr(const Case& c, const ReadPlan& plan, OracleAccuracy* acc);
 Outputs backward_mpfr(const Case& c, const ReadPlan& plan, OracleAccuracy* acc);
@@ -19,4 +19,4 @@ Outputs backward_cpp_bin_float(const Case& c, const ReadPlan& plan, OracleAccura
 OracleRow row_cpp_bin_float(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
                             const std::vector<std::int64_t>& keys, bool with_radius);
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

@@ -5,7 +5,7 @@
 #include "reference/oracle/oracle_rounding.h"
 #include "reference/oracle/oracle_run.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 namespace {
 
 double round_check(const mp_check_real& x) { return nearest_double(x); }
@@ -23,4 +23,4 @@ OracleRow row_cpp_bin_float(const Case& c, std::int64_t b, std::int64_t h, std::
   return run_row<mp_check_real, round_check>(c, b, h, i, keys, with_radius);
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

@@ -51,7 +51,7 @@
 #include "reference/oracle/oracle_visibility.h"
 #include "util/parallel.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 // Input values converted to Real, in the dense layout of Case. Values the plan does not read
 // stay 0 (so NaN stored in hidden positions is never even converted).
@@ -522,4 +522,4 @@ RealOutputs<Real> backward_all(const Case& c, const ReadPlan& plan, const RealIn
   return res;
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

@@ -6,7 +6,7 @@
 #include "reference/oracle/oracle_backends.h"
 #include "reference/oracle/oracle_run.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 void release_mpfr_thread_caches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
 
@@ -30,4 +30,4 @@ OracleRow row_mpfr(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i
   return run_row<mp_real, round_mpfr>(c, b, h, i, keys, with_radius);
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

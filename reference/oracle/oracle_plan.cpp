@@ -8,7 +8,7 @@
 #include "problem/validate.h"
 #include "reference/oracle/oracle_visibility.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 namespace {
 
 void check_sizes(const Case& c, bool need_dout) {
@@ -148,4 +148,4 @@ std::vector<std::int64_t> plan_and_check_row(const Case& c, std::int64_t b, std:
   return keys;
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

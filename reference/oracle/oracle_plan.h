@@ -7,7 +7,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 struct ReadPlan {
   std::int64_t Hq = 0, Hkv = 0, Tq = 0, Tk = 0;
@@ -36,4 +36,4 @@ void check_read_values(const Case& c, const ReadPlan& plan, bool need_dout);
 std::vector<std::int64_t> plan_and_check_row(const Case& c, std::int64_t b, std::int64_t h,
                                              std::int64_t i);
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

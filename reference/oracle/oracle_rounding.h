@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 // The double nearest to x (ties to even), whatever the backend's own conversion does: start
 // from static_cast<double> (assumed within one ulp) and pick the nearest of it and its two
@@ -39,4 +39,4 @@ double nearest_double(const Real& x) {
   return best == 0 ? 0.0 : best;
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

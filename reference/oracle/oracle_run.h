@@ -11,7 +11,7 @@
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/oracle_impl.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 // Drivers shared by the backends: Real work, then each element rounded with Round. With an
 // OracleAccuracy, also each element's radius (rounded up) and whether the interval
@@ -117,4 +117,4 @@ OracleRow run_row(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i,
   return row;
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

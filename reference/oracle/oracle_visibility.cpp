@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 namespace {
 
 __extension__ typedef __int128 Wide;  // -Wpedantic: a GCC/Clang extension, on purpose
@@ -70,4 +70,4 @@ std::int64_t oracle_alibi_distance(const Case& c, std::int64_t b, std::int64_t i
   return static_cast<std::int64_t>(d < 0 ? -d : d);
 }
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

@@ -10,7 +10,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref::oracle_detail {
+namespace attnv::reference::oracle_detail {
 
 // The keys of batch b visible to query i of head h, increasing (with packed sequences, only keys
 // of the query's own sequence, at local positions: docs/semantics.md).
@@ -19,4 +19,4 @@ std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std
 // |j - p_i| for ALiBi, with p_i the query's position under the alignment (in 128 bits as above).
 std::int64_t oracle_alibi_distance(const Case& c, std::int64_t b, std::int64_t i, std::int64_t j);
 
-}  // namespace attnv::ref::oracle_detail
+}  // namespace attnv::reference::oracle_detail

@@ -11,7 +11,7 @@
 #include "reference/fast/fast.h"
 #include "reference/oracle/oracle.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 constexpr double kU = 0x1.0p-53;
@@ -253,4 +253,4 @@ TEST(Golden, TwoKeyBackward) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -38,7 +38,7 @@ const Kat kKats[] = {
 TEST(Dropout, PhiloxKnownAnswers) {
   for (const Kat& k : kKats) {
     EXPECT_EQ(core::philox4x32_10(k.ctr, k.key), k.out);
-    EXPECT_EQ(ref::philox4x32_10(k.ctr, k.key), k.out);
+    EXPECT_EQ(reference::philox4x32_10(k.ctr, k.key), k.out);
   }
 }
 
@@ -54,7 +54,7 @@ TEST(Dropout, CoreMaskEqualsReferenceMask) {
             std::vector<float> row(67, 1.0f);
             core::dropout_row(d, thr, b, h, i, 0, 67, row.data());
             for (std::int64_t j = 0; j < 67; ++j) {
-              const bool r = ref::dropout_kept(p, seed, b, h, i, j);
+              const bool r = reference::dropout_kept(p, seed, b, h, i, j);
               ASSERT_EQ(core::dropout_keep(d, thr, b, h, i, j), r) << p << " " << seed << " " << b << h << i << j;
               ASSERT_EQ(row[static_cast<std::size_t>(j)] == 1.0f, r);
               if (p == 0.5) {

@@ -215,7 +215,7 @@ TEST(Layer, SelfAttentionIsPermutationEquivariant) {
   for (int run = 0; run < 2; ++run) {
     const core::LayerTrace& t = run == 0 ? t1 : t2;
     const Case c = attention_case(run == 0 ? f.in : in2, t);
-    const Outputs exact = ref::fast_forward(c);
+    const Outputs exact = reference::fast_forward(c);
     const bound::Bounds bb = bound::forward_bound(c, exact, m);
     std::vector<double>& thr = run == 0 ? thr_o1 : thr_o2;
     for (std::int64_t b = 0; b < B; ++b)

@@ -51,7 +51,7 @@ TEST(BoundNaN, NoBoundElementIsNaN) {
           o.dtype = dt;
           o.size = size;
           const Case c = gen::make_case(fam, seed, o);
-          const Outputs e = ref::fast_backward(c);
+          const Outputs e = reference::fast_backward(c);
           for (const PrecisionModel& m : models_with_flushing(dt)) {
             const Bounds f = forward_bound(c, e, m);
             const Bounds b = backward_bound(c, e, m);
@@ -87,7 +87,7 @@ TEST(BoundNaN, ASaturatedSoftcapOnAnUnboundedWeightIsNotNaN) {
   c.k = {0x1p60, -0x1p60};
   c.v = {1, -1};
   c.dout = {1};
-  const Outputs e = ref::fast_backward(c);
+  const Outputs e = reference::fast_backward(c);
   PrecisionModel m = PrecisionModel::natural(DType::bf16, 64);
   for (bool flush : {false, true}) {
     m.flush_subnormals = flush;

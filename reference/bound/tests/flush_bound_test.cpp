@@ -94,7 +94,7 @@ void for_each_case(F&& f) {
 TEST(FlushBound, NaturalModelsAreBitIdenticalToBeforeTheField) {
   Sweep s;
   for_each_case([&](const Case& c, DType dt) {
-    const Outputs e = ref::fast_backward(c);
+    const Outputs e = reference::fast_backward(c);
     for (const PrecisionModel& m : hashed_models(dt)) {
       const Bounds b = backward_bound(c, e, m);
       for (const auto* v : {&b.out, &b.lse, &b.dq, &b.dk, &b.dv, &b.dsinks}) s.add(*v);
@@ -114,7 +114,7 @@ TEST(FlushBound, FlushingIsNeverTighterAndNotVacuous) {
   double worst_excess = 0;  // max over elements of (flush - natural) / min_normal(accum)
   std::string where;
   for_each_case([&](const Case& c, DType dt) {
-    const Outputs e = ref::fast_backward(c);
+    const Outputs e = reference::fast_backward(c);
     for (PrecisionModel m : hashed_models(dt)) {
       const Bounds n = backward_bound(c, e, m);
       m.flush_subnormals = true;
@@ -165,7 +165,7 @@ TEST(FlushBound, CoversFlushedOutputs) {
     o.size = gen::Size::small;
     Case c = gen::make_case(fam, 1, o);
     for (double& v : c.v) v = round_to(DType::f32, std::ldexp(v, -130));
-    const Outputs e = ref::fast_forward(c);
+    const Outputs e = reference::fast_forward(c);
     PrecisionModel m = PrecisionModel::natural(DType::f32);
     const Bounds natural = forward_bound(c, e, m);
     m.flush_subnormals = true;

@@ -158,7 +158,7 @@ TEST(ForwardBound, F16AccumulatorOverLongRowsIsNeverNegative) {
     PrecisionModel m = PrecisionModel::natural(DType::f16);
     m.accum = DType::f16;
     m.p_dtype = DType::f16;
-    const Outputs e = ref::fast_forward(c);
+    const Outputs e = reference::fast_forward(c);
     const Bounds b = forward_bound(c, e, m);
     int infinite = 0;
     for (const auto* v : {&b.out, &b.lse})

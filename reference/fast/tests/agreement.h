@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace attnv::ref::test {
+namespace attnv::reference::test {
 
 inline double ulp_of(double x) {
   const double a = std::fabs(x);
@@ -103,4 +103,4 @@ inline void report(const char* what, const Agreement& a) {
   if (!a.first_unresolved.empty()) std::printf("             first undecided: %s\n", a.first_unresolved.c_str());
 }
 
-}  // namespace attnv::ref::test
+}  // namespace attnv::reference::test

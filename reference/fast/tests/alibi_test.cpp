@@ -14,7 +14,7 @@
 #include "reference/fast/tests/agreement.h"
 #include "reference/oracle/oracle.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 // One query, three keys, zero scores: the logits are ALiBi's alone, -m |j - p_0|.
@@ -112,4 +112,4 @@ TEST(Alibi, FastBackwardMatchesTheOracleBitForBit) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -15,7 +15,7 @@
 #include "reference/oracle/oracle.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 // The case's [Tq, Tk] mask and bias (or fresh ones) as planes of `d` extents: plane 0 keeps the
@@ -142,4 +142,4 @@ TEST(Broadcast, VisibilityReadsTheRowsOwnPlane) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

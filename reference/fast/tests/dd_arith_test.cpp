@@ -11,7 +11,7 @@
 #include "reference/fast/resolve.h"
 #include "reference/fast/tests/mpfr_util.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using dd::DD;
@@ -105,4 +105,4 @@ TEST(DdArith, DecidesRoundingOnlyWhenTheIntervalAgrees) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -11,7 +11,7 @@
 #include "reference/fast/dd_math.h"
 #include "reference/fast/tests/mpfr_util.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using dd::DD;
@@ -157,4 +157,4 @@ TEST(DdMath, Sech2WithinBound) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

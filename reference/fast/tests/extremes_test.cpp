@@ -24,7 +24,7 @@
 #include "reference/oracle/oracle.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using test::Agreement;
@@ -498,4 +498,4 @@ TEST(Extremes, RandomProblemsWithinSchemaLimitsAgree) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -9,7 +9,7 @@
 #include "reference/fast/fast.h"
 #include "reference/fast/tests/mpfr_util.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 Problem problem(std::int64_t Hq, std::int64_t Hkv, std::int64_t Tq, std::int64_t Tk, std::int64_t D) {
@@ -180,4 +180,4 @@ TEST(FastHandCases, WrongTensorSizeIsAnInputError) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -6,7 +6,7 @@
 #include "reference/fast/dd_kernels.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 // Restores the automatic choice after a test forced one.
@@ -95,4 +95,4 @@ TEST(FastPaths, ThreadCountDoesNotChangeBits) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

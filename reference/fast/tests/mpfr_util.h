@@ -6,7 +6,7 @@
 
 #include "reference/fast/dd.h"
 
-namespace attnv::ref::test {
+namespace attnv::reference::test {
 
 class Mp {
  public:
@@ -44,4 +44,4 @@ inline double rel_error_u2(dd::DD approx, const Mp& exact) {
   return mpfr_get_d(e.get(), MPFR_RNDU);
 }
 
-}  // namespace attnv::ref::test
+}  // namespace attnv::reference::test

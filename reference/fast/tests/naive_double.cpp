@@ -7,7 +7,7 @@
 
 #include "problem/visibility.h"
 
-namespace attnv::ref::test {
+namespace attnv::reference::test {
 
 Outputs naive_double_forward(const Case& c) {
   const Problem& p = c.problem;
@@ -49,4 +49,4 @@ Outputs naive_double_forward(const Case& c) {
   return o;
 }
 
-}  // namespace attnv::ref::test
+}  // namespace attnv::reference::test

@@ -4,8 +4,8 @@
 // not vacuous: its error is measured in ulps against the oracle.
 #include "problem/case.h"
 
-namespace attnv::ref::test {
+namespace attnv::reference::test {
 
 Outputs naive_double_forward(const Case& c);
 
-}  // namespace attnv::ref::test
+}  // namespace attnv::reference::test

@@ -18,7 +18,7 @@
 #include "reference/oracle/oracle.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using test::Agreement;
@@ -190,4 +190,4 @@ TEST(OracleCrosscheck, PlantedOneUlpErrorIsCaught) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -17,7 +17,7 @@
 #include "reference/oracle/oracle_visibility.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using Keys = std::vector<std::int64_t>;
@@ -144,4 +144,4 @@ TEST(Seqused, TheZeroCaseUsesEveryKeyOfItsOneSequence) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -16,7 +16,7 @@
 #include "reference/oracle/oracle.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 // A family case with sinks: of either sign, now and then dominating the row or far below it.
@@ -133,4 +133,4 @@ TEST(Sinks, TheSinkGradientOfAOneKeyRowIsMinusPsinkTimesD) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -20,7 +20,7 @@
 #include "reference/oracle/oracle_visibility.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using Keys = std::vector<std::int64_t>;
@@ -225,4 +225,4 @@ TEST(Varlen, ViewsCarryTheBoundsAndAreCheckedLikeTheCase) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

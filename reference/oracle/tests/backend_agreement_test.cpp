@@ -18,7 +18,7 @@
 #include "reference/oracle/oracle_rounding.h"
 #include "reference/oracle/tests/test_cases.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using oracle_detail::nearest_double;
@@ -212,4 +212,4 @@ TEST(OracleRounding, TiesGoToEvenAndTruncationIsCaught) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

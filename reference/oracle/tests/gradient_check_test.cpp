@@ -11,7 +11,7 @@
 #include "reference/oracle/oracle_impl.h"
 #include "reference/oracle/tests/test_cases.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using namespace oracle_detail;
@@ -252,4 +252,4 @@ TEST(OracleGradients, CatchesAScaleOneUlpOff) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -7,7 +7,7 @@
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/tests/test_cases.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 Problem one_head(std::int64_t Tq, std::int64_t Tk, std::int64_t Dk, std::int64_t Dv) {
@@ -168,4 +168,4 @@ TEST(OracleHandCases, RowEqualsForwardRow) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

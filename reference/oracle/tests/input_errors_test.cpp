@@ -11,7 +11,7 @@
 #include "reference/oracle/tests/test_cases.h"
 #include "problem/visibility.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -169,4 +169,4 @@ TEST(OracleInputErrors, NonFiniteReadValuesThrowNamingTheElement) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

@@ -8,7 +8,7 @@
 #include "reference/oracle/oracle_impl.h"
 #include "reference/oracle/tests/test_cases.h"
 
-namespace attnv::ref {
+namespace attnv::reference {
 namespace {
 
 using namespace oracle_detail;
@@ -82,4 +82,4 @@ TEST(OracleRadius, BoundsTheLowPrecisionError) {
 }
 
 }  // namespace
-}  // namespace attnv::ref
+}  // namespace attnv::reference

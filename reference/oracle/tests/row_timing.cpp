@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   double sink = 0;
   for (std::int64_t i = 0; i < rows; ++i)
-    sink += ref::oracle_row(c, 0, 0, i, check ? ref::Backend::cpp_bin_float : ref::Backend::mpfr, radius).lse;
+    sink += reference::oracle_row(c, 0, 0, i, check ? reference::Backend::cpp_bin_float : reference::Backend::mpfr, radius).lse;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s%s Tk=%lld Dk=Dv=%lld: %.2f ms per row (%lld rows; checksum %.17g)\n",
               check ? "cpp_bin_float" : "mpfr", radius ? " +radius" : "", static_cast<long long>(Tk),

@@ -7,7 +7,7 @@
 
 #include "gen/rng.h"
 
-namespace attnv::ref::oracle_test {
+namespace attnv::reference::oracle_test {
 
 Case tiny_random_case(std::uint64_t seed, bool with_dout, const TinyLimits& lim) {
   gen::Rng rng(seed * 7919 + 13);
@@ -51,4 +51,4 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
-}  // namespace attnv::ref::oracle_test
+}  // namespace attnv::reference::oracle_test

@@ -5,7 +5,7 @@
 
 #include "problem/case.h"
 
-namespace attnv::ref::oracle_test {
+namespace attnv::reference::oracle_test {
 
 struct TinyLimits {
   std::int64_t max_t = 6;  // Tq, Tk <= max_t
@@ -20,4 +20,4 @@ Case tiny_random_case(std::uint64_t seed, bool with_dout, const TinyLimits& lim 
 // True when the two vectors hold the same doubles bit for bit (NaN payloads included).
 bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b);
 
-}  // namespace attnv::ref::oracle_test
+}  // namespace attnv::reference::oracle_test
