@@ -86,7 +86,7 @@ std::string answer_difference(const fs::path& dir, const fs::path& second, const
     if (x.empty() != y.empty())
       return "the two runs differ: " + ((x.empty() ? b : a) / file).string() + " exists, " +
              ((x.empty() ? a : b) / file).string() + " does not";
-    const std::string d = props::detail::bitwise_difference(c, t.name, x, y);
+    const std::string d = checks::detail::bitwise_difference(c, t.name, x, y);
     if (!d.empty()) return "the two runs differ: " + (a / file).string() + " vs " + (b / file).string() + ": " + d;
   }
   return "";

@@ -1,6 +1,7 @@
 # The parts' dependency direction, read from docs/architecture.md (its tables are the rule):
 # every source file belongs to the row whose path is the longest prefix of its own, and may
-# include its own top-level folder and the parts its row names; files under tests/ are free,
+# include its own row, its folder's top row and the parts its row names (a part names a folder
+# for all its rows, or one row of it); files under tests/ are free,
 # except in reference/; a file of "Files kept apart" is never included by the paths its row
 # names, tests included. And each part's code declares the namespaces its name says
 # (attnv::<part>), or those the longest row of "Namespaces" prefixing its path names; tests are
@@ -17,6 +18,19 @@ function(has_prefix path prefix out)
   else()
     set(${out} FALSE PARENT_SCOPE)
   endif()
+endfunction()
+# out = the row of "## Parts" whose key is the longest prefix of `path` ("" when none).
+function(longest_row path out)
+  set(row "")
+  foreach(k IN LISTS keys)
+    has_prefix("${path}" "${k}" under)
+    string(LENGTH "${k}" n)
+    string(LENGTH "${row}" best)
+    if(under AND n GREATER best)
+      set(row "${k}")
+    endif()
+  endforeach()
+  set(${out} "${row}" PARENT_SCOPE)
 endfunction()
 if(NOT DOC)
   set(DOC ${SOURCE_DIR}/docs/architecture.md)
@@ -64,16 +78,7 @@ foreach(rel IN LISTS files)
   if(rel MATCHES "^(build|\\.)" OR rel MATCHES "/build/")
     continue()
   endif()
-  # The row: the longest key that prefixes the path.
-  set(row "")
-  foreach(k IN LISTS keys)
-    has_prefix("${rel}" "${k}" under)
-    string(LENGTH "${k}" n)
-    string(LENGTH "${row}" best)
-    if(under AND n GREATER best)
-      set(row "${k}")
-    endif()
-  endforeach()
+  longest_row("${rel}" row)
   if(row STREQUAL "")
     list(APPEND violations "${rel}: under no row of docs/architecture.md '## Parts'")
     continue()
@@ -124,13 +129,21 @@ foreach(rel IN LISTS files)
       continue()
     endif()
     set(target "${CMAKE_MATCH_1}")
-    if(target STREQUAL own OR NOT target IN_LIST parts)
+    if(NOT target IN_LIST parts)
+      continue()
+    endif()
+    longest_row("${path}" to_row)
+    # Within a folder: its own row, the folder's top row, or a sibling row the file's row names
+    # (properties/requirements/ may include properties/checks/, not the other way).
+    if(target STREQUAL own AND (to_row STREQUAL row OR to_row STREQUAL "${own}/" OR to_row STREQUAL ""
+                                OR to_row IN_LIST allowed_${row}))
       continue()
     endif()
     if(test AND NOT own STREQUAL "reference")
       continue()
     endif()
-    if("*" IN_LIST allowed_${row} OR "${target}/" IN_LIST allowed_${row})
+    if("*" IN_LIST allowed_${row} OR (NOT target STREQUAL own AND "${target}/" IN_LIST allowed_${row})
+       OR to_row IN_LIST allowed_${row})
       continue()
     endif()
     if(test AND target STREQUAL "gen")  # the reference's tests draw their cases from gen/

@@ -168,8 +168,8 @@ std::vector<std::pair<std::string, int>> decline_reasons(const RequirementResult
 }
 
 std::string kind_text(const std::string& id) {
-  for (int k = 0; k <= static_cast<int>(props::FailKind::refused); ++k)
-    if (props::fail_kind_id(static_cast<props::FailKind>(k)) == id) return std::string(props::fail_kind_text(static_cast<props::FailKind>(k)));
+  for (int k = 0; k <= static_cast<int>(checks::FailKind::refused); ++k)
+    if (checks::fail_kind_id(static_cast<checks::FailKind>(k)) == id) return std::string(checks::fail_kind_text(static_cast<checks::FailKind>(k)));
   return id;
 }
 

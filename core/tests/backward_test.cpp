@@ -1,5 +1,5 @@
 // The core's backward against the exact reference under the bound of its declared precision
-// model (props::check_backward_matches_reference), on generated cases of every family and dtype
+// model (checks::check_backward_matches_reference), on generated cases of every family and dtype
 // and on a feature matrix across tile boundaries; bitwise determinism across runs and thread
 // counts; fully masked rows; hidden non-finite K/V; planted bugs caught.
 #include <algorithm>
@@ -32,7 +32,7 @@ using testing::random_case;
 using testing::with_dout;
 
 ::testing::AssertionResult matches(Kernel& k, const Case& c, Layout layout) {
-  const props::PropertyResult r = props::check_backward_matches_reference(k, c, layout);
+  const checks::PropertyResult r = checks::check_backward_matches_reference(k, c, layout);
   if (r.ok) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << r;
 }
@@ -61,7 +61,7 @@ TEST(CoreBackward, GeneratedFamiliesWithinBound) {
         opt.size = gen::Size::small;
         const Case c = gen::make_case(f, seed * 7919 + static_cast<std::uint64_t>(f), opt);
         const Layout layout = static_cast<Layout>(n++ % 3);
-        const props::PropertyResult r = props::check_backward_matches_reference(core, c, layout);
+        const checks::PropertyResult r = checks::check_backward_matches_reference(core, c, layout);
         EXPECT_TRUE(r.ok) << r;
         EXPECT_TRUE(r.message.empty()) << r;  // not "not claimed" / "not applicable"
         worst = std::max(worst, r.worst_ratio);

@@ -113,7 +113,7 @@ TEST(CoreVarlen, ForwardWithinTheBoundOnEveryPath) {
 // by the split), without keys (dQ = 0), and dsinks summed over the sequences.
 TEST(CoreVarlen, BackwardWithinTheBoundOnEveryPath) {
   const int judged = on_every_path(100, true, [](CoreKernel& core, Isa isa, const Case& c, Layout layout) {
-    const props::PropertyResult r = props::check_backward_matches_reference(core, c, layout);
+    const checks::PropertyResult r = checks::check_backward_matches_reference(core, c, layout);
     EXPECT_TRUE(r.ok) << isa_name(isa) << ' ' << r;
     EXPECT_TRUE(r.message.empty()) << r;  // judged, not "not claimed"
   });
@@ -129,7 +129,7 @@ TEST(CoreVarlen, PerSequenceKeyLengthsWithinTheBoundOnEveryPath) {
     EXPECT_TRUE(forward_within_bound(core, c, layout)) << isa_name(isa) << ' ' << c.id;
   };
   const auto backward = [](CoreKernel& core, Isa isa, const Case& c, Layout layout) {
-    const props::PropertyResult r = props::check_backward_matches_reference(core, c, layout);
+    const checks::PropertyResult r = checks::check_backward_matches_reference(core, c, layout);
     EXPECT_TRUE(r.ok) << isa_name(isa) << ' ' << r;
     EXPECT_TRUE(r.message.empty()) << r;  // judged, not "not claimed"
   };

@@ -50,7 +50,7 @@ TEST(PluginKernel, ExampleDeclaresWhatItsSourceSays) {
 TEST(PluginKernel, ExampleMatchesTheReferenceInEveryLayout) {
   PluginKernel k(PLUGIN_EXAMPLE_MINIMAL);
   for (Layout l : {Layout::bhtd, Layout::bthd, Layout::gapped}) {
-    const props::PropertyResult r = props::check_matches_reference(k, small_case(5, 7, 8), l);
+    const checks::PropertyResult r = checks::check_matches_reference(k, small_case(5, 7, 8), l);
     EXPECT_TRUE(r.ok) << layout_name(l) << ": " << r;
   }
 }
@@ -61,7 +61,7 @@ TEST(PluginKernel, NanInOutputIsFlaggedByMatchesReference) {
   CaseBuffers buf(c, Layout::bhtd, false);
   k.forward(c.problem, buf.views());
   EXPECT_TRUE(std::isnan(buf.outputs().out[0]));
-  const props::PropertyResult r = props::check_matches_reference(k, c, Layout::bhtd);
+  const checks::PropertyResult r = checks::check_matches_reference(k, c, Layout::bhtd);
   EXPECT_FALSE(r.ok) << r;
 }
 
@@ -69,7 +69,7 @@ TEST(PluginKernel, CrashIsClassifiedAndTheWorkerRestarts) {
   PluginKernel k(PLUGIN_BAD_SEGV);
   EXPECT_EQ(failure_of(k, small_case(3, 5, 4)), "plugin segv forward: crashed with SIGSEGV at address 0x10 (write)");
   EXPECT_EQ(failure_of(k, small_case(3, 5, 4)), "plugin segv forward: crashed with SIGSEGV at address 0x10 (write)");
-  const props::PropertyResult r = props::check_matches_reference(k, small_case(2, 5, 4), Layout::bhtd);
+  const checks::PropertyResult r = checks::check_matches_reference(k, small_case(2, 5, 4), Layout::bhtd);
   EXPECT_TRUE(r.ok) << r;
   EXPECT_EQ(k.worker_starts(), 3);
 }
@@ -449,7 +449,7 @@ TEST(PluginKernelV2, DeclinedCallsAreNeverMade) {
   EXPECT_EQ(k.worker_starts(), 1);  // a decline is an answer
   const Case even = small_case(3, 5, 4);
   EXPECT_TRUE(k.supports(even.problem, KernelOp::forward).ok);
-  const props::PropertyResult r = props::check_matches_reference(k, even, Layout::gapped);
+  const checks::PropertyResult r = checks::check_matches_reference(k, even, Layout::gapped);
   EXPECT_TRUE(r.ok) << r;
   // A version 1 plugin has no supports(): everything is asked of it, as before.
   PluginKernel v1(PLUGIN_EXAMPLE_MINIMAL);

@@ -21,7 +21,7 @@
 #include "problem/kernel.h"
 #include "properties/checks/property_result.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 
 // Forward O and LSE match the reference within the per-element bound.
 PropertyResult check_matches_reference(Kernel& k, const Case& c, Layout layout);
@@ -88,4 +88,4 @@ PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layo
 // (truncation instead of rounding hides under the per-element bound, not under this).
 PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases, Layout layout);
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -11,7 +11,7 @@
 #include "properties/checks/checks.h"
 #include "properties/checks/recording.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 
 PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layout, std::uint64_t seed) {
   static constexpr const char* kName = "decode_equals_prefill";
@@ -48,4 +48,4 @@ PropertyResult check_decode_equals_prefill(Kernel& k, const Case& c, Layout layo
   return result;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

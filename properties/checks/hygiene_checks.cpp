@@ -4,7 +4,7 @@
 #include "properties/checks/checks.h"
 #include "properties/checks/runs.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 
 PropertyResult check_determinism(Kernel& k, const Case& c, Layout layout) {
   const char* name = "determinism";
@@ -45,4 +45,4 @@ PropertyResult check_inputs_unchanged(Kernel& k, const Case& c, Layout layout) {
                                                    : "the forward wrote into an input buffer").with_kind(FailKind::input_written);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -9,7 +9,7 @@
 #include "properties/checks/runs.h"
 #include "problem/visibility.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -182,4 +182,4 @@ PropertyResult check_fully_masked_rows(Kernel& k, const Case& c, Layout layout) 
   return PropertyResult::pass(name, c.id, std::to_string(masked) + " fully masked rows").with_exercised(masked);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

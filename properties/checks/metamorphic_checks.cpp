@@ -9,7 +9,7 @@
 #include "properties/checks/checks.h"
 #include "properties/checks/runs.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 namespace {
 
 using I = std::int64_t;
@@ -218,4 +218,4 @@ PropertyResult check_batch_head_independence(Kernel& k, const Case& c0, Layout l
   return PropertyResult::pass(name, c.id);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

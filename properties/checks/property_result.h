@@ -10,7 +10,7 @@
 #include "problem/fail_kind.h"
 #include "reference/bound/bound.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 
 // What one check on one case concluded. Only pass and fail judged anything; a check that had
 // nothing to exercise on its case (no hidden key to perturb, no fully masked row) says so and
@@ -104,4 +104,4 @@ inline std::ostream& operator<<(std::ostream& os, const PropertyResult& r) {
   return os;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

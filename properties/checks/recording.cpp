@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace attnv::props {
+namespace attnv::checks {
 namespace {
 thread_local Recording* active = nullptr;
 }  // namespace
@@ -28,4 +28,4 @@ void record_exact(const Case& c, const Outputs& exact, const bound::Bounds& b) {
 }
 
 }  // namespace detail
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -11,7 +11,7 @@
 #include "problem/case.h"
 #include "reference/bound/bound.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 
 struct RecordedRun {
   Case c;
@@ -53,4 +53,4 @@ void record_run(const Case& c, Layout layout, bool backward, const Outputs& out,
 void record_exact(const Case& c, const Outputs& exact, const bound::Bounds& b);
 }  // namespace detail
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

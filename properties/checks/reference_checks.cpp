@@ -10,7 +10,7 @@
 #include "reference/fast/fast.h"
 #include "problem/visibility.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 namespace {
 
 using detail::element_name;
@@ -172,4 +172,4 @@ PropertyResult check_unbiased_rounding(Kernel& k, const std::vector<Case>& cases
   return PropertyResult::pass(name, id, o.str()).with_exercised(t.cases);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -9,7 +9,7 @@
 #include "properties/checks/recording.h"
 #include "problem/visibility.h"
 
-namespace attnv::props::detail {
+namespace attnv::checks::detail {
 
 std::string not_claimed(Kernel& k, const Case& c, bool backward) {
   const Capabilities caps = k.capabilities();
@@ -118,4 +118,4 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-}  // namespace attnv::props::detail
+}  // namespace attnv::checks::detail

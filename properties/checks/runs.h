@@ -13,7 +13,7 @@
 #include "problem/kernel.h"
 #include "reference/bound/bound.h"
 
-namespace attnv::props::detail {
+namespace attnv::checks::detail {
 
 // Kernel calls, told apart from attnv's own errors, and the kernel's precision query: the judge's
 // (judge/kernel_call.h), so a check and attnv fuzz charge the kernel with the same things.
@@ -65,4 +65,4 @@ Case with_identity_v(const Case& c);
 // The output row index (b, h, i) of a dense row number, and visibility of a key for a row.
 bool row_sees_any(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i);
 
-}  // namespace attnv::props::detail
+}  // namespace attnv::checks::detail

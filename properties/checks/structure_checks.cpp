@@ -12,7 +12,7 @@
 #include "properties/checks/checks.h"
 #include "properties/checks/runs.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 namespace {
 
 using I = std::int64_t;
@@ -302,4 +302,4 @@ PropertyResult check_score_variance(Kernel& k, DType dtype, std::uint64_t seed, 
   return PropertyResult::fail(name, c.id, "the default scale does not give unit score variance", o.str()).with_ratio(ratio);
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::checks

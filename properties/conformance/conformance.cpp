@@ -33,8 +33,8 @@ std::uint64_t stream_seed(std::uint64_t seed, const std::string& property, DType
   return z ^ (z >> 31);
 }
 
-props::GenOptions options_for(const Requirement& r, DType dtype, const std::optional<Capabilities>& claims) {
-  props::GenOptions o = r.options;
+generators::GenOptions options_for(const Requirement& r, DType dtype, const std::optional<Capabilities>& claims) {
+  generators::GenOptions o = r.options;
   o.dtypes = {dtype};
   o.claims = claims;
   return o;
@@ -46,14 +46,14 @@ class Stream {
   Stream(const Requirement& r, DType dtype, std::uint64_t seed, const std::optional<Capabilities>& claims)
       : cases_(options_for(r, dtype, claims), stream_seed(seed, r.property, dtype)) {}
   // RapidCheck's generation context is process-global (not thread-safe): one draw at a time.
-  props::PropertyCase next() {
+  generators::PropertyCase next() {
     static std::mutex draw;
     const std::lock_guard<std::mutex> lock(draw);
     return cases_.next();
   }
 
  private:
-  props::CaseStream cases_;
+  generators::CaseStream cases_;
 };
 
 bool claims_dtype(Kernel& k, DType d) {
@@ -65,9 +65,9 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 // A failure of the call itself: the kernel was not left in a state worth more calls (each would
 // cost a worker restart or a timeout).
-bool call_failed(props::FailKind k) {
-  return k == props::FailKind::crashed || k == props::FailKind::hung || k == props::FailKind::refused ||
-         k == props::FailKind::out_of_bounds || k == props::FailKind::input_written;
+bool call_failed(checks::FailKind k) {
+  return k == checks::FailKind::crashed || k == checks::FailKind::hung || k == checks::FailKind::refused ||
+         k == checks::FailKind::out_of_bounds || k == checks::FailKind::input_written;
 }
 
 // A memory fault of the kernel (a write into an input, a touch outside its buffers) fails every
@@ -75,15 +75,15 @@ bool call_failed(props::FailKind k) {
 // the first result in report order; the others whose every finding is that fault become NOT
 // JUDGED, pointing at it. (Results that also failed otherwise stay FAIL.)
 void one_finding_per_fault(ConformanceReport& rep) {
-  for (const props::FailKind kind : {props::FailKind::input_written, props::FailKind::out_of_bounds}) {
-    const std::string id(props::fail_kind_id(kind));
+  for (const checks::FailKind kind : {checks::FailKind::input_written, checks::FailKind::out_of_bounds}) {
+    const std::string id(checks::fail_kind_id(kind));
     auto only = [&](const RequirementResult& r) {
       return r.verdict == Verdict::fail && !r.findings.empty() &&
              std::all_of(r.findings.begin(), r.findings.end(), [&](const Finding& f) { return f.kind == id; });
     };
     const RequirementResult* owner = nullptr;
     for (const RequirementResult& r : rep.results)
-      if (only(r) && r.id == "R14" && kind == props::FailKind::input_written && !owner) owner = &r;
+      if (only(r) && r.id == "R14" && kind == checks::FailKind::input_written && !owner) owner = &r;
     for (const RequirementResult& r : rep.results)
       if (only(r) && !owner) owner = &r;
     if (!owner) continue;
@@ -91,7 +91,7 @@ void one_finding_per_fault(ConformanceReport& rep) {
     for (RequirementResult& r : rep.results) {
       if (&r == owner || !only(r)) continue;
       r.verdict = Verdict::not_judged;
-      r.note = "not judged: its calls met the kernel's " + std::string(props::fail_kind_text(kind)) + " fault, reported once under " + where;
+      r.note = "not judged: its calls met the kernel's " + std::string(checks::fail_kind_text(kind)) + " fault, reported once under " + where;
     }
   }
 }
@@ -103,7 +103,7 @@ std::string reproduce_line(const Requirement& r, DType dtype, std::uint64_t seed
 }
 
 // The finding as finding.txt states it (the certificate's words, for a reader of the folder).
-std::string finding_text(const Requirement& r, DType dtype, const props::PropertyResult& pr, const std::string& line,
+std::string finding_text(const Requirement& r, DType dtype, const checks::PropertyResult& pr, const std::string& line,
                          const Kernel& k) {
   std::ostringstream o;
   o << r.id << ' ' << r.property << " on " << dtype_name(dtype) << ": " << r.statement << "\nkernel:    " << k.name();
@@ -116,7 +116,7 @@ std::string finding_text(const Requirement& r, DType dtype, const props::Propert
 
 // Saves the evidence of a failing case (evidence.h); returns its folder, or why it could not.
 std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType dtype, int index,
-                      const props::PropertyCase& pc, const props::PropertyResult& pr, const props::Recording& rec,
+                      const generators::PropertyCase& pc, const checks::PropertyResult& pr, const checks::Recording& rec,
                       const Kernel& k, std::optional<bool> recurred) {
   if (opt.save_failures_dir.empty()) return "";
   try {
@@ -138,13 +138,13 @@ std::string save_case(const ConformanceOptions& opt, const Requirement& r, DType
 // later pass of it (attnv repro) would be no evidence of a fix. A crash costs a worker restart to
 // judge again, which is cheap; nullopt for a hang, which would cost another timeout. The calls
 // judging it again make are not kept: the evidence is the first judgement's.
-std::optional<bool> failure_recurs(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
-                                   const props::PropertyResult& first, std::optional<props::RecordRuns>& recording) {
-  if (first.kind == props::FailKind::hung) return std::nullopt;
-  const props::PropertyResult again = judge_case(k, r, pc);
+std::optional<bool> failure_recurs(Kernel& k, const Requirement& r, const generators::PropertyCase& pc,
+                                   const checks::PropertyResult& first, std::optional<checks::RecordRuns>& recording) {
+  if (first.kind == checks::FailKind::hung) return std::nullopt;
+  const checks::PropertyResult again = judge_case(k, r, pc);
   if (recording) recording->take();
   // attnv's own error the second time says nothing of the kernel: unknown, not "did not recur".
-  if (again.status == props::Status::attnv_error) return std::nullopt;
+  if (again.status == checks::Status::attnv_error) return std::nullopt;
   return again.judged() && !again.ok && again.kind == first.kind;
 }
 
@@ -159,7 +159,7 @@ std::string layout_pattern(const std::array<int, 3>& failed, int total) {
   return s;
 }
 
-void fold(RequirementResult& res, const props::PropertyResult& pr, int index, const Problem& problem,
+void fold(RequirementResult& res, const checks::PropertyResult& pr, int index, const Problem& problem,
           std::vector<UsedFeature> features) {
   const bool judged = pr.judged();
   if (judged) {
@@ -169,13 +169,13 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
     res.exercised += res.exercised_unit == "cases judged" ? 1 : pr.exercised;
   }
   res.uninformative += pr.uninformative;  // a not-exercised case may hold them too
-  if (pr.status == props::Status::not_claimed) ++res.cases_not_claimed;
-  const bool declined = pr.status == props::Status::not_supported;
+  if (pr.status == checks::Status::not_claimed) ++res.cases_not_claimed;
+  const bool declined = pr.status == checks::Status::not_supported;
   if (declined) {
     ++res.cases_not_supported;
     res.declined.push_back({index, pr.case_id, starts_with(pr.message, "not supported: ") ? pr.message.substr(15) : pr.message});
   }
-  if (pr.status == props::Status::not_exercised) {
+  if (pr.status == checks::Status::not_exercised) {
     ++res.cases_not_exercised;
     if (res.not_exercised_why.empty())
       res.not_exercised_why = starts_with(pr.message, "not exercised: ") ? pr.message.substr(15) : pr.message;
@@ -190,7 +190,7 @@ void fold(RequirementResult& res, const props::PropertyResult& pr, int index, co
     res.worst_ratio = ratio;
     res.worst_case = pr.case_id;
   }
-  if (res.note.empty() && pr.status == props::Status::not_claimed) res.note = pr.message;
+  if (res.note.empty() && pr.status == checks::Status::not_claimed) res.note = pr.message;
 }
 
 // A PASS needs the tier's minimum of evidence (Requirement::min_exercised): judging a few cases
@@ -240,7 +240,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
       res.cases_run = n;
       res.verdict = Verdict::fail;
       res.findings.push_back({i, c.id, std::string("supports() failed: ") + e.what(), "", reproduce_line(r, dtype, opt.seed, i), "",
-                              std::string(props::fail_kind_id(f ? fail_kind(f->kind()) : props::FailKind::crashed)),
+                              std::string(checks::fail_kind_id(f ? fail_kind(f->kind()) : checks::FailKind::crashed)),
                               std::nullopt});
       return res;
     }
@@ -260,7 +260,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.note = "the kernel declined all " + std::to_string(n) + " cases (the first: " + res.declined.front().why + ")";
     return res;
   }
-  props::PropertyResult pr;
+  checks::PropertyResult pr;
   try {
     pr = r.campaign(guard, cases);
   } catch (const KernelDeclined& e) {
@@ -268,7 +268,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.note = "the kernel declined a call the campaign derived: " + e.why();
     return res;
   } catch (const KernelFault& e) {
-    pr = props::PropertyResult::fail(r.property, "", e.what()).with_kind(fail_kind(e.kind()));
+    pr = checks::PropertyResult::fail(r.property, "", e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
     res.verdict = Verdict::attnv_error;
     res.note = std::string("attnv error: ") + e.what() + " (attnv's own error, not the kernel's)";
@@ -291,7 +291,7 @@ RequirementResult run_campaign(Kernel& k, const Requirement& r, DType dtype, con
     res.findings.push_back({0, pr.case_id, pr.message, pr.worst,
                             r.id + " " + r.property + " dtype=" + std::string(dtype_name(dtype)) +
                                 " seed=" + std::to_string(opt.seed) + " cases=0.." + std::to_string(n - 1),
-                            "", std::string(props::fail_kind_id(pr.kind)), std::nullopt});
+                            "", std::string(checks::fail_kind_id(pr.kind)), std::nullopt});
   } else {
     res.note = pr.message;
     judge_evidence(res, opt.tier);
@@ -337,7 +337,7 @@ const Requirement& requirement(const std::string& key) {
   throw InputError("no conformance requirement named '" + key + "'");
 }
 
-props::PropertyCase reproduce_case(const std::string& key, DType dtype, std::uint64_t seed, int case_index,
+generators::PropertyCase reproduce_case(const std::string& key, DType dtype, std::uint64_t seed, int case_index,
                                    const std::optional<Capabilities>& claims) {
   const Requirement& r = requirement(key);
   if (case_index < 0) throw InputError("case index must be >= 0");
@@ -372,16 +372,16 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
   std::array<int, 3> failed_by_layout{};  // bhtd, bthd, gapped
   // Every call a check makes is kept while failures are saved: the evidence of a failure holds
   // exactly what the kernel was given and returned.
-  std::optional<props::RecordRuns> recording;
+  std::optional<checks::RecordRuns> recording;
   if (!opt.save_failures_dir.empty()) recording.emplace();
   for (int i = 0; i < n; ++i) {
-    const props::PropertyCase pc = stream.next();
+    const generators::PropertyCase pc = stream.next();
     std::vector<UsedFeature> features;
-    const props::PropertyResult pr = judge_case(k, r, pc, &features);
-    const props::Recording rec = recording ? recording->take() : props::Recording{};
+    const checks::PropertyResult pr = judge_case(k, r, pc, &features);
+    const checks::Recording rec = recording ? recording->take() : checks::Recording{};
     ++res.cases_run;
     if (opt.on_case) opt.on_case(r.id, dtype, res.cases_run, n);
-    if (pr.status == props::Status::attnv_error) {
+    if (pr.status == checks::Status::attnv_error) {
       // attnv cannot judge this requirement here: said as attnv's, and nothing more is run on it.
       if (res.verdict != Verdict::fail) res.verdict = Verdict::attnv_error;
       res.note = pr.message + " (attnv's own error, not the kernel's; case " + pc.c.id + ", " +
@@ -397,7 +397,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
       // certificate can say "failed 37 of 200 cases, all in bthd" rather than "1/1".
       if (static_cast<int>(res.findings.size()) < std::max(1, opt.max_findings)) {
         const std::optional<bool> recurred = failure_recurs(k, r, pc, pr, recording);
-        props::PropertyResult found = pr;
+        checks::PropertyResult found = pr;
         if (recurred == false) {
           while (!found.message.empty() && (found.message.back() == '\n' || found.message.back() == ' '))
             found.message.pop_back();
@@ -406,7 +406,7 @@ RequirementResult run_requirement(Kernel& k, const std::string& key, DType dtype
         }
         res.findings.push_back({i, found.case_id, found.message, found.worst, reproduce_line(r, dtype, opt.seed, i),
                                 save_case(opt, r, dtype, i, pc, found, rec, k, recurred),
-                                std::string(props::fail_kind_id(found.kind)), recurred});
+                                std::string(checks::fail_kind_id(found.kind)), recurred});
       }
       // A call that failed (a crash, a hang, a refusal, a stray write) is not counted on: each would
       // cost a worker restart or a timeout. Nor is anything once the caller asked to stop at its findings.
@@ -587,15 +587,15 @@ std::vector<FeatureUse> feature_use(const std::vector<RequirementResult>& result
   return out;
 }
 
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+checks::PropertyResult judge_case(Kernel& k, const Requirement& r, const generators::PropertyCase& pc,
                                  std::vector<UsedFeature>* features) {
   // What the claims rule out is not judged. The suite never draws such a case, but a saved one
   // judged again with another kernel (repro) may be: then it is neither fixed nor failing.
   const Capabilities caps = k.capabilities();
   if (const std::string need = r.missing(caps); !need.empty())
-    return props::PropertyResult::not_claimed(r.property, pc.c.id, need);
+    return checks::PropertyResult::not_claimed(r.property, pc.c.id, need);
   if (pc.layout != Layout::bhtd && !caps.strided)
-    return props::PropertyResult::not_claimed(r.property, pc.c.id,
+    return checks::PropertyResult::not_claimed(r.property, pc.c.id,
                                               "strided layouts (the case is laid out " + std::string(layout_name(pc.layout)) + ")");
   SupportGuard guard(k);
   if (features) {
@@ -611,11 +611,11 @@ props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::P
     return r.check(guard, pc);
   } catch (const KernelDeclined& e) {
     // The kernel said it does not compute one of the case's calls: honest, and not judged.
-    return props::PropertyResult::not_supported(r.property, pc.c.id, e.why());
+    return checks::PropertyResult::not_supported(r.property, pc.c.id, e.why());
   } catch (const KernelFault& e) {
-    return props::PropertyResult::fail(r.property, pc.c.id, e.what()).with_kind(fail_kind(e.kind()));
+    return checks::PropertyResult::fail(r.property, pc.c.id, e.what()).with_kind(fail_kind(e.kind()));
   } catch (const std::exception& e) {
-    return props::PropertyResult::attnv_error(r.property, pc.c.id, e.what());
+    return checks::PropertyResult::attnv_error(r.property, pc.c.id, e.what());
   }
 }
 

@@ -76,7 +76,7 @@ struct Finding {
   std::string worst;
   std::string reproduce;   // one line: "R5 no_leakage dtype=f32 seed=20261121 case=17"
   std::string saved_case;  // the exchange folder holding the case ("" when not saved)
-  std::string kind;        // props::fail_kind_id: "outside_bound", "non_finite", "crashed", ...
+  std::string kind;        // checks::fail_kind_id: "outside_bound", "non_finite", "crashed", ...
   // Whether the case failed the same way when judged again at once (false: the kernel is not
   // deterministic there); nullopt when not judged again (a hang, attnv's own error the second
   // time, a campaign, answers read from files).
@@ -201,7 +201,7 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 // capability the requirement needs, a strided layout) is not claimed, not judged.
 // `features`, when given, receives the claimed features of the calls the kernel computed (or of
 // the one it declined): CaseRecord::features.
-props::PropertyResult judge_case(Kernel& k, const Requirement& r, const props::PropertyCase& pc,
+checks::PropertyResult judge_case(Kernel& k, const Requirement& r, const generators::PropertyCase& pc,
                                  std::vector<UsedFeature>* features = nullptr);
 
 // One requirement on one dtype.
@@ -214,7 +214,7 @@ ConformanceReport run_conformance(const KernelFactory& make, const ConformanceOp
 
 // The case a reproduce line names: the case_index-th case of that requirement's stream, drawn for
 // a kernel with these claims (the kernel's capabilities(); unset: every feature).
-props::PropertyCase reproduce_case(const std::string& id_or_property, DType dtype, std::uint64_t seed, int case_index,
+generators::PropertyCase reproduce_case(const std::string& id_or_property, DType dtype, std::uint64_t seed, int case_index,
                                    const std::optional<Capabilities>& claims = std::nullopt);
 
 }  // namespace attnv::conformance

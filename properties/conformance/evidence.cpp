@@ -30,7 +30,7 @@ bool same_inputs(const Case& a, const Case& b) {
 }
 
 // What differs between the inputs a call had and the ones the evidence recorded ("" if none).
-std::string input_difference(const props::RecordedRun& then, const props::RecordedRun& now) {
+std::string input_difference(const checks::RecordedRun& then, const checks::RecordedRun& now) {
   if (then.layout != now.layout)
     return "layout " + std::string(layout_name(then.layout)) + " then, " + std::string(layout_name(now.layout)) + " now";
   if (then.backward != now.backward) return then.backward ? "backward then, forward only now" : "forward only then, backward now";
@@ -76,16 +76,16 @@ T typed(const json& obj, const char* key, const fs::path& dir) {
   }
 }
 
-props::ValueFamily parse_family(const std::string& name, const fs::path& dir) {
-  for (int f = 0; f <= static_cast<int>(props::ValueFamily::f16_top); ++f)
-    if (props::family_name(static_cast<props::ValueFamily>(f)) == name) return static_cast<props::ValueFamily>(f);
+generators::ValueFamily parse_family(const std::string& name, const fs::path& dir) {
+  for (int f = 0; f <= static_cast<int>(generators::ValueFamily::f16_top); ++f)
+    if (generators::family_name(static_cast<generators::ValueFamily>(f)) == name) return static_cast<generators::ValueFamily>(f);
   throw InputError(dir.string() + ": meta.attnv_requirement.family '" + name + "' is not a value family");
 }
 
 }  // namespace
 
 fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, std::uint64_t suite_seed, int case_index,
-                        const props::PropertyCase& pc, const props::Recording& rec, const std::string& kernel_name,
+                        const generators::PropertyCase& pc, const checks::Recording& rec, const std::string& kernel_name,
                         const std::string& kernel_configuration, std::optional<bool> recurred,
                         const std::string& finding_text) {
   std::vector<io::ExchangeCase> cases;
@@ -97,14 +97,14 @@ fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, 
                                    {"case_index", case_index},
                                    {"layout", std::string(layout_name(pc.layout))},
                                    {"check_seed", pc.seed},
-                                   {"family", std::string(props::family_name(pc.family))},
+                                   {"family", std::string(generators::family_name(pc.family))},
                                    {"case_id", pc.c.id},
                                    {"kernel", kernel_name},
                                    {"kernel_configuration", kernel_configuration}}}};
   if (recurred) requirement_meta["attnv_requirement"]["recurred"] = *recurred;
   cases.push_back(exchange_case(pc.c, "case", requirement_meta));
   for (std::size_t n = 0; n < rec.runs.size(); ++n) {
-    const props::RecordedRun& run = rec.runs[n];
+    const checks::RecordedRun& run = rec.runs[n];
     cases.push_back(exchange_case(run.c, case_name("run", n),
                                   {{"attnv_run",
                                     {{"index", n + 1}, {"layout", std::string(layout_name(run.layout))}, {"backward", run.backward}, {"decode", run.decode}, {"id", run.c.id}}}}));
@@ -136,13 +136,13 @@ fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, 
       const fs::path folder = tmp / case_name("run", n);
       io::write_outputs(folder, "", rec.runs[n].c, rec.runs[n].out, DType::f64);
       if (!exact_of_run[n].empty()) {
-        const props::RecordedExact& x = rec.exact[exact_of_run[n].back()];
+        const checks::RecordedExact& x = rec.exact[exact_of_run[n].back()];
         io::write_outputs(folder, "ref_", rec.runs[n].c, x.exact, DType::f64);
         io::write_outputs(folder, "bound_", rec.runs[n].c, as_outputs(x.bounds), DType::f64);
       }
     }
     for (std::size_t n = 0; n < lone_exact.size(); ++n) {
-      const props::RecordedExact& x = rec.exact[lone_exact[n]];
+      const checks::RecordedExact& x = rec.exact[lone_exact[n]];
       io::write_outputs(tmp / case_name("exact", n), "ref_", x.c, x.exact, DType::f64);
       io::write_outputs(tmp / case_name("exact", n), "bound_", x.c, as_outputs(x.bounds), DType::f64);
     }
@@ -160,7 +160,7 @@ fs::path write_evidence(const fs::path& dir, const Requirement& r, DType dtype, 
 std::optional<Evidence> read_evidence(const fs::path& dir) {
   const std::vector<io::ExchangeCase> cases = io::read_exchange_cases(dir);
   std::optional<Evidence> e;
-  std::vector<std::pair<std::int64_t, props::RecordedRun>> runs;
+  std::vector<std::pair<std::int64_t, checks::RecordedRun>> runs;
   for (const io::ExchangeCase& ec : cases) {
     if (ec.meta_json.empty()) continue;
     const json meta = json::parse(ec.meta_json, nullptr, /*allow_exceptions=*/false);
@@ -192,7 +192,7 @@ std::optional<Evidence> read_evidence(const fs::path& dir) {
         throw InputError(dir.string() + ": the case's dtype is not meta.attnv_requirement.dtype");
     } else if (meta.contains("attnv_run") && meta["attnv_run"].is_object()) {
       const json& m = meta["attnv_run"];
-      props::RecordedRun run;
+      checks::RecordedRun run;
       run.c = ec.c;
       const std::optional<Layout> l = m.contains("layout") && m["layout"].is_string() ? parse_layout(m["layout"].get<std::string>()) : std::nullopt;
       if (!l || !m.contains("index") || !m["index"].is_number_integer() || !m.contains("backward") || !m["backward"].is_boolean())
@@ -228,9 +228,9 @@ Rejudgement rejudge(Kernel& k, const Evidence& e) {
   if (r.property == "unbiased_rounding")
     throw InputError(r.id + " is a campaign over many cases: rerun it with its reproduce command, not from one case");
   Rejudgement j;
-  props::Recording now;
+  checks::Recording now;
   {
-    props::RecordRuns recording;
+    checks::RecordRuns recording;
     j.result = judge_case(k, r, e.pc);
     now = recording.take();
   }

@@ -46,16 +46,16 @@ struct Evidence {
   // was not judged again (a hang: it would cost another timeout) or in evidence written before
   // attnv recorded it.
   std::optional<bool> recurred;
-  props::PropertyCase pc;      // the case, layout and check seed the check ran on
-  std::vector<props::RecordedRun> runs;  // the calls the check made, with the kernel's outputs
+  generators::PropertyCase pc;      // the case, layout and check seed the check ran on
+  std::vector<checks::RecordedRun> runs;  // the calls the check made, with the kernel's outputs
   std::string finding;         // finding.txt ("" when absent)
 };
 
 // Writes the evidence of one failing case into `dir` (replacing a folder of that name; the
 // folder appears whole or not at all). Returns `dir`.
 std::filesystem::path write_evidence(const std::filesystem::path& dir, const Requirement& r, DType dtype,
-                                     std::uint64_t suite_seed, int case_index, const props::PropertyCase& pc,
-                                     const props::Recording& rec, const std::string& kernel_name,
+                                     std::uint64_t suite_seed, int case_index, const generators::PropertyCase& pc,
+                                     const checks::Recording& rec, const std::string& kernel_name,
                                      const std::string& kernel_configuration, std::optional<bool> recurred,
                                      const std::string& finding_text);
 
@@ -65,7 +65,7 @@ std::filesystem::path write_evidence(const std::filesystem::path& dir, const Req
 std::optional<Evidence> read_evidence(const std::filesystem::path& dir);
 
 struct Rejudgement {
-  props::PropertyResult result;  // the requirement's check on the saved case, with this kernel
+  checks::PropertyResult result;  // the requirement's check on the saved case, with this kernel
   // "" when every call the check made now had the inputs the evidence recorded for it (up to the
   // shorter of the two: a check makes extra calls only after it sees a difference). Otherwise
   // the first difference: attnv's own inconsistency (the evidence no longer describes what the

@@ -25,8 +25,8 @@ int rejudge_evidence(Kernel& k, const Evidence& e, const std::string& kernel_nam
            "recorded (" << io::printable(j.mismatch) << "); it was written by another attnv version, or edited\n";
     return 3;
   }
-  const props::PropertyResult& r = j.result;
-  if (r.status == props::Status::attnv_error) {
+  const checks::PropertyResult& r = j.result;
+  if (r.status == checks::Status::attnv_error) {
     out << "  ATTNV ERROR: " << io::printable(r.message, true) << '\n'
         << "attnv repro: attnv could not judge this case (its own error, not the kernel's): neither fixed nor failing\n";
     return 3;

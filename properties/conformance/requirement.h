@@ -22,8 +22,8 @@ namespace attnv::conformance {
 enum class Tier { quick, standard, full };
 using PerTier = std::array<std::int64_t, 3>;  // indexed by Tier
 
-using CaseCheck = std::function<props::PropertyResult(Kernel&, const props::PropertyCase&)>;
-using CampaignCheck = std::function<props::PropertyResult(Kernel&, const std::vector<Case>&)>;
+using CaseCheck = std::function<checks::PropertyResult(Kernel&, const generators::PropertyCase&)>;
+using CampaignCheck = std::function<checks::PropertyResult(Kernel&, const std::vector<Case>&)>;
 // What the kernel lacks for the requirement to apply at all ("" when it has it).
 using MissingClaim = std::function<std::string(const Capabilities&)>;
 
@@ -34,7 +34,7 @@ struct Requirement {
   std::vector<std::string> mutants;  // kernels/mutants.h entries shown to break it (kill test)
   std::string needs;                 // for people: the claims it applies under
   MissingClaim missing = [](const Capabilities&) { return std::string(); };
-  props::GenOptions options = {};    // how its cases are drawn (the dtype and claims set per run)
+  generators::GenOptions options = {};    // how its cases are drawn (the dtype and claims set per run)
   CaseCheck check = nullptr;         // judges one case; or
   CampaignCheck campaign = nullptr;  // judges the whole stream at once (a statistical test)
   // What a judged case contributes to the evidence (PropertyResult::exercised), and how much of
@@ -87,8 +87,8 @@ inline MissingClaim needs_claim(bool Capabilities::*claim, std::string what) {
 }
 
 // Generator options from the defaults and one adjustment.
-inline props::GenOptions drawn(void (*adjust)(props::GenOptions&)) {
-  props::GenOptions o;
+inline generators::GenOptions drawn(void (*adjust)(generators::GenOptions&)) {
+  generators::GenOptions o;
   adjust(o);
   return o;
 }
@@ -96,6 +96,6 @@ inline props::GenOptions drawn(void (*adjust)(props::GenOptions&)) {
 // The production share of checks that run the kernel and the reference several times a case
 // (backward, three layouts, per-slice runs, two runs, perturbed copies): half the default, as a
 // production case costs them several times what it costs R1.
-inline constexpr int kManyRunsProductionEvery = 2 * props::GenOptions{}.production_every;
+inline constexpr int kManyRunsProductionEvery = 2 * generators::GenOptions{}.production_every;
 
 }  // namespace attnv::conformance

@@ -9,7 +9,7 @@
 #include "gen/rng.h"
 #include "problem/fit_to_claims.h"
 
-namespace attnv::props {
+namespace attnv::generators {
 namespace {
 
 using I = std::int64_t;
@@ -381,4 +381,4 @@ void showValue(const PropertyCase& pc, std::ostream& os) {
   }
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::generators

@@ -17,7 +17,7 @@
 #include "problem/case.h"
 #include "problem/kernel.h"
 
-namespace attnv::props {
+namespace attnv::generators {
 
 // How the values of a case are drawn.
 enum class ValueFamily {
@@ -114,4 +114,4 @@ void showValue(const PropertyCase& pc, std::ostream& os);
 // One line naming the case: "moderate seed=17 bhtd | B=1 Hq=2 ...".
 std::string case_label(const PropertyCase& pc);
 
-}  // namespace attnv::props
+}  // namespace attnv::generators

@@ -5,7 +5,7 @@
 
 #include "reference/bound/logit_error.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 
 DkFromRows::DkFromRows(const Shape& s, std::int64_t G, double u)
     : s_(s),
@@ -47,4 +47,4 @@ double DkFromRows::bound(std::int64_t b, std::int64_t g, std::int64_t j, std::in
   return bound_[at(b, g, j, d)] * sum_slack_;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

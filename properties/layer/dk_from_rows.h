@@ -21,7 +21,7 @@
 
 #include "problem/problem.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 
 class DkFromRows {
  public:
@@ -40,4 +40,4 @@ class DkFromRows {
   std::vector<double> sum_, comp_, bound_;  // Neumaier sum of the terms, its compensation, the bound
 };
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

@@ -12,7 +12,7 @@
 #include "reference/fast/fast.h"
 #include "problem/visibility.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 namespace {
 
 // The problem of one query row of one head alone: its visibility is spelled out as a mask
@@ -220,4 +220,4 @@ DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p,
   return r;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

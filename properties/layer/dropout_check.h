@@ -9,7 +9,7 @@
 #include "problem/case.h"
 #include "problem/precision.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 
 struct DropoutCheck {
   std::int64_t elements = 0, failures = 0;  // out and lse
@@ -37,4 +37,4 @@ DropoutCheck check_dropout_forward(const Case& c, const Outputs& got, double p, 
 DropoutCheck check_dropout_backward(const Case& c, const Outputs& got, double p, std::uint64_t seed,
                                     const PrecisionModel& m);
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

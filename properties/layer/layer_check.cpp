@@ -8,7 +8,7 @@
 #include "reference/bound/bound.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 namespace {
 
 double gamma(std::int64_t n, double u) {
@@ -261,4 +261,4 @@ LayerCheck check_layer_backward(const LayerConfig& cfg, const LayerWeights& w,
   return check;
 }
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

@@ -36,7 +36,7 @@
 #include "problem/case.h"
 #include "problem/precision.h"
 
-namespace attnv::props {
+namespace attnv::layer {
 
 struct StageResult {
   std::string name;             // "Q", "attention.out", "dWq", ...
@@ -95,4 +95,4 @@ StageResult check_matmul(const std::string& name, const std::vector<MatTerm>& te
 Case attention_case(const LayerInputs& in, const LayerTrace& t,
                     const std::vector<float>* dconcat = nullptr);
 
-}  // namespace attnv::props
+}  // namespace attnv::layer

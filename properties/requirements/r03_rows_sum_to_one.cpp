@@ -12,8 +12,8 @@ Requirement r3_rows_sum_to_one() {
       .statement = "weights non-negative, zero on hidden keys, summing to 1",
       .mutants = {"zero_padded_tail"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.max_work = 60000; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_rows_sum_to_one(k, pc.c, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.max_work = 60000; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_rows_sum_to_one(k, pc.c, pc.layout); },
       .cases = {100, 750, 7500},
   };
 }

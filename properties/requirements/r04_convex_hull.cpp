@@ -12,7 +12,7 @@ Requirement r4_convex_hull() {
       .statement = "outputs in the convex hull of the visible values",
       .mutants = {"denominator_skips_max"},
       .needs = "a forward",
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_convex_hull(k, pc.c, pc.layout); },
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_convex_hull(k, pc.c, pc.layout); },
       .cases = {150, 1000, 10000},
   };
 }

@@ -12,8 +12,8 @@ Requirement r8_query_permutation() {
       .statement = "permuting queries permutes outputs",
       .mutants = {"query_tail_skipped"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.positional = false; o.sinks = true; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_query_permutation(k, pc.c, pc.layout, pc.seed); },
+      .options = drawn([](generators::GenOptions& o) { o.positional = false; o.sinks = true; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_query_permutation(k, pc.c, pc.layout, pc.seed); },
       .cases = {100, 750, 7500},
   };
 }

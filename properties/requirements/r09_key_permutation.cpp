@@ -12,8 +12,8 @@ Requirement r9_key_permutation() {
       .statement = "permuting keys with values changes nothing",
       .mutants = {"lost_rescale"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.positional = false; o.kv_len = false; o.sinks = true; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_key_permutation(k, pc.c, pc.layout, pc.seed); },
+      .options = drawn([](generators::GenOptions& o) { o.positional = false; o.kv_len = false; o.sinks = true; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_key_permutation(k, pc.c, pc.layout, pc.seed); },
       .cases = {100, 750, 7500},
   };
 }

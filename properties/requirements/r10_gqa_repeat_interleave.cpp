@@ -13,8 +13,8 @@ Requirement r10_gqa_repeat_interleave() {
       .mutants = {"gqa_tile"},
       .needs = "gqa",
       .missing = needs_claim(&Capabilities::gqa, "grouped heads (GQA)"),
-      .options = drawn([](props::GenOptions& o) { o.grouped = true; o.sinks = true; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_gqa_repeat_interleave(k, pc.c, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.grouped = true; o.sinks = true; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_gqa_repeat_interleave(k, pc.c, pc.layout); },
       .cases = {100, 750, 7500},
   };
 }

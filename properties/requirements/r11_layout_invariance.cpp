@@ -12,8 +12,8 @@ Requirement r11_layout_invariance() {
       .mutants = {"dense_strides_assumed"},
       .needs = "strided",
       .missing = needs_claim(&Capabilities::strided, "strided layouts"),
-      .options = drawn([](props::GenOptions& o) { o.layouts = false; o.sinks = true; o.production_every = kManyRunsProductionEvery; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_layout_invariance(k, pc.c); },
+      .options = drawn([](generators::GenOptions& o) { o.layouts = false; o.sinks = true; o.production_every = kManyRunsProductionEvery; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_layout_invariance(k, pc.c); },
       .cases = {75, 500, 5000},
   };
 }

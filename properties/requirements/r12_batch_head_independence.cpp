@@ -11,8 +11,8 @@ Requirement r12_batch_head_independence() {
       .statement = "batches and KV-head groups are independent",
       .mutants = {"kv_len_of_batch0", "head_slicing"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.production_every = kManyRunsProductionEvery; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_batch_head_independence(k, pc.c, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.production_every = kManyRunsProductionEvery; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_batch_head_independence(k, pc.c, pc.layout); },
       .cases = {75, 500, 5000},
   };
 }

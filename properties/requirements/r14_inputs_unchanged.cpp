@@ -12,8 +12,8 @@ Requirement r14_inputs_unchanged() {
       .statement = "inputs are never written",
       .mutants = {"writes_q"},
       .needs = "a forward (and the backward when claimed)",
-      .options = drawn([](props::GenOptions& o) { o.with_dout = true; o.sinks = true; o.alibi = true; o.varlen = true; o.max_work = 60000; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_inputs_unchanged(k, pc.c, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.with_dout = true; o.sinks = true; o.alibi = true; o.varlen = true; o.max_work = 60000; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_inputs_unchanged(k, pc.c, pc.layout); },
       .cases = {100, 750, 7500},
       .through_files = Requirement::ThroughFiles::input_files,
   };

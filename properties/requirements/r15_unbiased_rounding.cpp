@@ -14,7 +14,7 @@ Requirement r15_unbiased_rounding() {
       .statement = "rounding is unbiased (campaign sign test)",
       .mutants = {"bf16_output_truncated", "emulated_truncate_bf16"},
       .needs = "a forward",
-      .campaign = [](Kernel& k, const std::vector<Case>& cases) { return props::check_unbiased_rounding(k, cases, Layout::bhtd); },
+      .campaign = [](Kernel& k, const std::vector<Case>& cases) { return checks::check_unbiased_rounding(k, cases, Layout::bhtd); },
       .exercised = "cases in the sign test",
       .min_per_case = 0.5,
       .cases = {400, 2000, 10000},

@@ -13,8 +13,8 @@ Requirement r16_key_translation() {
       .statement = "adding one vector to every key leaves O unchanged",
       .mutants = {"key_normalized"},
       .needs = "a forward (no softcap)",
-      .options = drawn([](props::GenOptions& o) { o.production_every = kManyRunsProductionEvery; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_key_translation(k, pc.c, pc.layout, pc.seed); },
+      .options = drawn([](generators::GenOptions& o) { o.production_every = kManyRunsProductionEvery; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_key_translation(k, pc.c, pc.layout, pc.seed); },
       .cases = {100, 750, 7500},
   };
 }

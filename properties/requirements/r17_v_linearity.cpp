@@ -11,8 +11,8 @@ Requirement r17_v_linearity() {
       .statement = "O(V1 + V2) = O(V1) + O(V2)",
       .mutants = {"v_sign_lost"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.sinks = true; o.production_every = kManyRunsProductionEvery; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_v_linearity(k, pc.c, pc.layout, pc.seed); },
+      .options = drawn([](generators::GenOptions& o) { o.sinks = true; o.production_every = kManyRunsProductionEvery; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_v_linearity(k, pc.c, pc.layout, pc.seed); },
       .cases = {100, 750, 7500},
   };
 }

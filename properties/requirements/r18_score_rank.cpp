@@ -15,8 +15,8 @@ Requirement r18_score_rank() {
       .statement = "the score matrix of a head has rank <= Dk",
       .mutants = {"spurious_alibi"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_score_rank(k, pc.c.problem.dtype, pc.seed, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_score_rank(k, pc.c.problem.dtype, pc.seed, pc.layout); },
       .cases = {25, 200, 2000},
   };
 }

@@ -14,8 +14,8 @@ Requirement r19_entropy_temperature() {
       .mutants = {"scale_divides"},
       .needs = "custom_scale",
       .missing = needs_claim(&Capabilities::custom_scale, "custom scale"),
-      .options = drawn([](props::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_entropy_temperature(k, pc.c.problem.dtype, pc.seed, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_entropy_temperature(k, pc.c.problem.dtype, pc.seed, pc.layout); },
       .cases = {25, 200, 2000},
   };
 }

@@ -14,8 +14,8 @@ Requirement r20_score_variance() {
       .statement = "the default scale gives unit score variance",
       .mutants = {"scale_by_dk"},
       .needs = "a forward",
-      .options = drawn([](props::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_score_variance(k, pc.c.problem.dtype, pc.seed, pc.layout); },
+      .options = drawn([](generators::GenOptions& o) { o.max_work = 1000; o.production_every = 0; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_score_variance(k, pc.c.problem.dtype, pc.seed, pc.layout); },
       .cases = {10, 50, 250},
   };
 }

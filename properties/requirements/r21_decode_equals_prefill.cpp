@@ -17,8 +17,8 @@ Requirement r21_decode_equals_prefill() {
       .mutants = {"decode_top_left", "decode_append_shifted", "paged_last_page_full", "paged_table_row0", "alibi_dropped_in_decode"},
       .needs = "decode",
       .missing = needs_claim(&Capabilities::decode, "decode"),
-      .options = drawn([](props::GenOptions& o) { o.sinks = true; o.alibi = true; o.kv_len = false; o.max_tk = 40; o.max_work = 60000; o.production_every = 0; }),
-      .check = [](Kernel& k, const props::PropertyCase& pc) { return props::check_decode_equals_prefill(k, pc.c, pc.layout, pc.seed); },
+      .options = drawn([](generators::GenOptions& o) { o.sinks = true; o.alibi = true; o.kv_len = false; o.max_tk = 40; o.max_work = 60000; o.production_every = 0; }),
+      .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_decode_equals_prefill(k, pc.c, pc.layout, pc.seed); },
       .cases = {40, 300, 3000},
   };
 }

@@ -11,34 +11,34 @@
 namespace attnv::conformance {
 namespace {
 
-props::PropertyResult check_bias_row_shift(Kernel& k, const props::PropertyCase& pc) {
+checks::PropertyResult check_bias_row_shift(Kernel& k, const generators::PropertyCase& pc) {
   const char* name = "bias_row_shift";
-  using props::PropertyResult;
+  using checks::PropertyResult;
   Case base = pc.c;
   base.dout.clear();
   if (!base.problem.has_bias) {  // a zero bias: the shift is then the whole bias
     base.problem.has_bias = true;
     base.bias.assign(static_cast<std::size_t>(base.problem.shape.Tq * base.problem.shape.Tk), 0.0);
   }
-  if (auto why = props::detail::not_claimed(k, base, false); !why.empty()) return PropertyResult::not_claimed(name, base.id, why);
+  if (auto why = checks::detail::not_claimed(k, base, false); !why.empty()) return PropertyResult::not_claimed(name, base.id, why);
   double M = 1;
   for (double b : base.bias) M = std::isfinite(b) ? std::max(M, std::abs(b)) : M;
-  const double g = props::detail::exact_grid(base.problem.dtype, M);
+  const double g = checks::detail::exact_grid(base.problem.dtype, M);
   if (g == 0) return PropertyResult::not_applicable(name, base.id, "bias + t would overflow the dtype");
-  for (double& b : base.bias) b = std::isfinite(b) ? props::detail::on_grid(b, g) : b;
+  for (double& b : base.bias) b = std::isfinite(b) ? checks::detail::on_grid(b, g) : b;
   Case moved = base;
   gen::Rng rng(pc.seed ^ 0x62696173736866ull);
   const std::int64_t Tq = base.problem.shape.Tq, Tk = base.problem.shape.Tk;
   std::vector<double> t(static_cast<std::size_t>(Tq));
-  for (double& x : t) x = props::detail::on_grid(rng.uniform(-M, M), g);
+  for (double& x : t) x = checks::detail::on_grid(rng.uniform(-M, M), g);
   // Row i of every plane (per batch, per head) gets the same t_i: every row (b, h, i) shifts by t_i.
   for (std::size_t n = 0; n < moved.bias.size(); ++n)
     moved.bias[n] += t[static_cast<std::size_t>((static_cast<std::int64_t>(n) / Tk) % Tq)];
   moved.id = base.id + " (bias rows shifted)";
-  const Outputs a = props::detail::run(k, base, pc.layout).out, b = props::detail::run(k, moved, pc.layout).out;
-  const props::detail::Exact ea = props::detail::exact_forward(k, base), eb = props::detail::exact_forward(k, moved);
+  const Outputs a = checks::detail::run(k, base, pc.layout).out, b = checks::detail::run(k, moved, pc.layout).out;
+  const checks::detail::Exact ea = checks::detail::exact_forward(k, base), eb = checks::detail::exact_forward(k, moved);
   double ratio = 0;
-  std::string d = props::detail::disagreement(base, "out", a.out, b.out, ea.exact.out, ea.bounds.out, eb.bounds.out,
+  std::string d = checks::detail::disagreement(base, "out", a.out, b.out, ea.exact.out, ea.bounds.out, eb.bounds.out,
                                               ea.out_dtype, &ratio);
   // LSE (when claimed): lse_b - t_i against lse_a, each within its own allowance (rounding at
   // the output dtype, as bound::compare judges the LSE).
@@ -49,7 +49,7 @@ props::PropertyResult check_bias_row_shift(Kernel& k, const props::PropertyCase&
                                                                                      bound::threshold(b.lse[n], ex + ti, eb.bounds.lse[n], ld)
                                          : a.lse[n] == ex && b.lse[n] == ex;
     if (!agree)
-      d = props::detail::element_name(base, "lse", n) + ": " + std::to_string(a.lse[n]) + ", shifted by t = " + std::to_string(ti) +
+      d = checks::detail::element_name(base, "lse", n) + ": " + std::to_string(a.lse[n]) + ", shifted by t = " + std::to_string(ti) +
           " gave " + std::to_string(b.lse[n]) + " (exact " + std::to_string(ex) + " and " + std::to_string(ex + ti) + ")";
   }
   if (d.empty()) return PropertyResult::pass(name, base.id).with_ratio(ratio);

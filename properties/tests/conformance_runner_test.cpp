@@ -207,9 +207,9 @@ TEST(ConformanceRunner, AScaleAppliedToDsFirstIsWithinTheBackwardBound) {
     c.k = {0, -700 / 1.475};                 // logits 0 and -700: P_1 ~ 1e-304
     c.v = {0, 1e-17 * (1 + t * 0.037)};      // dS_1 ~ 1e-321: subnormal, and scale dS_1 more so
     c.dout = {1};
-    const props::PropertyResult r = props::check_backward_matches_reference(fa2_order, c, Layout::bhtd);
+    const checks::PropertyResult r = checks::check_backward_matches_reference(fa2_order, c, Layout::bhtd);
     EXPECT_TRUE(r.ok) << r.message << "\n" << r.worst;
-    judged += r.status == props::Status::pass;
+    judged += r.status == checks::Status::pass;
   }
   EXPECT_EQ(judged, 200);
   const RequirementResult r = run_requirement(fa2_order, "R2", DType::f64);
@@ -271,7 +271,7 @@ TEST(ConformanceRunner, EveryMutantFailsItsRequirementInTheQuickTier) {
     EXPECT_NE(f.reproduce.find("seed=" + std::to_string(opt.seed)), std::string::npos) << f.reproduce;
     if (req.property == "unbiased_rounding") continue;  // a campaign: no single case
     // The reproduce line's case is the failing case, and its evidence was saved.
-    const props::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index, m.make()->capabilities());
+    const generators::PropertyCase again = reproduce_case(req.id, m.dtype, opt.seed, f.case_index, m.make()->capabilities());
     EXPECT_NE(f.case_id.find("seed=" + std::to_string(again.seed)), std::string::npos) << f.case_id;
     ASSERT_FALSE(f.saved_case.empty());
     ASSERT_TRUE(std::filesystem::exists(f.saved_case)) << f.saved_case;

@@ -79,7 +79,7 @@ TEST(Evidence, ALayoutBugStillFailsInItsLayoutUntilFixed) {
     kernels::NarrowedKernel dense(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.strided = false; });
     const Rejudgement unclaimed = rejudge(dense, e);
     EXPECT_FALSE(unclaimed.result.judged()) << unclaimed.result;
-    EXPECT_EQ(unclaimed.result.status, props::Status::not_claimed) << unclaimed.result;
+    EXPECT_EQ(unclaimed.result.status, checks::Status::not_claimed) << unclaimed.result;
   }
   EXPECT_EQ(seen, (std::set<Layout>{Layout::bthd, Layout::gapped})) << "both strided layouts were judged again";
   fs::remove_all(dir);
@@ -93,7 +93,7 @@ TEST(Evidence, ARequirementsCapabilityNoLongerClaimedIsNotJudged) {
   ASSERT_EQ(es.size(), 1u);
   kernels::NarrowedKernel forward_only(std::make_unique<kernels::NaiveKernel>(), [](Capabilities& c) { c.backward = false; });
   const Rejudgement j = rejudge(forward_only, es[0]);
-  EXPECT_EQ(j.result.status, props::Status::not_claimed) << j.result;
+  EXPECT_EQ(j.result.status, checks::Status::not_claimed) << j.result;
   kernels::NaiveKernel fixed;
   EXPECT_TRUE(rejudge(fixed, es[0]).result.judged());
   fs::remove_all(dir);
@@ -248,7 +248,7 @@ TEST(Evidence, WhatAttnvCannotJudgeIsAttnvsErrorNotTheKernels) {
   e.pc.c.id = "lse beyond f64";
   kernels::NaiveKernel k;
   const Rejudgement j = rejudge(k, e);
-  EXPECT_EQ(j.result.status, props::Status::attnv_error) << j.result;
+  EXPECT_EQ(j.result.status, checks::Status::attnv_error) << j.result;
   EXPECT_TRUE(j.result.ok) << "not a failure of the kernel";
   EXPECT_NE(j.result.message.find("log-sum-exp is not finite"), std::string::npos) << j.result.message;
 }

@@ -22,7 +22,7 @@
 #include "properties/checks/checks.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -226,4 +226,4 @@ TEST_F(Flush, PlantedBugsAreStillCaughtWhenFlushingIsDeclared) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -14,7 +14,7 @@
 #include "properties/conformance/conformance.h"
 #include "properties/generators/property_case.h"
 
-namespace attnv::props {
+namespace attnv::generators {
 namespace {
 
 std::vector<PropertyCase> draw(const GenOptions& opt, int n, std::uint64_t seed = 7) {
@@ -299,4 +299,4 @@ TEST(Generators, ShowValuePrintsTheProblemAndSmallTensors) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::generators

@@ -12,7 +12,9 @@
 #include "kernels/naive_kernel.h"
 #include "gen/rng.h"
 
-namespace attnv::props {
+namespace attnv::checks {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -356,4 +358,4 @@ TEST(Checks, UninformativeAllowancesAreNoEvidence) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::checks

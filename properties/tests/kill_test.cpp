@@ -12,7 +12,9 @@
 #include "kernels/mutants.h"
 #include "properties/conformance/conformance.h"
 
-namespace attnv::props::testing {
+namespace attnv::checks::testing {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -106,4 +108,4 @@ TEST(MutantZoo, EveryPropertyHasAMutantMeantToBreakIt) {
 }
 
 }  // namespace
-}  // namespace attnv::props::testing
+}  // namespace attnv::checks::testing

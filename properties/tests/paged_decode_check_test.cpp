@@ -16,7 +16,9 @@
 #include "properties/conformance/conformance.h"
 #include "properties/generators/property_case.h"
 
-namespace attnv::props::testing {
+namespace attnv::checks::testing {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -110,4 +112,4 @@ TEST(DecodeRun, AnOutputLeftUnwrittenIsNamed) {
 }
 
 }  // namespace
-}  // namespace attnv::props::testing
+}  // namespace attnv::checks::testing

@@ -17,7 +17,9 @@
 #include "properties/checks/runs.h"
 #include "properties/conformance/conformance.h"
 
-namespace attnv::props::testing {
+namespace attnv::checks::testing {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -213,4 +215,4 @@ TEST(UnbiasedRounding, HoldsOnCorrectKernels) {
 }
 
 }  // namespace
-}  // namespace attnv::props::testing
+}  // namespace attnv::checks::testing

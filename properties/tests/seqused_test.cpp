@@ -17,7 +17,9 @@
 #include "properties/checks/checks.h"
 #include "properties/conformance/conformance.h"
 
-namespace attnv::props {
+namespace attnv::checks {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -162,4 +164,4 @@ TEST(SeqUsedClaim, ClaimedButDeclinedIsNotSupportedAndUncovered) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::checks

@@ -20,7 +20,7 @@
 #include "kernels/naive_kernel.h"
 #include "properties/checks/checks.h"
 
-namespace attnv::props {
+namespace attnv::checks {
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -91,4 +91,4 @@ TEST(SoundnessCampaign, CorrectKernelsHaveNoFinding) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::checks

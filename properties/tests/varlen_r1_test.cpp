@@ -11,7 +11,9 @@
 #include "kernels/naive_kernel.h"
 #include "properties/conformance/conformance.h"
 
-namespace attnv::props {
+namespace attnv::checks {
+
+using namespace generators;  // the cases the checks run on
 using namespace kernels;  // the kernels under test (kernels/)
 namespace {
 
@@ -47,4 +49,4 @@ TEST(VarlenR1, NaivePassesEveryPackedCaseAndTheGlobalAlignmentMutantIsCaught) {
 }
 
 }  // namespace
-}  // namespace attnv::props
+}  // namespace attnv::checks

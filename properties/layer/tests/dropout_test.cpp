@@ -17,7 +17,7 @@
 #include "properties/layer/dropout_check.h"
 #include "reference/dropout/dropout_mask.h"
 
-namespace attnv::props::testing {
+namespace attnv::layer::testing {
 namespace {
 
 using Words = std::array<std::uint32_t, 4>;
@@ -261,4 +261,4 @@ TEST(Dropout, PMustBeBelowOne) {
 }
 
 }  // namespace
-}  // namespace attnv::props::testing
+}  // namespace attnv::layer::testing

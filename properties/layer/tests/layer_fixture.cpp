@@ -3,7 +3,7 @@
 #include <cmath>
 #include <random>
 
-namespace attnv::props::testing {
+namespace attnv::layer::testing {
 
 core::LayerWeights LayerFixture::weights() const {
   core::LayerWeights w{wq.data(), wk.data(), wv.data(), wo.data(), nullptr, nullptr, nullptr, nullptr};
@@ -65,4 +65,4 @@ LayerFixture make_layer(const core::LayerConfig& cfg, std::int64_t B, std::int64
   return f;
 }
 
-}  // namespace attnv::props::testing
+}  // namespace attnv::layer::testing

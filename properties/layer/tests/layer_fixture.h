@@ -6,7 +6,7 @@
 
 #include "core/layer.h"
 
-namespace attnv::props::testing {
+namespace attnv::layer::testing {
 
 struct LayerFixture {
   core::LayerConfig cfg;
@@ -21,4 +21,4 @@ struct LayerFixture {
 LayerFixture make_layer(const core::LayerConfig& cfg, std::int64_t B, std::int64_t T, std::int64_t Tkv,
                         const Problem& attention, std::uint64_t seed);
 
-}  // namespace attnv::props::testing
+}  // namespace attnv::layer::testing

@@ -16,7 +16,7 @@
 #include "reference/bound/bound.h"
 #include "reference/fast/fast.h"
 
-namespace attnv::props::testing {
+namespace attnv::layer::testing {
 namespace {
 
 struct Variant {
@@ -343,4 +343,4 @@ TEST(Layer, MalformedTraceFailsTheCheck) {
 }
 
 }  // namespace
-}  // namespace attnv::props::testing
+}  // namespace attnv::layer::testing
