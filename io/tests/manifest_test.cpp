@@ -1,5 +1,4 @@
 // manifest.json parsing is strict and every message names the case (index and id) and the key.
-#include <fstream>
 #include <regex>
 #include <set>
 
