@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 void write_text(const fs::path& path, const std::string& text) {
-  io::write_file_atomic(path, std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+  io::write_text_atomic(path, text);
 }
 
 void require_parent(const std::string& file, const char* option) {

@@ -1,5 +1,5 @@
-// attnv fuzz: hunt for a case the kernel gets wrong with the numeric fuzz oracle
-// (fuzz/numeric/oracle.h) and a guided random search (fuzz/search/search.h); shrink the first
+// attnv fuzz: hunt for a case the kernel gets wrong with the fuzz differential judge
+// (fuzz/numeric/differential_judge.h) and a guided random search (fuzz/search/search.h); shrink the first
 // finding and leave a reproducer for `attnv repro`.
 #include <cstdio>
 #include <filesystem>
@@ -84,7 +84,7 @@ int run_fuzz(const FuzzArgs& a) {
     make = [] { return std::unique_ptr<Kernel>(std::make_unique<core::CoreKernel>(core::ForwardOptions{.threads = 1})); };
 
   // A kernel's supports() is honoured as certify honours it: a case it declines is never called,
-  // the oracle skips it ("the kernel declined the case") and the status line counts it.
+  // the differential judge skips it ("the kernel declined the case") and the status line counts it.
   make = [inner = std::move(make)] {
     return std::unique_ptr<Kernel>(std::make_unique<SupportGuard>(inner()));
   };
@@ -94,8 +94,8 @@ int run_fuzz(const FuzzArgs& a) {
   opt.jobs = a.jobs;
   opt.seed = a.seed;
   // Floating-point flags are only seen in this process; a plugin runs in its worker.
-  opt.oracle.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
-  opt.oracle.backward = !a.no_backward;
+  opt.judging.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
+  opt.judging.backward = !a.no_backward;
   const std::unique_ptr<Kernel> probe = make();
   const Capabilities claims = fuzz::fuzzed_claims(*probe, opt.dtype);  // InputError: --dtype not claimed
   opt.seeds = seeds_of(a);

@@ -152,8 +152,7 @@ void write_case(const fs::path& folder, const Case& c, const CaseResult& r, cons
 // Written last and atomically: a summary that exists describes results that exist.
 void write_summary(const fs::path& out, const nlohmann::json& summary) {
   const std::string text = summary.dump(2) + "\n";
-  io::write_file_atomic(out / "reference.json",
-                        std::span(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+  io::write_text_atomic(out / "reference.json", text);
 }
 
 void run(const ReferenceArgs& a) {

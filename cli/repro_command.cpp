@@ -1,6 +1,6 @@
 // attnv repro: judge a saved failure again, the same way it was judged: the evidence folder of a
 // certify / cases check finding with its requirement's check (properties/conformance/evidence.h),
-// or the cases of an exchange folder (what `attnv fuzz` left) with the fuzz oracle. Exit 1 while
+// or the cases of an exchange folder (what `attnv fuzz` left) with the fuzz differential judge. Exit 1 while
 // the kernel still fails, 0 once it passes; a pass of a case whose failure did not recur when it
 // was judged again at once (by certify or attnv fuzz) is neither (exit 2): the kernel passed that
 // case then too.
@@ -13,7 +13,7 @@
 #include "properties/conformance/evidence_repro.h"
 #include "fuzz/search/fuzz_run.h"
 #include "core/core_kernel.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "properties/conformance/evidence.h"
 #include "io/exchange.h"
 #include "problem/error.h"
@@ -41,7 +41,7 @@ int run_repro(const ReproArgs& a) {
   if (!e && cases.empty()) throw InputError(a.dir + ": the manifest lists no case");
   std::unique_ptr<Kernel> k = make_kernel(choice);
   if (e) return conformance::rejudge_evidence(*k, *e, choice.info.name, a.dir, std::cout);
-  fuzz::OracleOptions opt;
+  fuzz::DifferentialOptions opt;
   opt.fp = plugin ? fuzz::FpCheck::off : fuzz::FpCheck::flags;
   return fuzz::rejudge_reproducer(*k, cases, opt, choice.info.spec, choice.info.name, std::cout);
 }

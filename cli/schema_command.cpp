@@ -28,7 +28,7 @@ void add_schema_command(CLI::App& app, int& exit_code) {
       std::cout << text;
     } else {
       require_regular_target(*out, "--out");
-      io::write_file_atomic(*out, std::span(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+      io::write_text_atomic(*out, text);
     }
     exit_code = 0;
   });

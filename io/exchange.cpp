@@ -244,7 +244,7 @@ void write_exchange(const fs::path& dir, const std::vector<ExchangeCase>& cases)
     throw InputError(std::string("write_exchange: ") + ex.what());
   }
   // The manifest goes last, so a reader never finds one that names files not yet written.
-  write_file_atomic(dir / kManifestFile, std::span(reinterpret_cast<const unsigned char*>(manifest.data()), manifest.size()));
+  write_text_atomic(dir / kManifestFile, manifest);
 }
 
 void write_exchange(const fs::path& dir, const std::vector<Case>& cases) {

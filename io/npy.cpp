@@ -356,6 +356,10 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const unsign
   fail(name, "write failed: " + std::string(err ? std::strerror(err) : "cannot rename the temporary file into place"));
 }
 
+void write_text_atomic(const std::filesystem::path& path, std::string_view text) {
+  write_file_atomic(path, std::span(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+}
+
 void write_npy(const std::filesystem::path& path, std::span<const std::int64_t> shape, NpyType type,
                std::span<const double> values) {
   write_file_atomic(path, encode_npy_floats(shape, type, values, name_of(path)));

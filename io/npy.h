@@ -98,5 +98,7 @@ std::string unreadable_reason(const std::filesystem::path& path);
 // (InputError) a `path` that exists and is not a regular file: a rename would replace the
 // device, pipe, socket, folder or symbolic link itself (as root, `/dev/stdout` for everyone).
 void write_file_atomic(const std::filesystem::path& path, std::span<const unsigned char> bytes);
+// The same for text (a manifest, a certificate, a report): its bytes as they are.
+void write_text_atomic(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace attnv::io

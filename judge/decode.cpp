@@ -11,6 +11,7 @@
 #include "judge/paged_cache.h"
 #include "problem/element_name.h"
 #include "problem/error.h"
+#include "problem/features/registry.h"
 #include "problem/kernel_fault.h"
 #include "problem/validate.h"
 #include "reference/fast/fast.h"
@@ -27,8 +28,7 @@ struct Prompt {
   Problem p;  // B, Hq, Hkv, Dk, Dv, dtype, scale, softcap, window of the decode calls
   I T = 0;
   std::vector<double> q, k, v;  // dense [B, H, T, D]
-  std::vector<double> sinks;    // [Hq] when p.has_sinks
-  std::vector<double> alibi;    // [Hq] when p.has_alibi
+  std::vector<std::vector<double>> heads;  // one per row of kHeadInputs: [Hq] when the problem has it
   double qv(I b, I h, I t, I d) const { return q[static_cast<std::size_t>(((b * p.shape.Hq + h) * T + t) * p.shape.Dk + d)]; }
   double kv(const std::vector<double>& x, I b, I h, I t, I d, I D) const {
     return x[static_cast<std::size_t>(((b * p.shape.Hkv + h) * T + t) * D + d)];
@@ -52,9 +52,13 @@ Prompt prompt_of(const Case& c) {
           pr.q[static_cast<std::size_t>(((b * s.Hq + h) * pr.T + t) * s.Dk + d)] = c.q[c.qi(b, h, t % s.Tq, d)];
   pr.k = c.k;
   pr.v = c.v;
-  pr.sinks = c.sinks;
-  pr.alibi = c.alibi;
+  for (const HeadInput& in : kHeadInputs) pr.heads.push_back(c.*in.values);
   return pr;
+}
+
+// The prompt's per-head inputs (sinks, ALiBi slopes, ...) into a case of one of its calls.
+void put_heads(const Prompt& pr, Case& c) {
+  for (std::size_t r = 0; r < std::size(kHeadInputs); ++r) c.*kHeadInputs[r].values = pr.heads[r];
 }
 
 // The problem of a decode call of n tokens into a cache of `capacity` (paged when page_size > 0).
@@ -91,8 +95,7 @@ Case equivalent_forward(const Prompt& pr, I c0, I n, I capacity) {
   Problem p = call_problem(pr, n, capacity);
   p.has_kv_len = true;
   Case c = make_zero_case(p, false);
-  c.sinks = pr.sinks;
-  c.alibi = pr.alibi;
+  put_heads(pr, c);
   const Shape& s = p.shape;
   for (I b = 0; b < s.B; ++b) {
     c.kv_len[static_cast<std::size_t>(b)] = c0 + n;
@@ -134,8 +137,7 @@ class DecodeRun {
     const Shape& s = pr_.p.shape;
     Problem sp = call_problem(pr_, n, n);  // the step's own tensors: q, k_new, v_new, out, lse
     Case step_case = make_zero_case(sp, false);
-    step_case.sinks = pr_.sinks;
-    step_case.alibi = pr_.alibi;
+    put_heads(pr_, step_case);
     for (I b = 0; b < s.B; ++b) {
       for (I h = 0; h < s.Hq; ++h)
         for (I i = 0; i < n; ++i)
@@ -160,8 +162,7 @@ class DecodeRun {
     if (paged_) dv.block_table = paged_->table();
     dv.out = sb.views().out;
     if (lse) dv.lse = sb.views().lse;
-    dv.sinks = sb.views().sinks;
-    dv.alibi = sb.views().alibi;
+    for (const HeadInput& in : kHeadInputs) dv.*in.decode_view = sb.views().*in.view;
     const Problem p = call_problem(pr_, n, capacity_, page_size_);
     if (auto e = check_decode_views(p, dv); !e.empty()) throw HarnessError("attnv made invalid decode views: " + e[0]);
     std::ostringstream where;

@@ -72,7 +72,7 @@ Fault describe_fault(const wire::Status& s, const CallLayout& l) {
       const wire::Tensor& t = l.t[k];
       if (t.offset < 0 || off < t.offset || off >= t.offset + t.mapped) continue;
       const std::int64_t rel = off - t.offset;
-      const std::string name = l.names[k] ? l.names[k] : wire::kTensorNames[k];
+      const std::string name = l.names[k] ? l.names[k] : wire::kTensorNames[k].data();
       if (rel >= t.bytes)
         return {FaultKind::out_of_bounds, verb(s) + " into input " + name + " past its last element: byte offset " +
                                               std::to_string(rel) + ", extent " + std::to_string(t.bytes) + " bytes"};
@@ -95,11 +95,11 @@ Fault describe_fault(const wire::Status& s, const CallLayout& l) {
     const bool blame_before = before && (!after || off - (before->offset + before->bytes) <= ahead);
     if (blame_before)
       return {FaultKind::out_of_bounds, verb(s) + " out of bounds past the end of " +
-                                            (l.names[ib] ? l.names[ib] : wire::kTensorNames[ib]) + ": byte offset " +
+                                            (l.names[ib] ? l.names[ib] : wire::kTensorNames[ib].data()) + ": byte offset " +
                                             std::to_string(past) + ", extent " + std::to_string(before->bytes) + " bytes"};
     if (after)
       return {FaultKind::out_of_bounds, verb(s) + " out of bounds before the start of " +
-                                            (l.names[ia] ? l.names[ia] : wire::kTensorNames[ia]) + ": byte offset -" +
+                                            (l.names[ia] ? l.names[ia] : wire::kTensorNames[ia].data()) + ": byte offset -" +
                                             std::to_string(ahead)};
     return {FaultKind::out_of_bounds, verb(s) + " the shared status page at byte offset " + std::to_string(off)};
   }

@@ -60,24 +60,24 @@ std::int64_t extent_bytes(const attnv_tensor& t) {
 CallLayout plan_call(const attnv_views& v, const attnv_problem& p, wire::Op op) {
   const bool backward = op == wire::Op::backward, decode = op == wire::Op::decode;
   CallLayout l;
-  for (int s = 0; s < wire::kSlots; ++s) l.names[s] = wire::kTensorNames[s];
+  for (int s = 0; s < wire::kSlots; ++s) l.names[s] = wire::kTensorNames[s].data();  // literals: null-terminated
   if (decode) {
     l.names[wire::k] = "k_new";
     l.names[wire::v] = "v_new";
-    l.names[wire::kv_len] = "cache_len";
+    l.names[wire::kKvLenSlot] = "cache_len";
     l.names[wire::dk] = "k_cache";
     l.names[wire::dv] = "v_cache";
     l.names[wire::dout] = "block_table";  // a paged cache's (decode_in_slots)
   }
-  const attnv_tensor* ts[wire::kSlots] = {&v.q,  &v.k,  &v.v,  &v.mask, &v.bias,   nullptr, &v.dout,  &v.out,  &v.lse,
-                                          &v.dq, &v.dk, &v.dv, nullptr, &v.dsinks, nullptr, nullptr, nullptr};
+  const attnv_tensor* ts[wire::kSlots] = {&v.q,   &v.k,   &v.v,  &v.mask, &v.bias, &v.dout,
+                                          &v.out, &v.lse, &v.dq, &v.dk,   &v.dv,   &v.dsinks};
   for (const HeadInput& h : kHeadInputs) ts[wire::slot_named(h.name)] = &(v.*h.abi_view);
   // The int64 arrays (the slots without a tensor): pointer and element count, which the views
   // do not carry; an absent array maps nothing. A decode's cache_len [B] rides in kv_len's slot.
   const Problem problem = problem_from_abi(p);
   std::pair<const std::int64_t*, std::int64_t> arrays[wire::kSlots] = {};
   for (const IndexInput& x : kIndexInputs) arrays[wire::slot_named(x.name)] = {v.*x.abi_view, x.count(problem)};
-  if (decode) arrays[wire::kv_len] = {v.kv_len, p.B};
+  if (decode) arrays[wire::kKvLenSlot] = {v.kv_len, p.B};
   std::size_t offset = 2 * page_size();  // status page, then a guard
   for (int s = 0; s < wire::kSlots; ++s) {
     const bool writable = backward ? (s == wire::dq || s == wire::dk || s == wire::dv || s == wire::dsinks)

@@ -1,8 +1,8 @@
 #pragma once
 // ATTNV_FUZZ_FP_TRAP=0 turns off the floating-point exception check of the libFuzzer target
 // (for a kernel that raises flags on purpose, e.g. in masked-off SIMD lanes). With it on, the
-// oracle traps overflow, invalid operation and division by zero around the kernel call only
-// (FpCheck::trap, oracle.cpp), so they show as SIGFPE with the kernel's frame on top.
+// differential judge traps overflow, invalid operation and division by zero around the kernel call only
+// (FpCheck::trap, differential_judge.cpp), so they show as SIGFPE with the kernel's frame on top.
 #include <cstdlib>
 
 namespace attnv::fuzz {

@@ -1,6 +1,6 @@
 // Differential numeric fuzz target: any attnv::Kernel (kernel_choice.h) against the fast
 // reference, judged by the error bound of the kernel's declared precision model. A thin wrapper
-// over the shared oracle (oracle.h, which lists the findings; `attnv fuzz` uses the same one):
+// over the shared differential judge (differential_judge.h, which lists the findings; `attnv fuzz` uses the same one):
 // bytes -> Genome (case_genome.h) -> judge_genome -> on a finding, print the case and call
 // __builtin_trap() so libFuzzer saves the input as crash-<sha1> (replay it with the same binary
 // and ATTNV_FUZZ_KERNEL); otherwise the numeric signal buckets go to libFuzzer's extra counters.
@@ -18,7 +18,7 @@
 #include "fuzz/numeric/fp_trap.h"
 #include "fuzz/numeric/kernel_choice.h"
 #include "fuzz/numeric/numeric_signal.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "problem/error.h"
 #include "problem/features/registry.h"
 
@@ -61,9 +61,9 @@ const Capabilities& fuzzed_claims() {
   return caps;
 }
 
-const fuzz::OracleOptions& options() {
-  static const fuzz::OracleOptions opt = [] {
-    fuzz::OracleOptions o;
+const fuzz::DifferentialOptions& options() {
+  static const fuzz::DifferentialOptions opt = [] {
+    fuzz::DifferentialOptions o;
     o.twice = !env_off("ATTNV_FUZZ_TWICE");  // the second call costs half the kernel time
     o.fp = fuzz::fp_trap_enabled() ? fuzz::FpCheck::trap : fuzz::FpCheck::off;
     return o;

@@ -26,7 +26,7 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
   Kernel* const probe = &probe_kernel;
   log << "attnv fuzz: kernel " << io::printable(job.kernel_name) << " (" << io::printable(job.kernel_spec) << "), dtypes";
   for (DType d : claims.dtypes) log << ' ' << dtype_name(d);
-  log << (claims.backward && opt.oracle.backward ? ", forward and backward" : ", forward") << (claims.decode ? ", decode" : "")
+  log << (claims.backward && opt.judging.backward ? ", forward and backward" : ", forward") << (claims.decode ? ", decode" : "")
       << ", " << opt.jobs << " searcher"
       << (opt.jobs == 1 ? "" : "s") << ", " << opt.seeds.size() << " seed inputs, up to " << opt.max_seconds << " s\n";
   const SearchResult r = run_search(make, opt, [&log](const SearchStatus& s) { log << "attnv fuzz: " << status_line(s) << '\n'; });
@@ -35,13 +35,13 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
     // attnv could not judge an input (its reference or bound failed): no verdict on the kernel,
     // and the search cannot go on honestly past it. The case is kept, shrunk while the same
     // error persists, so the defect can be reproduced and found.
-    const bool backward = opt.oracle.backward && claims.backward;
+    const bool backward = opt.judging.backward && claims.backward;
     const std::string found_line =
         fuzz::case_line(fuzz::genome_case(r.genome, claims, backward), fuzz::genome_layout(r.genome, claims));
     log << "attnv fuzz: attnv's own error after " << r.status.execs << " execs; shrinking (up to "
               << job.shrink_seconds << " s)\n";
     const AttnvErrorShrinkResult s =
-        shrink_attnv_error(*probe, r.genome, *r.attnv_error, claims, opt.oracle, job.shrink_seconds);
+        shrink_attnv_error(*probe, r.genome, *r.attnv_error, claims, opt.judging, job.shrink_seconds);
     const Case c = fuzz::genome_case(s.genome, claims, backward);
     const Layout layout = fuzz::genome_layout(s.genome, claims);
     std::ostringstream text;
@@ -76,7 +76,7 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
     return fuzz::case_line(f.c, f.layout) + (f.decode ? ", decoded in " + judge::plan_line(*f.decode) : "");
   };
   const std::string found_line = line_of(*r.finding);
-  const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.oracle, job.shrink_seconds);
+  const ShrinkResult s = shrink(*probe, r.genome, *r.finding, claims, opt.judging, job.shrink_seconds);
   const fuzz::Finding& f = s.finding;
 
   std::ostringstream text;
@@ -104,7 +104,7 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe_kernel, const Capabil
   return 1;
 }
 
-int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, const OracleOptions& opt,
+int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, const DifferentialOptions& opt,
                        const std::string& kernel_spec, const std::string& kernel_name, std::ostream& out) {
   if (cases.empty()) throw InputError("the manifest lists no case");
   const Capabilities caps = k.capabilities();
@@ -125,7 +125,7 @@ int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, co
     }
     const std::optional<judge::DecodePlan> plan = reproducer_decode_plan(ec);
     if (c.has_dout() && !caps.backward && !plan) note += " (case has dout; the kernel claims no backward: forward only)";
-    const Verdict v = plan ? judge_decode_case(k, c, layout, *plan, opt) : judge_case(k, c, layout, opt);
+    const Verdict v = plan ? judge_decode_case(k, c, layout, *plan, opt) : judge_fuzzed_case(k, c, layout, opt);
     if (!v.judged) throw InputError("case '" + c.id + "': cannot be judged: " + v.skipped_why);
     out << "case " << io::printable(c.id) << ": " << case_line(c, layout)
         << (plan ? ", decoded in " + judge::plan_line(*plan) : v.backward ? ", forward and backward" : ", forward") << note << '\n';

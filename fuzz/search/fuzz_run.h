@@ -31,11 +31,11 @@ int fuzz_and_save(const KernelFactory& make, Kernel& probe, const Capabilities& 
                   std::ostream& out, std::ostream& log);
 
 // The cases of a reproducer (or any exchange folder) judged again with kernel `k` by the fuzz
-// oracle, each in its recorded layout: 1 when any still fails, 0 when every one passes. What it
+// differential judge, each in its recorded layout: 1 when any still fails, 0 when every one passes. What it
 // judged goes to `out`. InputError when a case cannot be judged with this kernel, was recorded
 // with another configuration of it (`kernel_spec` names the kernel running now), or passes now
 // although its failure did not recur when it was found (no evidence of a fix).
-int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, const OracleOptions& opt,
+int rejudge_reproducer(Kernel& k, const std::vector<io::ExchangeCase>& cases, const DifferentialOptions& opt,
                        const std::string& kernel_spec, const std::string& kernel_name, std::ostream& out);
 
 // The status line of a search: "12.0 s, 3400 execs (283/s), ...".

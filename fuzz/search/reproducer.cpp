@@ -27,8 +27,7 @@ std::filesystem::path write_fuzz_case(const std::filesystem::path& dir, const Ca
   meta["attnv_fuzz"] = std::move(fields);
   ec.meta_json = meta.dump();
   io::write_exchange(dir, std::vector<io::ExchangeCase>{ec});
-  io::write_file_atomic(dir / "finding.txt", std::span<const unsigned char>(
-                                                 reinterpret_cast<const unsigned char*>(report_text.data()), report_text.size()));
+  io::write_text_atomic(dir / "finding.txt", report_text);
   return io::case_dir(dir, ec);
 }
 

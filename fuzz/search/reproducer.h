@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "io/exchange.h"
 
 namespace attnv::fuzz {

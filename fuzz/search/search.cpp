@@ -82,7 +82,7 @@ void searcher(int index, const KernelFactory& make, const SearchOptions& opt, Sh
       const fuzz::Genome g = fuzz::decode(input.data(), input.size());
       fuzz::Verdict v;
       try {
-        v = fuzz::judge_genome(*k, g, claims, opt.oracle);
+        v = fuzz::judge_genome(*k, g, claims, opt.judging);
       } catch (const HarnessError& e) {
         sh.execs.fetch_add(1, std::memory_order_relaxed);  // the input ran: "after N execs" counts it
         std::lock_guard lock(sh.mu);
@@ -268,7 +268,7 @@ fuzz::Genome shrink_while(const fuzz::Genome& g, double max_seconds, std::int64_
 }  // namespace
 
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
-                    const fuzz::OracleOptions& opt, double max_seconds) {
+                    const fuzz::DifferentialOptions& opt, double max_seconds) {
   ShrinkResult r;
   r.genome = g;
   r.finding = f;
@@ -308,7 +308,7 @@ std::string error_signature(const std::string& message) {
 }
 
 AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, const std::string& error,
-                                          const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds) {
+                                          const Capabilities& claims, const fuzz::DifferentialOptions& opt, double max_seconds) {
   AttnvErrorShrinkResult r{g, error, 0, 0};
   const std::string signature = error_signature(error);
   const auto same_error = [&](const fuzz::Genome& c) {

@@ -1,7 +1,7 @@
 #pragma once
 // The search behind `attnv fuzz`: independent searchers (one kernel each) mutate numeric-fuzz
-// genomes (fuzz/numeric/genome_mutator.h), judge each with the shared oracle
-// (fuzz/numeric/oracle.h) and keep the inputs that reach a numeric signal bucket they had not
+// genomes (fuzz/numeric/genome_mutator.h), judge each with the shared differential judge
+// (fuzz/numeric/differential_judge.h) and keep the inputs that reach a numeric signal bucket they had not
 // reached (fuzz/numeric/numeric_signal.h: headroom and error/bound levels), so the corpus
 // climbs toward overflow and toward the bound as libFuzzer's extra counters make it climb.
 // The first finding stops every searcher; shrink() then makes its case small.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fuzz/numeric/case_genome.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 
 namespace attnv::fuzz {
 
@@ -28,7 +28,7 @@ struct SearchOptions {
   int jobs = 1;                 // independent searchers, one kernel each
   std::uint64_t seed = 1;       // searcher i draws from seed + i
   std::vector<std::vector<std::uint8_t>> seeds;  // initial inputs (the seed corpus), split over the searchers
-  fuzz::OracleOptions oracle;
+  fuzz::DifferentialOptions judging;
   double status_seconds = 3;    // how often on_status is called
 };
 
@@ -75,7 +75,7 @@ struct ShrinkResult {
 // sometimes (not deterministic there) is not shrunk, since a smaller case that failed once would
 // be no better evidence, and `recurred` says so: `attnv repro` may then see the saved case pass.
 ShrinkResult shrink(Kernel& k, const fuzz::Genome& g, const fuzz::Finding& f, const Capabilities& claims,
-                    const fuzz::OracleOptions& opt, double max_seconds);
+                    const fuzz::DifferentialOptions& opt, double max_seconds);
 
 // The same shrinking for a case on which attnv met its own error: a candidate is kept while
 // judging it still throws a HarnessError of the same signature (the message with its numbers
@@ -92,7 +92,7 @@ struct AttnvErrorShrinkResult {
   bool recurred = false;        // the found genome met the same error again
 };
 AttnvErrorShrinkResult shrink_attnv_error(Kernel& k, const fuzz::Genome& g, const std::string& error,
-                                          const Capabilities& claims, const fuzz::OracleOptions& opt, double max_seconds);
+                                          const Capabilities& claims, const fuzz::DifferentialOptions& opt, double max_seconds);
 
 // A message with every number (digits, a decimal point, an exponent) written as '#'.
 std::string error_signature(const std::string& message);

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "core/core_kernel.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "fuzz/search/fuzz_run.h"
 #include "fuzz/search/reproducer.h"
 #include "fuzz/search/search.h"
@@ -55,7 +55,7 @@ TEST(DecodeFuzz, CorrectKernelsPassEveryPlan) {
     for (int i = 0; i < 160; ++i) {
       const int plan = i % 4;
       const Genome g = decode_genome(rng, plan);
-      const Verdict v = judge_genome(*k, g, claims, OracleOptions{});
+      const Verdict v = judge_genome(*k, g, claims, DifferentialOptions{});
       ASSERT_FALSE(v.finding) << k->name() << ": " << fail_kind_id(v.finding->kind) << ": " << v.finding->message << "\n"
                               << v.finding->worst << "\n" << case_line(v.finding->c, v.finding->layout);
       ASSERT_FALSE(v.backward);
@@ -84,7 +84,7 @@ TEST(DecodeFuzz, AKernelClaimingNoDecodeGetsForwardsOnly) {
     const Genome g = decode_genome(rng, i % 4);
     EXPECT_FALSE(decodes(g, claims));
     EXPECT_FALSE(genome_decode_plan(g, claims, genome_case(g, claims, false)));
-    const Verdict v = judge_genome(k, g, claims, OracleOptions{});
+    const Verdict v = judge_genome(k, g, claims, DifferentialOptions{});
     EXPECT_EQ(v.decode_ratio, 0);
     EXPECT_FALSE(v.finding && v.finding->decode);
   }
@@ -142,7 +142,7 @@ TEST(DecodeFuzz, NondeterminismAndFloatingPointExceptionsInADecodeAreFound) {
   g.header[kTk] = code_for_length(3, kSmallT, kMaxT);
   g.header[kDType] = 0;  // f32
   FlakyDecode flaky(false), overflows(true);
-  OracleOptions opt;
+  DifferentialOptions opt;
   opt.fp = FpCheck::flags;
   const Verdict a = judge_genome(flaky, g, fuzzed_claims(flaky, std::nullopt), opt);
   ASSERT_TRUE(a.finding) << "an output that changes from run to run passed";
@@ -165,7 +165,7 @@ TEST(DecodeFuzz, TheReproducerReplaysTheSameCalls) {
   const Capabilities claims = fuzzed_claims(*bad, std::nullopt);
   std::mt19937_64 rng(8);
   std::optional<Finding> found;
-  for (int i = 0; i < 200 && !found; ++i) found = judge_genome(*bad, decode_genome(rng, 3), claims, OracleOptions{}).finding;
+  for (int i = 0; i < 200 && !found; ++i) found = judge_genome(*bad, decode_genome(rng, 3), claims, DifferentialOptions{}).finding;
   ASSERT_TRUE(found);
   ASSERT_TRUE(found->decode);
   write_reproducer(dir, *found, true, "builtin:paged_table_row0", bad->configuration(), bad->precision(DType::f32), "text\n");
@@ -177,12 +177,12 @@ TEST(DecodeFuzz, TheReproducerReplaysTheSameCalls) {
   EXPECT_EQ(plan->page_size, found->decode->page_size);
   EXPECT_EQ(plan->seed, found->decode->seed);
   std::ostringstream out;
-  EXPECT_EQ(rejudge_reproducer(*bad, cases, OracleOptions{}, "builtin:paged_table_row0", "paged_table_row0", out), 1)
+  EXPECT_EQ(rejudge_reproducer(*bad, cases, DifferentialOptions{}, "builtin:paged_table_row0", "paged_table_row0", out), 1)
       << out.str();
   EXPECT_NE(out.str().find("decoded in calls of"), std::string::npos) << out.str();
   kernels::NaiveKernel naive;
   std::ostringstream fixed;
-  EXPECT_EQ(rejudge_reproducer(naive, cases, OracleOptions{}, "builtin:naive", "naive", fixed), 0) << fixed.str();
+  EXPECT_EQ(rejudge_reproducer(naive, cases, DifferentialOptions{}, "builtin:naive", "naive", fixed), 0) << fixed.str();
   EXPECT_NE(fixed.str().find("PASS: every decode call"), std::string::npos) << fixed.str();
   std::filesystem::remove_all(dir);
 }

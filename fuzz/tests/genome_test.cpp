@@ -1,5 +1,5 @@
 // The numeric target's input format: the custom mutator relies on encode() inverting decode(),
-// the oracle on every byte string decoding to a valid case, and the tile-edge edits on every
+// the differential judge on every byte string decoding to a valid case, and the tile-edge edits on every
 // edge length being reachable.
 #include <gtest/gtest.h>
 

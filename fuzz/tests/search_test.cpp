@@ -12,7 +12,7 @@
 
 #include "fuzz/search/search.h"
 #include "fuzz/search/reproducer.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "io/exchange.h"
 #include "kernels/naive_kernel.h"
 #include "kernels/narrowed_kernel.h"
@@ -83,7 +83,7 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   EXPECT_NE(r.attnv_error->find("planted harness error"), std::string::npos) << *r.attnv_error;
   HarnessFailsPastThreeKeys probe;
   const Capabilities claims = fuzz::fuzzed_claims(probe, opt.dtype);
-  const Case c = fuzz::genome_case(r.genome, claims, opt.oracle.backward && claims.backward);
+  const Case c = fuzz::genome_case(r.genome, claims, opt.judging.backward && claims.backward);
   EXPECT_GT(c.problem.shape.Tk, 3) << "the input kept is the one that met the error";
 
   // The case is saved as an exchange folder that names the error, the kernel and its layout.
@@ -101,28 +101,28 @@ TEST(FuzzSearch, AttnvsOwnErrorStopsTheSearchAndKeepsTheInput) {
   std::filesystem::remove_all(dir);
 
   // Shrunk while the planted error persists: down to 4 keys (3 would be judged), one batch entry.
-  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, r.genome, *r.attnv_error, claims, opt.oracle, 20);
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, r.genome, *r.attnv_error, claims, opt.judging, 20);
   EXPECT_TRUE(s.recurred);
-  const Case small = fuzz::genome_case(s.genome, claims, opt.oracle.backward && claims.backward);
+  const Case small = fuzz::genome_case(s.genome, claims, opt.judging.backward && claims.backward);
   EXPECT_EQ(small.problem.shape.Tk, 4) << fuzz::case_line(small, fuzz::genome_layout(s.genome, claims));
   EXPECT_EQ(small.problem.shape.B, 1);
   EXPECT_NE(s.error.find("planted harness error: Tk 4"), std::string::npos) << s.error;
-  EXPECT_THROW(fuzz::judge_genome(probe, s.genome, claims, opt.oracle), HarnessError) << "the saved case meets it";
+  EXPECT_THROW(fuzz::judge_genome(probe, s.genome, claims, opt.judging), HarnessError) << "the saved case meets it";
 }
 
 // Another error of attnv's (or a judged case) on a smaller input is another defect: not kept.
 TEST(FuzzSearch, ShrinkingAttnvsErrorKeepsOnlyTheSameError) {
   HarnessFailsByKeys probe(/*other_from=*/20);
   const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
-  const fuzz::OracleOptions oracle;
+  const fuzz::DifferentialOptions judging;
   std::string error;
   try {
-    fuzz::judge_genome(probe, genome_with_keys(30), claims, oracle);
+    fuzz::judge_genome(probe, genome_with_keys(30), claims, judging);
   } catch (const HarnessError& e) {
     error = e.what();
   }
   ASSERT_NE(error.find("other planted error"), std::string::npos) << "30 keys meet the other error: " << error;
-  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, genome_with_keys(30), error, claims, oracle, 20);
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, genome_with_keys(30), error, claims, judging, 20);
   EXPECT_GT(keys_of(s.genome), 20) << "a step that met the first planted error was kept";
   EXPECT_LT(keys_of(s.genome), 30) << "nothing was shrunk";
   EXPECT_NE(s.error.find("other planted error"), std::string::npos) << s.error;
@@ -145,10 +145,10 @@ class HarnessFailsOnItsFirstCallOnly final : public kernels::NarrowedKernel {
 TEST(FuzzSearch, AnErrorThatDoesNotRecurIsNotShrunk) {
   HarnessFailsOnItsFirstCallOnly probe;
   const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
-  const fuzz::OracleOptions oracle;
+  const fuzz::DifferentialOptions judging;
   const fuzz::Genome g = genome_with_keys(30);
-  EXPECT_THROW(fuzz::judge_genome(probe, g, claims, oracle), HarnessError);  // met once, as in the search
-  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, g, "planted harness error: call 1", claims, oracle, 20);
+  EXPECT_THROW(fuzz::judge_genome(probe, g, claims, judging), HarnessError);  // met once, as in the search
+  const AttnvErrorShrinkResult s = shrink_attnv_error(probe, g, "planted harness error: call 1", claims, judging, 20);
   EXPECT_FALSE(s.recurred);
   EXPECT_EQ(s.steps, 0);
   EXPECT_EQ(keys_of(s.genome), 30) << "the found case is kept as found";
@@ -159,12 +159,12 @@ TEST(FuzzSearch, AnErrorThatDoesNotRecurIsNotShrunk) {
 TEST(FuzzSearch, ShrinkingAFindingSkipsStepsAttnvCannotJudge) {
   NanOutputPastTwoKeys probe;
   const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
-  const fuzz::OracleOptions oracle;
+  const fuzz::DifferentialOptions judging;
   const fuzz::Genome g = genome_with_keys(30);
-  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);
+  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, judging);
   ASSERT_TRUE(v.finding.has_value()) << "the NaN output is a finding on 30 keys";
   ShrinkResult s;
-  ASSERT_NO_THROW(s = shrink(probe, g, *v.finding, claims, oracle, 20));
+  ASSERT_NO_THROW(s = shrink(probe, g, *v.finding, claims, judging, 20));
   EXPECT_EQ(keys_of(s.genome), 3) << "down to the smallest case attnv judges";
   EXPECT_EQ(s.finding.kind, v.finding->kind);
 }
@@ -190,11 +190,11 @@ TEST(FuzzSearch, AFindingThatDoesNotRecurIsNotShrunk) {
   for (const bool every_call : {false, true}) {
     NanOutputOnItsFirstCallOnly probe(every_call);
     const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
-    const fuzz::OracleOptions oracle;
+    const fuzz::DifferentialOptions judging;
     const fuzz::Genome g = genome_with_keys(30);
-    const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);  // found, as in the search
+    const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, judging);  // found, as in the search
     ASSERT_TRUE(v.finding.has_value()) << "the first call's NaN output is a finding";
-    const ShrinkResult s = shrink(probe, g, *v.finding, claims, oracle, 20);
+    const ShrinkResult s = shrink(probe, g, *v.finding, claims, judging, 20);
     EXPECT_EQ(s.recurred, every_call);
     EXPECT_EQ(s.rejudge_attnv_error, "") << "the kernel's nondeterminism, not attnv's error";
     EXPECT_EQ(s.finding.kind, v.finding->kind);
@@ -223,12 +223,12 @@ TEST(FuzzSearch, AttnvsErrorJudgingAFindingAgainIsNotTheKernelsNondeterminism) {
   };
   NanThenAttnvError probe;
   const Capabilities claims = fuzz::fuzzed_claims(probe, DType::f32);
-  const fuzz::OracleOptions oracle;
+  const fuzz::DifferentialOptions judging;
   const fuzz::Genome g = genome_with_keys(30);
-  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, oracle);
+  const fuzz::Verdict v = fuzz::judge_genome(probe, g, claims, judging);
   ASSERT_TRUE(v.finding.has_value());
   probe.harness_fails = true;
-  const ShrinkResult s = shrink(probe, g, *v.finding, claims, oracle, 20);
+  const ShrinkResult s = shrink(probe, g, *v.finding, claims, judging, 20);
   EXPECT_FALSE(s.recurred);
   EXPECT_EQ(s.steps, 0);
   EXPECT_NE(s.rejudge_attnv_error.find("planted harness error on the second judgement"), std::string::npos)

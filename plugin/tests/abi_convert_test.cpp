@@ -32,9 +32,17 @@ TEST(AbiConvert, ProblemRoundTrips) {
   EXPECT_EQ(problem_to_abi(p).scale, 0.3);
 }
 
-// A feature's input travels in the slot of its name; a name without one is caught at compile time
-// (protocol.h's static_assert over the registry).
-static_assert(wire::slot_named("sinks") == wire::sinks && wire::slot_named("cu_seqlens_k") == wire::cu_seqlens_k);
+// A feature's input travels in the slot of its name, after the call's own slots, one slot each.
+consteval bool every_input_has_a_slot_of_its_own() {
+  for (int s = 0; s < wire::kSlots; ++s)
+    if (wire::slot_named(wire::kTensorNames[s]) != s) return false;  // a name twice
+  for (const HeadInput& h : kHeadInputs)
+    if (wire::slot_named(h.name) < wire::kCallSlots) return false;
+  for (const IndexInput& x : kIndexInputs)
+    if (wire::slot_named(x.name) < wire::kCallSlots) return false;
+  return true;
+}
+static_assert(every_input_has_a_slot_of_its_own());
 static_assert(wire::slot_named("no_such_input") == wire::kSlots);
 
 // Each later option (problem/features/) travels in its own appended field and only there:
@@ -232,10 +240,10 @@ TEST(AbiConvert, PerSequenceKeyLengthsTravelAsSEntries) {
   const attnv_views av = views_to_abi(buf.views());
   const attnv_problem ap = problem_to_abi(p);
   EXPECT_EQ(av.kv_len, buf.views().kv_len);
-  EXPECT_EQ(plan_call(av, ap, wire::Op::forward).t[wire::kv_len].shape[0], 3);  // the worker maps S entries
+  EXPECT_EQ(plan_call(av, ap, wire::Op::forward).t[wire::kKvLenSlot].shape[0], 3);  // the worker maps S entries
   attnv_problem unpacked = ap;
   unpacked.varlen_sequences = 0;
-  EXPECT_EQ(plan_call(av, unpacked, wire::Op::forward).t[wire::kv_len].shape[0], 1);  // [B] otherwise
+  EXPECT_EQ(plan_call(av, unpacked, wire::Op::forward).t[wire::kKvLenSlot].shape[0], 1);  // [B] otherwise
   const KernelViews kv = views_from_abi(av, p.dtype);
   EXPECT_TRUE(check_views(p, kv).empty());
   EXPECT_EQ(case_from_views(p, kv).kv_len, c.kv_len);

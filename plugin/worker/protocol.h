@@ -15,7 +15,9 @@
 //   buffer 1 pages ...
 // Each buffer is mapped PROT_READ (inputs) or PROT_READ|PROT_WRITE (outputs) in the worker; the
 // guard pages stay PROT_NONE, so any access just before or just after a buffer faults.
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include "attnv_plugin.h"
@@ -28,28 +30,30 @@ inline constexpr int kRegionFd = 4;
 inline constexpr std::uint32_t kMagic = 0x61747476;  // "attv"
 inline constexpr std::uint8_t kCanary = 0xA5;
 
-// The tensors of a call, in this order everywhere (names for messages: kTensorNames). A feature's
-// per-head inputs and index arrays (problem/features/) travel in the slot of their name;
-// kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1, dense), not tensors.
-enum Slot : int { q, k, v, mask, bias, kv_len, dout, out, lse, dq, dk, dv, sinks, dsinks, alibi, cu_seqlens_q, cu_seqlens_k, kSlots };
-inline constexpr const char* kTensorNames[kSlots] = {"q",  "k",  "v",  "mask",  "bias",   "kv_len", "dout",         "out",         "lse",
-                                                     "dq", "dk", "dv", "sinks", "dsinks", "alibi",  "cu_seqlens_q", "cu_seqlens_k"};
+// The tensors of a call. The call's own tensors have fixed slots; after them each feature's
+// per-head inputs, then its index arrays (problem/features/), in registry order, each in the slot
+// of its name (slot_named). kv_len, cu_seqlens_q and cu_seqlens_k are plain int64 arrays (rank 1,
+// dense), not tensors. Parent and worker are built from the same registry, so the numbering is
+// internal: a feature appended to the registry appends its slots.
+enum Slot : int { q, k, v, mask, bias, dout, out, lse, dq, dk, dv, dsinks, kCallSlots };
+inline constexpr int kSlots = kCallSlots + static_cast<int>(std::size(kHeadInputs) + std::size(kIndexInputs));
+inline constexpr auto kTensorNames = [] {
+  std::array<std::string_view, kSlots> names{"q", "k", "v", "mask", "bias", "dout", "out", "lse", "dq", "dk", "dv", "dsinks"};
+  int s = kCallSlots;
+  for (const HeadInput& h : kHeadInputs) names[s++] = h.name;
+  for (const IndexInput& x : kIndexInputs) names[s++] = x.name;
+  return names;
+}();
 
 // The slot named `name`; kSlots when there is none.
-constexpr Slot slot_named(std::string_view name) {
+constexpr int slot_named(std::string_view name) {
   for (int s = 0; s < kSlots; ++s)
-    if (name == kTensorNames[s]) return static_cast<Slot>(s);
+    if (name == kTensorNames[s]) return s;
   return kSlots;
 }
-consteval bool every_feature_input_has_a_slot() {
-  for (const HeadInput& h : kHeadInputs)
-    if (slot_named(h.name) == kSlots) return false;
-  for (const IndexInput& x : kIndexInputs)
-    if (slot_named(x.name) == kSlots) return false;
-  return true;
-}
-static_assert(every_feature_input_has_a_slot(),
-              "a feature's per-head input or index array needs a slot of its name (append it to Slot and kTensorNames)");
+// A decode's cache_len rides in kv_len's slot.
+inline constexpr int kKvLenSlot = slot_named("kv_len");
+static_assert(kKvLenSlot < kSlots, "the decode's cache_len travels in kv_len's slot");
 
 struct Tensor {
   std::int64_t offset = -1;  // byte offset of the data in the region; -1: absent
@@ -63,7 +67,7 @@ struct Tensor {
   std::int64_t stride[4] = {};
 };
 
-// decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len, the
+// decode travels in the forward's slots: k_new in k, v_new in v, cache_len in kv_len's, the
 // caches (read and written; page pools for a paged cache) in dk and dv, and a paged cache's
 // block table (int64, read-only) in dout.
 // supports: only the plugin's supports() for the problem, for the operation in `ask`; no

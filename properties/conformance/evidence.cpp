@@ -58,7 +58,7 @@ io::ExchangeCase exchange_case(const Case& c, const std::string& name, const jso
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  io::write_file_atomic(path, std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+  io::write_text_atomic(path, text);
 }
 
 const json& field(const json& obj, const char* key, const fs::path& dir) {

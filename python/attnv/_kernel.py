@@ -12,14 +12,14 @@ from . import _attnv
 
 # What every forward call passes besides q, k, v (python/README.md), and the keywords a claim adds.
 FORWARD_KEYWORDS = ("mask", "bias", "kv_len", "scale", "softcap", "causal", "alignment", "window", "dtype")
-CLAIM_KEYWORDS = {"sinks": ("sinks",), "alibi": ("alibi",), "varlen": ("cu_seqlens_q", "cu_seqlens_k")}
+CLAIM_KEYWORDS = _attnv.claim_keywords()  # {"sinks": ("sinks",), "varlen": ("cu_seqlens_q", "cu_seqlens_k"), ...}
 # The backward's positional inputs after q, k, v, and its keywords beyond the forward's.
 BACKWARD_POSITIONAL = ("dout",)
 BACKWARD_KEYWORDS = ("out", "lse")
 # A decode call: its positional inputs, its keywords, and the claims that add keywords to it.
 DECODE_POSITIONAL = ("q", "k_new", "v_new", "k_cache", "v_cache")
 DECODE_KEYWORDS = ("cache_len", "block_table", "scale", "softcap", "window", "dtype")
-DECODE_CLAIM_KEYWORDS = {"sinks": ("sinks",), "alibi": ("alibi",)}
+DECODE_CLAIM_KEYWORDS = _attnv.claim_keywords(decode=True)  # the per-head inputs only
 # Keys of a claims object that are not capabilities.
 CLAIM_FILE_KEYS = ("dtypes", "precision", "withdrawn")
 

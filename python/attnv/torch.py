@@ -23,11 +23,12 @@ passes to a backward are not used: autograd recomputes the forward.
 import numpy as np
 import torch
 
+from . import _attnv
 from ._kernel import Kernel
 
 _STORAGE = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-_ARRAY_KEYWORDS = ("bias", "sinks", "alibi")          # in the storage dtype
-_INDEX_KEYWORDS = ("kv_len", "cu_seqlens_q", "cu_seqlens_k", "cache_len", "block_table")  # int64
+_ARRAY_KEYWORDS = ("bias", *_attnv.head_inputs())                     # in the storage dtype
+_INDEX_KEYWORDS = (*_attnv.index_inputs(), "cache_len", "block_table")  # int64
 
 
 def to_torch(a, dtype, device):

@@ -22,7 +22,7 @@ py::tuple fuzz(PythonCallables fns, const FuzzRequest& r, py::tuple refused) {
                                                                                           : std::vector<DType>{},
                                                        cases::ClaimsRoute::in_process);
   PythonKernel kernel(std::move(fns), r.name, claims, std::move(refused));
-  // A case the kernel's supports() declines is never called: the oracle skips it, as attnv fuzz does.
+  // A case the kernel's supports() declines is never called: the differential judge skips it, as attnv fuzz does.
   const fuzz::KernelFactory make = [&kernel] {
     return std::unique_ptr<Kernel>(std::make_unique<SupportGuard>(std::make_unique<PythonKernelHandle>(kernel)));
   };
@@ -34,8 +34,8 @@ py::tuple fuzz(PythonCallables fns, const FuzzRequest& r, py::tuple refused) {
   job.search.seed = r.seed;
   for (const std::string& s : r.seeds) job.search.seeds.emplace_back(s.begin(), s.end());
   // Floating-point flags are not watched: NumPy and torch raise and clear them in their own work.
-  job.search.oracle.fp = fuzz::FpCheck::off;
-  job.search.oracle.backward = r.backward;
+  job.search.judging.fp = fuzz::FpCheck::off;
+  job.search.judging.backward = r.backward;
   job.shrink_seconds = r.shrink_seconds;
   job.out = r.out;
   job.kernel_spec = r.spec;

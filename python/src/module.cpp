@@ -159,6 +159,30 @@ PYBIND11_MODULE(_attnv, m) {
     for (const ClaimInfo& c : kClaims) keys.emplace_back(c.key);
     return keys;
   }, "The capability keys of a claims object (problem/features/)");
+  // A feature's inputs are keywords of the calls only when the kernel claims the feature (its
+  // first claim): older functions lack the keyword. kv_len is passed always (None when absent).
+  m.def("claim_keywords", [](bool decode) {
+    py::dict out;
+    for (const Feature& f : features::kFeatures) {
+      py::list names;
+      for (const HeadInput& h : f.head_inputs) names.append(std::string(h.name));
+      if (!decode)  // a decode call takes cache_len and block_table of its own, no index inputs
+        for (const IndexInput& x : f.index_inputs)
+          if (!x.python_none_when_absent) names.append(std::string(x.name));
+      if (py::len(names) > 0) out[py::str(std::string(f.claims.front().key))] = py::tuple(names);
+    }
+    return out;
+  }, py::arg("decode") = false, "The keywords each claim adds to a call: {claim: (input, ...)} (problem/features/)");
+  m.def("head_inputs", [] {
+    std::vector<std::string> names;
+    for (const HeadInput& h : kHeadInputs) names.emplace_back(h.name);
+    return names;
+  }, "The per-head inputs [Hq] in the storage dtype (problem/features/)");
+  m.def("index_inputs", [] {
+    std::vector<std::string> names;
+    for (const IndexInput& x : kIndexInputs) names.emplace_back(x.name);
+    return names;
+  }, "The int64 index inputs (problem/features/)");
   python::bind_native_kernel(m);
   m.attr("__version__") = ATTNV_VERSION;
 }

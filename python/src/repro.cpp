@@ -56,7 +56,7 @@ py::tuple repro(PythonCallables fns, const std::string& name, const std::string&
     if (std::find(dtypes.begin(), dtypes.end(), c.c.problem.dtype) == dtypes.end()) dtypes.push_back(c.c.problem.dtype);
   const cases::Claims claims = cases::claims_from_json(claims_json, "claims", dtypes, cases::ClaimsRoute::in_process);
   PythonKernel kernel(std::move(fns), name, claims, std::move(refused));
-  fuzz::OracleOptions opt;
+  fuzz::DifferentialOptions opt;
   opt.fp = fuzz::FpCheck::off;  // as attnv.fuzz judged it
   return judged(kernel, [&](std::ostream& o) { return fuzz::rejudge_reproducer(kernel, cases, opt, spec, name, o); });
 }

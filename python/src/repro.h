@@ -1,7 +1,7 @@
 #pragma once
 // attnv.repro in process: a certify finding's evidence folder judged again with a Python kernel,
 // by the same requirement on the same case (properties/conformance/evidence.h), or an attnv.fuzz
-// reproducer by the fuzz oracle (fuzz/search/fuzz_run.h), with the exit meanings of `attnv repro`: 0 passes (fixed), 1 still fails, 2 neither (the case cannot be
+// reproducer by the fuzz differential judge (fuzz/search/fuzz_run.h), with the exit meanings of `attnv repro`: 0 passes (fixed), 1 still fails, 2 neither (the case cannot be
 // judged with this kernel, another configuration, or a pass of a failure that did not recur),
 // 3 attnv could not judge it (its own error).
 #include <pybind11/pybind11.h>

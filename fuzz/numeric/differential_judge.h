@@ -1,5 +1,5 @@
 #pragma once
-// The differential numeric oracle of attnv fuzz: a genome (or a case) made into a case within the
+// The differential judge of attnv fuzz: a genome (or a case) made into a case within the
 // kernel's claims and judged by the one judge every tool uses (judge/judge.h: the kinds of
 // finding, their order, the bound of the kernel's own precision model). Shared by the libFuzzer
 // target (numeric_fuzzer.cpp, which traps on a finding so libFuzzer saves the input), by `attnv
@@ -30,7 +30,7 @@ namespace attnv::fuzz {
 
 using judge::FpCheck;
 
-struct OracleOptions {
+struct DifferentialOptions {
   bool twice = true;            // call twice, compare bits (determinism)
   FpCheck fp = FpCheck::flags;  // floating-point exceptions inside the kernel
   bool backward = true;         // judge the backward where the case has dout and the kernel claims it
@@ -85,16 +85,16 @@ std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capab
 
 // Judges one case in one layout. Throws std::logic_error when the harness itself is wrong (an
 // invalid case or views), never for the kernel's behaviour.
-Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions& opt);
+Verdict judge_fuzzed_case(Kernel& k, const Case& c, Layout layout, const DifferentialOptions& opt);
 // Judges a decode of the case's prompt by the plan (judge::judge_decode): skipped when the kernel
 // does not claim the decode's problem, declines a call, or the reference declines a call's
 // forward. With opt.fp, an exception raised inside a call fails it; with opt.twice the plan runs
 // again on fresh buffers and every call must give the same bits.
 Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan,
-                          const OracleOptions& opt);
-// genome_case + genome_layout + judge_case (backward per opt.backward and the claims), or
+                          const DifferentialOptions& opt);
+// genome_case + genome_layout + judge_fuzzed_case (backward per opt.backward and the claims), or
 // judge_decode_case when the genome asks for a decode.
-Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt);
+Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const DifferentialOptions& opt);
 
 // One line for a case: the problem, the layout and the value ranges ("B=1 Hq=2 ... layout bthd |q|<=...").
 std::string case_line(const Case& c, Layout layout);

@@ -1,4 +1,4 @@
-// The shared numeric oracle: correct kernels give no finding on random genomes (so a finding
+// The shared differential judge: correct kernels give no finding on random genomes (so a finding
 // means something), and each kind of finding is produced by a kernel with that planted bug:
 // forward and backward bound violations, NaN, a written input, nondeterminism, a throwing or
 // refusing kernel.
@@ -9,7 +9,7 @@
 
 #include "core/core_kernel.h"
 #include "fuzz/numeric/genome_mutator.h"
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 #include "problem/error.h"
 #include "kernels/mutants.h"
 #include "kernels/naive_kernel.h"
@@ -38,7 +38,7 @@ std::optional<Finding> hunt(Kernel& k, std::optional<DType> dtype, int n, std::u
   const Capabilities claims = fuzzed_claims(k, dtype);
   std::mt19937_64 rng(seed);
   for (int i = 0; i < n; ++i) {
-    const Verdict v = judge_genome(k, random_genome(rng), claims, OracleOptions{});
+    const Verdict v = judge_genome(k, random_genome(rng), claims, DifferentialOptions{});
     if (judged && v.judged) ++*judged;
     if (backward && v.backward) ++*backward;
     if (v.finding) return v.finding;
@@ -46,7 +46,7 @@ std::optional<Finding> hunt(Kernel& k, std::optional<DType> dtype, int n, std::u
   return std::nullopt;
 }
 
-TEST(Oracle, CorrectKernelsGiveNoFinding) {
+TEST(DifferentialJudge, CorrectKernelsGiveNoFinding) {
   kernels::NaiveKernel naive;
   core::CoreKernel core(core::ForwardOptions{.threads = 1});
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
@@ -63,7 +63,7 @@ TEST(Oracle, CorrectKernelsGiveNoFinding) {
 
 // Genomes in the ordinary range (tensor exponents in [-4, 0], seeded values): the backward is
 // judged on most, so a correct backward must pass them all.
-TEST(Oracle, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
+TEST(DifferentialJudge, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
   kernels::NaiveKernel naive;
   core::CoreKernel core(core::ForwardOptions{.threads = 1});
   for (Kernel* k : {static_cast<Kernel*>(&naive), static_cast<Kernel*>(&core)}) {
@@ -76,7 +76,7 @@ TEST(Oracle, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
       for (auto& b : g.header) b = static_cast<std::uint8_t>(rng());
       for (Field f : {kExpQ, kExpK, kExpV, kExpBias}) g.header[f] = code_for_exponent(static_cast<int>(rng() % 5) - 4);
       g.header[kB] &= static_cast<std::uint8_t>(~kDecodeBit);  // a forward and backward, not a decode
-      const Verdict v = judge_genome(*k, g, claims, OracleOptions{});
+      const Verdict v = judge_genome(*k, g, claims, DifferentialOptions{});
       backward += v.backward;
       ASSERT_FALSE(v.finding) << k->name() << ": " << fail_kind_id(v.finding->kind) << ": " << v.finding->message
                               << "\n" << v.finding->worst << "\n" << case_line(v.finding->c, v.finding->layout);
@@ -85,7 +85,7 @@ TEST(Oracle, CorrectBackwardsGiveNoFindingInTheOrdinaryRange) {
   }
 }
 
-TEST(Oracle, BackwardMutantIsCaughtInTheGradients) {
+TEST(DifferentialJudge, BackwardMutantIsCaughtInTheGradients) {
   const auto k = mutant("dk_missing_scale");
   ASSERT_TRUE(k->capabilities().backward);
   const auto f = hunt(*k, DType::f32, 1000, 3);
@@ -96,10 +96,10 @@ TEST(Oracle, BackwardMutantIsCaughtInTheGradients) {
   EXPECT_EQ(f->worst.rfind("dk[", 0), 0u) << f->worst;
 }
 
-TEST(Oracle, BackwardIsOnlyJudgedWhenAsked) {
+TEST(DifferentialJudge, BackwardIsOnlyJudgedWhenAsked) {
   const auto k = mutant("dk_missing_scale");
   const Capabilities claims = fuzzed_claims(*k, DType::f32);
-  OracleOptions opt;
+  DifferentialOptions opt;
   opt.backward = false;
   std::mt19937_64 rng(3);
   for (int i = 0; i < 100; ++i) {
@@ -115,7 +115,7 @@ struct Expected {
   std::vector<FailKind> kinds;
 };
 
-TEST(Oracle, EachFindingKindHasAPlantedBugThatProducesIt) {
+TEST(DifferentialJudge, EachFindingKindHasAPlantedBugThatProducesIt) {
   const Expected cases[] = {
       {"no_max_subtraction", DType::f32, {FailKind::fp_exception, FailKind::non_finite, FailKind::outside_bound}},
       {"zero_padded_tail", DType::f32, {FailKind::outside_bound}},
@@ -146,21 +146,21 @@ class Throws : public kernels::NaiveKernel {
 
 // A kernel that refuses a case within its claims fails, as certify says (one judge); a case the
 // kernel may honestly decline is one its claims leave out, which the genome never draws.
-TEST(Oracle, AThrowingKernelCrashedARefusingOneRefused) {
+TEST(DifferentialJudge, AThrowingKernelCrashedARefusingOneRefused) {
   std::mt19937_64 rng(5);
   const Genome g = random_genome(rng);
   Throws boom(false), declines(true);
-  const Verdict a = judge_genome(boom, g, fuzzed_claims(boom, std::nullopt), OracleOptions{});
+  const Verdict a = judge_genome(boom, g, fuzzed_claims(boom, std::nullopt), DifferentialOptions{});
   ASSERT_TRUE(a.finding);
   EXPECT_EQ(a.finding->kind, FailKind::crashed);
   EXPECT_NE(a.finding->message.find("boom"), std::string::npos) << a.finding->message;
-  const Verdict b = judge_genome(declines, g, fuzzed_claims(declines, std::nullopt), OracleOptions{});
+  const Verdict b = judge_genome(declines, g, fuzzed_claims(declines, std::nullopt), DifferentialOptions{});
   EXPECT_TRUE(b.judged);
   ASSERT_TRUE(b.finding);
   EXPECT_EQ(b.finding->kind, FailKind::refused);
 }
 
-TEST(Oracle, NarrowingToAnUnclaimedDtypeIsAnInputError) {
+TEST(DifferentialJudge, NarrowingToAnUnclaimedDtypeIsAnInputError) {
   const auto k = mutant("no_max_subtraction");
   const Capabilities all = k->capabilities();
   for (DType d : {DType::f64, DType::f32, DType::f16, DType::bf16}) {

@@ -1,4 +1,4 @@
-#include "fuzz/numeric/oracle.h"
+#include "fuzz/numeric/differential_judge.h"
 
 #include <algorithm>
 #include <cmath>
@@ -97,8 +97,8 @@ Layout genome_layout(const Genome& g, const Capabilities& claims) {
   return claims.strided ? layout_of(g) : Layout::bhtd;
 }
 
-Verdict judge_case(Kernel& k, const Case& c, Layout layout, const OracleOptions& opt) {
-  if (const auto errs = check_case(c); !errs.empty()) throw std::logic_error("the oracle got an invalid case: " + errs.front());
+Verdict judge_fuzzed_case(Kernel& k, const Case& c, Layout layout, const DifferentialOptions& opt) {
+  if (const auto errs = check_case(c); !errs.empty()) throw std::logic_error("the differential judge got an invalid case: " + errs.front());
   Verdict v;
   v.backward = opt.backward && c.has_dout() && k.capabilities().backward;
   // The reference of the case, forward and backward or forward alone. The fast reference
@@ -166,7 +166,7 @@ std::optional<judge::DecodePlan> genome_decode_plan(const Genome& g, const Capab
 }
 
 Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::DecodePlan& plan,
-                          const OracleOptions& opt) {
+                          const DifferentialOptions& opt) {
   Verdict v;
   Case prompt = c;
   prompt.dout.clear();
@@ -221,13 +221,13 @@ Verdict judge_decode_case(Kernel& k, const Case& c, Layout layout, const judge::
   return v;
 }
 
-Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const OracleOptions& opt) {
+Verdict judge_genome(Kernel& k, const Genome& g, const Capabilities& claims, const DifferentialOptions& opt) {
   if (decodes(g, claims)) {
     const Case c = genome_case(g, claims, false);
     return judge_decode_case(k, c, genome_layout(g, claims), *genome_decode_plan(g, claims, c), opt);
   }
   const Case c = genome_case(g, claims, opt.backward && claims.backward);
-  return judge_case(k, c, genome_layout(g, claims), opt);
+  return judge_fuzzed_case(k, c, genome_layout(g, claims), opt);
 }
 
 std::string case_line(const Case& c, Layout layout) {
