@@ -84,7 +84,7 @@ void add_certify_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<CertifyArgs>();
   auto* cmd = app.add_subcommand("certify", "Certify a kernel: run every conformance requirement its claims cover");
   cmd->footer(
-      "Runs the conformance requirements R1..R22 (see `attnv requirements`) on the kernel, for\n"
+      "Runs the conformance requirements (R1, R2, ...: `attnv requirements`) on the kernel, for\n"
       "every dtype it claims (or --dtype), and prints the certificate: requirement x dtype PASS,\n"
       "FAIL or not claimed, the worst error/bound ratio, and a reproduce command per finding.\n"
       "A plugin runs in a worker process: a crash, hang, out-of-bounds write or write into its\n"

@@ -1,5 +1,5 @@
-// The requirements in report order. Adding one: its file here, one line below, one in
-// properties/CMakeLists.txt, and its mutant in kernels/mutants.cpp.
+// The requirements in report order. Adding one: its file rNN_<property>.cpp here (the build
+// finds it), its lines below, and its mutant in kernels/mutants.cpp.
 #include "properties/conformance/conformance.h"
 
 namespace attnv::conformance {
