@@ -41,13 +41,15 @@ struct Visibility {
   // sequence's keys (its first kv_len[s] with per-sequence key lengths) and queries. The
   // varlen_global_alignment plant keeps the sequence's keys (a block-diagonal mask) but aligns by
   // the packed corner: every key, every query. `stored_end`: where the sequence's keys end in
-  // the packed K (cu_seqlens_k[s+1]), what the seqused_aligned_to_stored_keys plant aligns to.
+  // the packed K (cu_seqlens_k[s+1]), what the seqused_aligned_to_stored_keys plant aligns to;
+  // unpacked, Tk for the kv_len_aligned_to_stored_keys plant.
   struct Frame {
     std::int64_t first, end, q0, rows, stored_end;
   };
   Frame frame(std::int64_t b, std::int64_t i) const {
     const Problem& p = c.problem;
-    if (p.varlen_sequences == 0) return {0, kv_len(b), 0, p.shape.Tq, kv_len(b)};
+    if (p.varlen_sequences == 0)
+      return {0, kv_len(b), 0, p.shape.Tq, plant == Plant::kv_len_aligned_to_stored_keys ? p.shape.Tk : kv_len(b)};
     std::size_t s = 0;
     while (c.cu_seqlens_q[s + 1] <= i) ++s;
     const std::int64_t first = c.cu_seqlens_k[s], stored_end = c.cu_seqlens_k[s + 1];
@@ -60,7 +62,7 @@ struct Visibility {
     Frame f = frame(b, i);
     if (plant == Plant::varlen_global_alignment && c.problem.varlen_sequences > 0)
       f = {0, c.problem.shape.Tk, 0, c.problem.shape.Tq, c.problem.shape.Tk};
-    if (plant == Plant::seqused_aligned_to_stored_keys) f.end = f.stored_end;
+    if (plant == Plant::seqused_aligned_to_stored_keys || plant == Plant::kv_len_aligned_to_stored_keys) f.end = f.stored_end;
     return bottom_right ? f.end - (f.rows - (i - f.q0)) : f.first + (i - f.q0);
   }
   // The query's position for ALiBi; the alibi_wrong_corner plant takes the other alignment's.

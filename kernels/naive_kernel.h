@@ -70,6 +70,8 @@ enum class Plant {
   seqused_aligned_to_stored_keys,  // packed sequences with kv_len [S]: keys past kv_len[s] hidden, but
                                   // bottom-right aligned to the sequence's stored keys (cu_seqlens_k),
                                   // not the kv_len[s] it uses
+  kv_len_aligned_to_stored_keys,  // keys past kv_len[b] hidden, but bottom-right aligned to the stored
+                                  // Tk: p_i = i + Tk - Tq, not i + kv_len[b] - Tq
 };
 
 enum class Structure { naive, tiled };

@@ -26,6 +26,7 @@ Requirement r19_entropy_temperature();
 Requirement r20_score_variance();
 Requirement r21_decode_equals_prefill();
 Requirement r22_bias_row_shift();
+Requirement r23_padding_is_truncation();
 
 const std::vector<Requirement>& requirements() {
   static const std::vector<Requirement> r = {
@@ -36,7 +37,7 @@ const std::vector<Requirement>& requirements() {
       r13_determinism(),            r14_inputs_unchanged(),          r15_unbiased_rounding(),
       r16_key_translation(),        r17_v_linearity(),               r18_score_rank(),
       r19_entropy_temperature(),    r20_score_variance(),            r21_decode_equals_prefill(),
-      r22_bias_row_shift(),
+      r22_bias_row_shift(),         r23_padding_is_truncation(),
   };
   return r;
 }

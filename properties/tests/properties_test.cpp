@@ -214,5 +214,31 @@ TEST(UnbiasedRounding, HoldsOnCorrectKernels) {
   }
 }
 
+// R23 on a case by hand (causal bottom-right, Tq = 3, Tk = 7): kv_len that cuts keys is judged,
+// the naive kernel passes and the mutant aligned by the stored Tk fails; kv_len of Tk and 0 cuts
+// nothing, so the case is NOT EXERCISED (never a PASS that compared a run with itself).
+TEST(PaddingIsTruncation, JudgesCutKeysAndSaysNotExercisedWhenNothingIsCut) {
+  const conformance::Requirement& r23 = conformance::requirement("padding_is_truncation");
+  Problem p;
+  p.shape = {.B = 2, .Hq = 2, .Hkv = 1, .Tq = 3, .Tk = 7, .Dk = 4, .Dv = 4};
+  p.causal = true;
+  p.alignment = Alignment::bottom_right;
+  p.has_kv_len = true;
+  PropertyCase pc;
+  pc.seed = 5;
+  pc.c = make_values(p, ValueFamily::moderate, pc.seed, false, false);
+  pc.c.kv_len = {4, 2};
+  pc.c.id = "by hand";
+  NaiveKernel naive;
+  std::unique_ptr<Kernel> mutant;
+  for (const Mutant& m : mutant_zoo())
+    if (m.name == "kv_len_aligned_to_stored_keys") mutant = m.make();
+  ASSERT_TRUE(mutant);
+  EXPECT_EQ(r23.check(naive, pc).status, Status::pass) << r23.check(naive, pc);
+  EXPECT_EQ(r23.check(*mutant, pc).status, Status::fail) << r23.check(*mutant, pc);
+  pc.c.kv_len = {7, 0};
+  EXPECT_EQ(r23.check(naive, pc).status, Status::not_exercised) << r23.check(naive, pc);
+}
+
 }  // namespace
 }  // namespace attnv::checks::testing
