@@ -62,6 +62,7 @@ std::uint64_t call_hash(const Case& c) {
   // The later options (problem/features/) are not hashed row by row: each is hashed
   // through its data (sinks, ALiBi, the packed bounds, below) or, for the extents, this one word,
   // as they were before the table; a row-by-row hash would change every exported case's hash.
+  // Rows with a hash_tag (chunk and later) are hashed by it, at the end.
   // CallHash.EveryLaterOptionInAManifestChangesTheHash holds each row to it.
   // Leading extents of mask and bias: hashed only when present, so every call recorded before
   // they existed keeps its hash. B == Hq makes [B,1] and [1,Hq] the same size: the bits tell them apart.
@@ -99,6 +100,12 @@ std::uint64_t call_hash(const Case& c) {
     if (in.hash == IndexInput::Hash::when_present && in.present(p)) {
       if (in.hash_tag != 0) h.word(in.hash_tag);
       int64s(c.*in.values);
+    }
+  // Options with no data of their own (chunk): their tag and value, when set.
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.hash_tag != 0 && o.get(p) != 0) {
+      h.word(o.hash_tag);
+      h.word(static_cast<std::uint64_t>(o.get(p)));
     }
   return h.finish();
 }

@@ -76,6 +76,13 @@ struct ProblemOption {
   // What the manifest key means, for the manifest's JSON Schema (attnv schema manifest), which
   // adds that the key is optional and what its absence means. Every in_manifest row has one.
   std::string_view doc = {};
+  // An option that changes the call's arithmetic with no data of its own to carry it (chunk):
+  // Python passes it as the keyword `key`, when set, to a kernel that claims the feature.
+  bool call_keyword = false;
+  // Its tag in the call hash, fixed forever (exports carry hashes): when set, the hash takes the
+  // tag and the value. 0: hashed through its data instead, as every option before chunk is
+  // (cases/call_hash.cpp says why).
+  std::uint64_t hash_tag = 0;
 };
 
 // A feature switched on by one Problem flag: its option row, with describe()'s word.

@@ -48,6 +48,9 @@ void CallArguments::set_options(const Problem& p, bool with_causal) {
   }
   kw_["window"] = py::make_tuple(p.window.left, p.window.right);
   kw_["dtype"] = std::string(dtype_name(p.dtype));
+  // Later options without data (chunk=): only when set, like the later inputs.
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.call_keyword && o.get(p) != 0) kw_[o.key.data()] = o.get(p);
 }
 
 void CallArguments::add_index(const char* name, const std::vector<std::int64_t>& values,

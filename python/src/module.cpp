@@ -159,12 +159,15 @@ PYBIND11_MODULE(_attnv, m) {
     for (const ClaimInfo& c : kClaims) keys.emplace_back(c.key);
     return keys;
   }, "The capability keys of a claims object (problem/features/)");
-  // A feature's inputs are keywords of the calls only when the kernel claims the feature (its
-  // first claim): older functions lack the keyword. kv_len is passed always (None when absent).
+  // A feature's inputs and data-less options (chunk) are keywords of the calls only when the
+  // kernel claims the feature (its first claim): older functions lack the keyword. kv_len is
+  // passed always (None when absent).
   m.def("claim_keywords", [](bool decode) {
     py::dict out;
     for (const Feature& f : features::kFeatures) {
       py::list names;
+      for (const ProblemOption& o : f.options)
+        if (o.call_keyword) names.append(std::string(o.key));
       for (const HeadInput& h : f.head_inputs) names.append(std::string(h.name));
       if (!decode)  // a decode call takes cache_len and block_table of its own, no index inputs
         for (const IndexInput& x : f.index_inputs)

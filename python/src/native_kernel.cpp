@@ -49,6 +49,9 @@ void read_options(Problem& p, const py::kwargs& kw) {
   if (given(kw, "softcap")) p.softcap = kw["softcap"].cast<double>();
   const auto w = kw["window"].cast<std::pair<I, I>>();
   p.window = {w.first, w.second};
+  // Later options without data (chunk): keywords only when set (call_arguments.cpp).
+  for (const ProblemOption& o : kProblemOptions)
+    if (o.call_keyword && given(kw, o.key.data())) o.set(p, kw[o.key.data()].cast<std::int64_t>());
 }
 
 // The leading extents of a mask or bias array: [Tq, Tk], or [B|1, Hq|1, Tq, Tk].
