@@ -15,6 +15,7 @@
 #include "reference/fast/fast.h"
 #include "reference/oracle/oracle.h"
 #include "reference/oracle/oracle_visibility.h"
+#include "reference/fast/tests/visible_rows.h"
 #include "problem/visibility.h"
 
 namespace attnv::reference {
@@ -47,24 +48,8 @@ TEST(Seqused, WorkedExampleSeesTheUsedKeysAlignedToThem) {
   // 0 + 4 - 2 = 2 (the stored keys, which would show it key 3 too).
   const std::vector<Keys> top_left = {{}, {1}, {1, 2}}, bottom_right = {{}, {1, 2}, {1, 2, 3}};
   for (const Alignment a : {Alignment::top_left, Alignment::bottom_right}) {
-    const Case c = worked_example_with_used_keys(a);
-    ASSERT_TRUE(check_case(c).empty()) << check_case(c)[0];
-    const auto& want = a == Alignment::top_left ? top_left : bottom_right;
-    const Outputs fast = fast_forward(c), oracle = oracle_forward(c);
-    for (std::int64_t i = 0; i < 3; ++i) {
-      const std::string where = std::string(alignment_name(a)) + " row " + std::to_string(i);
-      const Keys& keys = want[static_cast<std::size_t>(i)];
-      EXPECT_EQ(visible_keys(c, 0, 0, i), keys) << where;
-      EXPECT_EQ(oracle_detail::oracle_visible_keys(c, 0, 0, i), keys) << where;
-      double mean = 0;
-      for (std::int64_t j : keys) mean += c.v[static_cast<std::size_t>(j)];
-      if (!keys.empty()) mean /= static_cast<double>(keys.size());
-      EXPECT_EQ(fast.out[static_cast<std::size_t>(i)], mean) << where;
-      EXPECT_EQ(oracle.out[static_cast<std::size_t>(i)], mean) << where;
-      const double lse = keys.empty() ? -std::numeric_limits<double>::infinity() : std::log(static_cast<double>(keys.size()));
-      EXPECT_EQ(fast.lse[static_cast<std::size_t>(i)], lse) << where;
-      EXPECT_EQ(oracle.lse[static_cast<std::size_t>(i)], lse) << where;
-    }
+    test::expect_rows_see(worked_example_with_used_keys(a), a == Alignment::top_left ? top_left : bottom_right,
+                          std::string(alignment_name(a)));
   }
 }
 
