@@ -19,7 +19,7 @@ std::string CoreKernel::configuration() const { return std::string("ATTNV_CORE_I
 Capabilities CoreKernel::capabilities() const {
   Capabilities c;
   c.dtypes = {DType::f64, DType::f32, DType::f16, DType::bf16};
-  c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = true;
+  c.gqa = c.causal_top_left = c.causal_bottom_right = c.window = c.mask = c.bias = c.chunked = true;
   c.kv_len = c.softcap = c.custom_scale = c.lse = c.strided = true;
   c.backward = c.decode = c.hidden_nonfinite = true;
   // Sinks in the forward, the backward (dsinks) and decode.

@@ -55,6 +55,7 @@ ForwardParams make_forward_params(const Problem& p, const KernelViews& views) {
   f.causal = p.causal;
   f.alignment = p.alignment;
   f.window = p.window;
+  f.chunk = p.chunk;
   f.has_mask = p.has_mask;
   f.has_bias = p.has_bias;
   f.has_sinks = p.has_sinks;

@@ -20,6 +20,7 @@ struct ForwardParams {
   bool causal = false;
   Alignment alignment = Alignment::top_left;
   Window window;
+  std::int64_t chunk = 0;   // chunked local attention: keys of p_i's chunk of `chunk` only (0: none)
   bool has_mask = false;
   bool has_bias = false;
   bool has_sinks = false;   // views.sinks [Hq]: a logit per head in every row's denominator

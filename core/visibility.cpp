@@ -16,6 +16,14 @@ KeyRange row_key_range(const ForwardParams& p, std::int64_t kv_len, std::int64_t
   // bound when it is shorter than the distance to it, and then the sum stays inside the range.
   if (p.window.right >= 0 && p.window.right < r.hi - pos - 1) r.hi = pos + p.window.right + 1;
   if (p.window.left >= 0 && p.window.left < pos - r.lo) r.lo = pos - p.window.left;
+  // The chunk [c0, c0 + chunk) holding pos; none for pos < 0 (its chunk lies below key 0). For
+  // pos >= 0, c0 <= pos and c0 + chunk cannot overflow: c0 > 0 means chunk <= c0 <= pos.
+  if (p.chunk > 0) {
+    if (pos < 0) return KeyRange{0, 0};
+    const std::int64_t c0 = pos / p.chunk * p.chunk;
+    r.lo = std::max(r.lo, c0);
+    if (p.chunk < r.hi - c0) r.hi = c0 + p.chunk;
+  }
   if (r.hi <= r.lo) r = KeyRange{0, 0};  // one canonical empty range
   return r;
 }

@@ -19,8 +19,9 @@ struct KeyRange {
 // The query's position p_i: i (top-left) or i + kv_len - Tq (bottom-right).
 std::int64_t query_position(const ForwardParams& p, std::int64_t kv_len, std::int64_t i);
 
-// Keys of batch b visible to query i under padding (j < kv_len), causal (j <= p_i) and the
-// window (p_i - wl <= j <= p_i + wr). Mask and bias are not included.
+// Keys of batch b visible to query i under padding (j < kv_len), causal (j <= p_i), the
+// window (p_i - wl <= j <= p_i + wr) and the chunk (floor(j / C) == floor(p_i / C)). Mask and
+// bias are not included.
 KeyRange row_key_range(const ForwardParams& p, std::int64_t kv_len, std::int64_t i);
 
 }  // namespace attnv::core

@@ -122,6 +122,7 @@ const std::vector<Mutant>& mutant_zoo() {
     z.push_back(planted("varlen_global_alignment", Plant::varlen_global_alignment, "packed sequences: own keys only (block-diagonal), but causal, window and ALiBi aligned by the packed corner, not per sequence", "matches_reference"));
     z.push_back(planted("seqused_aligned_to_stored_keys", Plant::seqused_aligned_to_stored_keys, "packed sequences with kv_len [S] (seqused_k): keys past kv_len[s] hidden, but bottom-right aligned to the sequence's stored keys, not the ones it uses", "matches_reference"));
     z.push_back(planted("kv_len_aligned_to_stored_keys", Plant::kv_len_aligned_to_stored_keys, "keys past kv_len[b] hidden, but bottom-right aligned to the stored keys (p_i = i + Tk - Tq)", "padding_is_truncation"));
+    z.push_back(planted("chunk_by_query_index", Plant::chunk_by_query_index, "chunked attention: the query's chunk from its index i, not its position p_i (wrong bottom-right)", "no_leakage"));
     z.push_back(planted("mask_head0", Plant::mask_head0, "every batch and head reads the mask's and bias's first plane (head 0 of batch 0)", "matches_reference"));
     z.push_back(view_bug("dense_strides_assumed", ViewBugKernel::Bug::dense_strides_assumed, "reads Q, K, V with dense [B,H,T,D] strides whatever the views say", "layout_invariance"));
     z.push_back(view_bug("writes_q", ViewBugKernel::Bug::writes_q, "pre-scales Q in place after the forward", "inputs_unchanged"));

@@ -72,6 +72,8 @@ enum class Plant {
                                   // not the kv_len[s] it uses
   kv_len_aligned_to_stored_keys,  // keys past kv_len[b] hidden, but bottom-right aligned to the stored
                                   // Tk: p_i = i + Tk - Tq, not i + kv_len[b] - Tq
+  chunk_by_query_index,   // chunked attention: the query's chunk taken from its index i, not its
+                          // position p_i (right top-left, wrong bottom-right: the decode case)
 };
 
 enum class Structure { naive, tiled };

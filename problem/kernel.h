@@ -51,6 +51,7 @@ struct Capabilities {
   // With varlen, kv_len [S]: sequence s uses only its first kv_len[s] keys (FlashAttention's
   // seqused_k). Needs varlen and kv_len too (the generators draw it only with both).
   bool varlen_kv_len = false;
+  bool chunked = false;             // chunked local attention (Problem::chunk)
   // Not a claim (no row of problem/features/): whether the backward reads the L its forward
   // wrote, as a FlashAttention-2 backward does (docs/semantics.md, "Backward"). Then a backward
   // run hands the forward an LSE view, claimed or not, and judges what it writes there. A Python

@@ -79,6 +79,9 @@ struct Problem {
   // sequence s sees only keys of sequence s, at local positions (docs/semantics.md, "Packed
   // variable-length sequences").
   std::int64_t varlen_sequences = 0;
+  // Chunked local attention (Llama 4's attention_chunk_size): C > 0 hides key j from query i
+  // unless floor(j / C) == floor(p_i / C); 0 = none (docs/semantics.md, "Which keys a query sees").
+  std::int64_t chunk = 0;
 
   double effective_scale() const;
   std::int64_t group() const { return shape.Hq / shape.Hkv; }  // G: query heads per KV head

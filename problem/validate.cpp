@@ -133,6 +133,7 @@ std::vector<std::string> check_problem(const Problem& p) {
   // Packed sequences: one batch entry holds them all, and a mask or bias over packed [Tq, Tk]
   // indices is not taken (yet): each would need a rule for the entries between sequences. A
   // kv_len is then per sequence ([S], FlashAttention's seqused_k; claim varlen_kv_len).
+  if (p.chunk < 0) errs.push_back("chunk must be >= 0 (0: no chunks), got " + std::to_string(p.chunk));
   const std::int64_t S = p.varlen_sequences;
   if (S < 0) errs.push_back("varlen_sequences must be >= 0 (0: not varlen), got " + std::to_string(S));
   if (S > 0) {

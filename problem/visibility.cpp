@@ -43,13 +43,17 @@ std::pair<std::int64_t, std::int64_t> key_range(const Case& c, std::int64_t b, s
 
 bool visible(const Case& c, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
   const Problem& p = c.problem;
-  if (const auto [first, end] = key_range(c, b, i); j < first || j >= end) return false;
+  const auto [first, end] = key_range(c, b, i);
+  if (j < first || j >= end) return false;
   const std::int64_t pos = query_position(c, b, i);
   if (p.causal && j > pos) return false;
   // Window sides go up to 2^63 - 1 (the manifest allows it), so pos - left and pos + right can
   // overflow; the distances pos - j and j - pos cannot (|pos|, j < 2^60 by check_problem).
   if (p.window.left >= 0 && pos - j > p.window.left) return false;
   if (p.window.right >= 0 && j - pos > p.window.right) return false;
+  // Chunks count from the first key of the batch entry or sequence. A negative position lies in a
+  // chunk below key 0 (floor division), which holds no key; else C++'s / is the floor.
+  if (p.chunk > 0 && (pos < first || (j - first) / p.chunk != (pos - first) / p.chunk)) return false;
   if (p.has_mask && !c.mask[c.mi(b, h, i, j)]) return false;
   if (p.has_bias) {
     const double bias = c.bias[c.bi(b, h, i, j)];

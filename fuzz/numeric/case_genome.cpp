@@ -202,6 +202,7 @@ Case to_case(const Genome& g, const Capabilities& caps) {
   p.has_kv_len = flag(g, kKvLen);
   if (flag(g, kSoftcapOn)) p.softcap = std::ldexp(1.0, g.header[kSoftcap] % 64 / 8 - 2) * (1 + g.header[kSoftcap] / 64 / 4.0);
   if (flag(g, kCustomScale)) p.scale = std::ldexp(1.0 + (g.header[kScale] & 3) / 4.0, (g.header[kScale] >> 2) % 9 - 5);
+  if (g.header[kChunk] != 0) p.chunk = g.header[kChunk] == 255 ? std::numeric_limits<std::int64_t>::max() : g.header[kChunk];
   p.has_sinks = (g.header[kDType] & kSinksBit) != 0;
   p.has_alibi = (g.header[kHkv] & kAlibiBit) != 0;
   const int planes = (g.header[kB] >> kPlaneShift) & 15;

@@ -32,7 +32,7 @@ namespace attnv::fuzz {
 enum Field : std::size_t {
   kDType, kB, kHkv, kGroup, kTq, kTk, kDk, kDv, kFlags, kWindowLeft, kWindowRight, kScale, kSoftcap,
   kLayout, kExpQ, kExpK, kExpV, kExpBias, kSigns, kMaskDensity, kKvLen0, kKvLen1,
-  kSeed0, kSeed1, kSeed2, kSeed3, kHeaderBytes
+  kSeed0, kSeed1, kSeed2, kSeed3, kChunk, kHeaderBytes
 };
 
 // Bits of header[kFlags].
@@ -84,6 +84,9 @@ inline constexpr std::uint8_t kVarlenBit = 64;
 inline constexpr std::uint8_t kSeqUsedBit = 128;
 inline constexpr std::int64_t kMaxSequences = 4;
 
+// header[kChunk] (only when the kernel claims Capabilities::chunked): 0 no chunks, 255 chunks of
+// 2^63 - 1 keys, else chunks of that many keys (from 1, every key its own chunk, to past kMaxT,
+// one chunk). Appended after the seed: an input written before it, which ends there, reads 0.
 // header[kSigns]: bits 0-1 q, 2-3 k, 4-5 v sign modes (1 all positive, 2 all negative); bits
 // 6-7 poison: 1 NaN, 2 +inf, 3 -inf in the K and V rows that kv_len hides from every query
 //     (only when the kernel claims Capabilities::hidden_nonfinite)

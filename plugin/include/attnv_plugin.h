@@ -113,6 +113,10 @@ typedef struct attnv_problem {
    * attnv_decode_views.block_table, Tk (the capacity of one sequence) a whole number of pages
    * (docs/semantics.md, "Paged KV cache"). 0: contiguous caches [B,Hkv,Tk,D]. */
   int64_t page_size;
+  /* Appended (present when struct_size covers it; ATTNV_CAP_CHUNKED). C > 0: chunked local
+   * attention, key j hidden from query i unless floor(j / C) == floor(p_i / C) (docs/semantics.md,
+   * "Which keys a query sees"). 0: none. */
+  int64_t chunk;
 } attnv_problem;
 
 /* The buffers of a forward or backward call. lse is f32 (f64 for f64 storage), [B,Hq,Tq].
@@ -213,7 +217,10 @@ typedef struct attnv_decode_views {
  * keys (bottom-right aligned to them). Without this bit a plugin is never sent the two together,
  * whatever else it claims. */
 #define ATTNV_CAP_VARLEN_KV_LEN (1u << 19)
-/* Bits 1u << 19 and up are reserved for later capabilities. */
+/* Chunked local attention (attnv_problem.chunk): forward and, with ATTNV_CAP_BACKWARD and
+ * ATTNV_CAP_DECODE, backward and decode. */
+#define ATTNV_CAP_CHUNKED (1u << 20)
+/* Bits 1u << 21 and up are reserved for later capabilities. */
 
 /* The precision model the error bound is derived for (reference/bound/BOUND.md). */
 typedef struct attnv_precision {

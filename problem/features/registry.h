@@ -15,6 +15,7 @@
 #include "problem/features/bias.h"
 #include "problem/features/call_claims.h"
 #include "problem/features/causal.h"
+#include "problem/features/chunk.h"
 #include "problem/features/feature.h"
 #include "problem/features/gqa.h"
 #include "problem/features/kv_len.h"
@@ -33,7 +34,7 @@ namespace attnv {
 namespace features {
 
 inline constexpr Feature kFeatures[] = {kGqa,  kCausal,     kWindow,            kMask,  kBias,    kKvLen,  kSoftcap, kScale,
-                                        kCalls, kSinks,     kMaskBiasBroadcast, kAlibi, kPagedKv, kVarlen, kSeqused};
+                                        kCalls, kSinks,     kMaskBiasBroadcast, kAlibi, kPagedKv, kVarlen, kSeqused, kChunk};
 
 // The rows of one kind, every feature's in registry order.
 template <class Row, std::span<const Row> Feature::*part>

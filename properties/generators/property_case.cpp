@@ -199,6 +199,13 @@ rc::Gen<Problem> gen_problem(const GenOptions& opt) {
         }
       }
     }
+    // Chunks, where claimed: mostly a few keys each (several chunks in Tk), 1 (every key its own
+    // chunk), past Tk (one chunk: the rule hides nothing) and 2^63 - 1 now and then. Drawn after
+    // everything else, so the draws before it are the ones every kernel got before chunks (each
+    // draw takes its own split of the case's Random): no other case of a stream changed.
+    if (opt.options && opt.positional && claims(&Capabilities::chunked) && *sometimes<bool>(3, false, true))
+      p.chunk = *rc::gen::weightedOneOf<I>({{12, rc::gen::inRange<I>(1, s.Tk + 2)},
+                                            {1, rc::gen::element(std::numeric_limits<I>::max())}});
     // The draws above skip what is not claimed where skipping saves a draw (so a kernel that
     // claims a feature gets the draws it always got); fitting to the claim table does the rest:
     // alignments, the dtype, and claims withdrawn in the drawn dtype (a bias claimed in f32 but

@@ -10,7 +10,7 @@ Requirement r5_no_leakage() {
       .id = "R5",
       .property = "no_leakage",
       .statement = "hidden K, V, bias do not change any output",
-      .mutants = {"mask_after_softmax", "causal_off_by_one"},
+      .mutants = {"mask_after_softmax", "causal_off_by_one", "chunk_by_query_index"},
       .needs = "whichever of causal, window, mask, bias, kv_len the case uses",
       .options = drawn([](generators::GenOptions& o) { o.masked_rows = true; o.sinks = true; }),
       .check = [](Kernel& k, const generators::PropertyCase& pc) { return checks::check_no_leakage(k, pc.c, pc.layout, pc.seed); },

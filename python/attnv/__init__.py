@@ -16,7 +16,8 @@ name; with the claim "sinks" also sinks [Hq] in the storage dtype, with the clai
 alibi [Hq], the ALiBi slopes, and with the claim "varlen" cu_seqlens_q and cu_seqlens_k, int64
 [S+1] each, for a case packing S sequences into its one batch entry (each passed only for a case
 that has them); with the claim "varlen_kv_len" too, kv_len of a packed case is int64 [S], the keys
-each sequence uses (FlashAttention's seqused_k). Accept **kwargs to stay compatible with parameters added later. It returns out
+each sequence uses (FlashAttention's seqused_k); with the claim "chunked", chunk (an int, the
+chunk size of chunked local attention) for a case that has one. Accept **kwargs to stay compatible with parameters added later. It returns out
 [B,Hq,Tq,Dv] in the storage dtype's NumPy dtype, or (out, lse) with lse [B,Hq,Tq] in float32
 (float64 for f64). The meaning of every parameter: docs/semantics.md.
 

@@ -45,10 +45,20 @@ std::vector<std::int64_t> oracle_visible_keys(const Case& c, std::int64_t b, std
   const Wide lowest = p.window.left < 0 ? Wide{-1} << 100 : pos - Wide{p.window.left};
   Wide highest = p.window.right < 0 ? Wide{1} << 100 : pos + Wide{p.window.right};
   if (p.causal && pos < highest) highest = pos;
+  // The chunk holding pos, [start, start + C), chunks counted from the frame's first key: floor
+  // division in 128 bits (a position below the first key rounds down into a chunk of no key).
+  Wide chunk_lo = Wide{-1} << 100, chunk_hi = Wide{1} << 100;
+  if (p.chunk > 0) {
+    const Wide C = p.chunk, rel = pos - f.first;
+    Wide n = rel / C;
+    if (rel % C != 0 && rel < 0) n -= 1;
+    chunk_lo = f.first + n * C;
+    chunk_hi = chunk_lo + C - 1;
+  }
   std::vector<std::int64_t> keys;
   for (std::int64_t j = 0; j < p.shape.Tk; ++j) {
     const Wide wj = j;
-    if (wj < f.first || wj >= f.end || wj < lowest || wj > highest) continue;
+    if (wj < f.first || wj >= f.end || wj < lowest || wj > highest || wj < chunk_lo || wj > chunk_hi) continue;
     // Planes addressed here, not through Case::mi/bi, for the same reason as the rest of this file:
     // a broadcast mistake there must show up as a disagreement with the fast reference.
     auto plane_at = [&](Leading d) {
