@@ -7,7 +7,6 @@ attnv's decoding against something it did not compute. Prints the table fp8_valu
 format, code (hex), value (float.hex, or nan / inf / -inf). `--check FILE` exits 1 unless FILE
 is exactly what this prints (a ctest runs it, so the checked-in table cannot drift).
 """
-import sys
 from fractions import Fraction
 
 # name: (exponent bits, mantissa bits, bias, kind of specials)
@@ -46,11 +45,5 @@ def table():
 
 
 if __name__ == "__main__":
-    text = table()
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        with open(sys.argv[2]) as f:
-            if f.read() != text:
-                sys.exit(f"{sys.argv[2]} differs from what fp8_table.py computes: regenerate it with\n"
-                         f"  python3 problem/tests/fp8_table.py > {sys.argv[2]}")
-        sys.exit(0)
-    sys.stdout.write(text)
+    import table_check
+    table_check.main(table(), "fp8_table.py")
