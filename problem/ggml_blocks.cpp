@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "problem/dtype.h"
+#include "problem/error.h"
 
 namespace attnv {
 
@@ -25,6 +27,10 @@ double ggml_block_value(GgmlBlock f, std::span<const std::uint8_t> block, int j)
 
 std::vector<std::uint8_t> ggml_quantize_block(GgmlBlock f, std::span<const double, kGgmlBlockElements> x) {
   // In float, as ggml computes (ggml-quants.c), from the values as floats.
+  for (int j = 0; j < kGgmlBlockElements; ++j)
+    if (!std::isfinite(static_cast<float>(x[static_cast<std::size_t>(j)])))
+      throw InputError(std::string(ggml_block_name(f)) + " block: element " + std::to_string(j) + " = " +
+                       std::to_string(x[static_cast<std::size_t>(j)]) + " is not finite as a float (ggml quantizes floats)");
   float amax = 0, max = 0;
   for (double v : x)
     if (const float a = std::fabs(static_cast<float>(v)); a > amax) {

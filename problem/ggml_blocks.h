@@ -28,7 +28,7 @@ double ggml_block_value(GgmlBlock f, std::span<const std::uint8_t> block, int j)
 // as they compute: q8_0 d = amax / 127, codes roundf(x / d); q4_0 d = (the element of largest
 // magnitude, signed) / -8, codes min(15, trunc(x / d + 8.5)). Both round with the float d and
 // store it as an f16, so a value may sit past half a quantum of the stored scale
-// (ggml_allowance says how far).
+// (ggml_allowance says how far). An element not finite as a float is refused (InputError).
 std::vector<std::uint8_t> ggml_quantize_block(GgmlBlock f, std::span<const double, kGgmlBlockElements> x);
 
 // How far a value quantized as ggml does may lie from d * code, d the stored scale: half a

@@ -4,6 +4,8 @@
 // ggml_blocks.cpp, which is wider than half a quantum of the stored scale.
 #include "problem/ggml_blocks.h"
 
+#include "problem/error.h"
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -97,6 +99,17 @@ TEST(GgmlBlocks, QuantizersStayWithinTheDerivedAllowanceNotHalfAQuantum) {
     std::printf("[ measured ] %s: %d of %d ggml-quantized blocks have a value past half a quantum of the stored scale; worst %.4f quanta\n",
                 std::string(ggml_block_name(f)).c_str(), past_half, blocks, worst);
     EXPECT_GT(past_half, 0) << "the half-quantum rule would have held: the allowance is then looser than needed";
+  }
+}
+
+TEST(GgmlBlocks, ANonFiniteElementIsRefusedByName) {
+  std::array<double, kGgmlBlockElements> x{};
+  x[5] = 1e39;  // finite in double, inf as ggml's float
+  try {
+    (void)ggml_quantize_block(GgmlBlock::q8_0, x);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("element 5"), std::string::npos) << e.what();
   }
 }
 
