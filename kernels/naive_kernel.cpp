@@ -74,21 +74,21 @@ struct Visibility {
   // Chunks of C keys from the frame's first key; a query before it is in no key's chunk. The
   // chunk_by_query_index plant takes the chunk of the query's index among its rows instead of its
   // position (the same thing top-left, not bottom-right).
-  bool same_chunk(std::int64_t b, std::int64_t i, std::int64_t j, std::int64_t pos) const {
-    const Frame f = frame(b, i);
+  bool same_chunk(const Frame& f, std::int64_t i, std::int64_t j, std::int64_t pos) const {
     const std::int64_t at = plant == Plant::chunk_by_query_index ? f.first + (i - f.q0) : pos;
     if (at < f.first) return false;
     return (j - f.first) / c.problem.chunk == (at - f.first) / c.problem.chunk;
   }
   bool operator()(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
     const Problem& p = c.problem;
-    if (const Frame f = frame(b, i); j < f.first || j >= f.end) return false;
+    const Frame f = frame(b, i);
+    if (j < f.first || j >= f.end) return false;
     const bool bottom_right = p.alignment == Alignment::bottom_right && plant != Plant::alignment_confused;
     const std::int64_t pos = position(b, i, bottom_right);
     if (p.causal && j > pos + (plant == Plant::causal_off_by_one ? 1 : 0)) return false;
     if (p.window.left >= 0 && pos - j > p.window.left) return false;  // no pos - wl: wl <= 2^63-1
     if (p.window.right >= 0 && j - pos > p.window.right) return false;
-    if (p.chunk > 0 && !same_chunk(b, i, j, pos)) return false;
+    if (p.chunk > 0 && !same_chunk(f, i, j, pos)) return false;
     if (p.has_mask && !c.mask[plane_at(p.mask_dims, b, h, i, j)]) return false;
     if (p.has_bias && bias_at(b, h, i, j) == -kInf) return false;
     return true;

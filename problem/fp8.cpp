@@ -22,6 +22,18 @@ std::uint8_t largest_code(Fp8Format f) {
   }
 }
 
+// Everything of fp8_spec but `largest`, which fp8_value computes from it.
+Fp8Spec layout(Fp8Format f) {
+  const bool e4m3 = f == Fp8Format::e4m3fn || f == Fp8Format::e4m3fnuz;
+  Fp8Spec s;
+  s.fnuz = f == Fp8Format::e4m3fnuz || f == Fp8Format::e5m2fnuz;
+  s.exponent_bits = e4m3 ? 4 : 5;
+  s.mantissa_bits = e4m3 ? 3 : 2;
+  s.bias = (e4m3 ? 7 : 15) + (s.fnuz ? 1 : 0);
+  s.ieee_specials = f == Fp8Format::e5m2;
+  return s;
+}
+
 }  // namespace
 
 std::string_view fp8_format_name(Fp8Format f) {
@@ -41,14 +53,7 @@ std::optional<Fp8Format> parse_fp8_format(std::string_view name) {
 }
 
 Fp8Spec fp8_spec(Fp8Format f) {
-  const bool e4m3 = f == Fp8Format::e4m3fn || f == Fp8Format::e4m3fnuz;
-  const bool fnuz = f == Fp8Format::e4m3fnuz || f == Fp8Format::e5m2fnuz;
-  Fp8Spec s;
-  s.exponent_bits = e4m3 ? 4 : 5;
-  s.mantissa_bits = e4m3 ? 3 : 2;
-  s.bias = (e4m3 ? 7 : 15) + (fnuz ? 1 : 0);
-  s.ieee_specials = f == Fp8Format::e5m2;
-  s.fnuz = fnuz;
+  Fp8Spec s = layout(f);
   s.largest = fp8_value(f, largest_code(f));
   return s;
 }
@@ -63,13 +68,12 @@ bool fp8_is_nan(Fp8Format f, std::uint8_t code) {
 
 double fp8_value(Fp8Format f, std::uint8_t code) {
   if (fp8_is_nan(f, code)) return std::nan("");
-  const bool e4m3 = f == Fp8Format::e4m3fn || f == Fp8Format::e4m3fnuz;
-  const int M = e4m3 ? 3 : 2;
-  const int bias = (e4m3 ? 7 : 15) + (f == Fp8Format::e4m3fnuz || f == Fp8Format::e5m2fnuz ? 1 : 0);
+  const Fp8Spec s = layout(f);
+  const int M = s.mantissa_bits, bias = s.bias;
   const int e = (code & 0x7F) >> M;
   const int m = code & ((1 << M) - 1);
   const double sign = (code & 0x80) ? -1.0 : 1.0;
-  if (f == Fp8Format::e5m2 && e == 31) return sign * HUGE_VAL;  // m = 0: NaNs returned above
+  if (s.ieee_specials && e == 31) return sign * HUGE_VAL;  // m = 0: NaNs returned above
   if (e == 0) return sign * std::ldexp(m, 1 - bias - M);
   return sign * std::ldexp((1 << M) + m, e - bias - M);
 }

@@ -32,9 +32,9 @@ double ggml_block_value(GgmlBlock f, std::span<const std::uint8_t> block, int j)
 std::vector<std::uint8_t> ggml_quantize_block(GgmlBlock f, std::span<const double, kGgmlBlockElements> x);
 
 // How far a value quantized as ggml does may lie from d * code, d the stored scale: half a
-// quantum for q8_0's rounding (one for q4_0's truncation at the extremes... see the .cpp), plus
-// what rounding d to f16 moved the code's value, |code| * |d| * 2^-11 (f16's unit roundoff,
-// relative to the stored d), for |code| <= 128.
+// quantum (q8_0) or one (q4_0, whose clamp at nibble 15 costs a whole one), widened by 2^-9 for
+// the float arithmetic, plus |code| (<= 128, or 8) times half an f16 ulp of d, what storing d
+// as an f16 moved each value (derivation in ggml_blocks.cpp).
 double ggml_allowance(GgmlBlock f, double d);
 
 }  // namespace attnv

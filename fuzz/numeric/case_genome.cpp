@@ -9,7 +9,6 @@
 #include "problem/fit_to_claims.h"
 
 namespace attnv::fuzz {
-namespace {
 
 std::uint64_t splitmix(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -17,6 +16,8 @@ std::uint64_t splitmix(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
+
+namespace {
 
 bool flag(const Genome& g, Flag f) { return (g.header[kFlags] & f) != 0; }
 

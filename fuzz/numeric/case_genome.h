@@ -106,6 +106,9 @@ struct Genome {
 Genome decode(const std::uint8_t* data, std::size_t size);
 std::vector<std::uint8_t> encode(const Genome& g);
 
+// The splitmix64 finaliser: the seeded values past the explicit codes, and dO (differential_judge).
+std::uint64_t splitmix(std::uint64_t x);
+
 // What the header codes mean.
 std::uint32_t seed_of(const Genome& g);            // the seed of the values past the explicit codes
 DType dtype_of(const Genome& g);

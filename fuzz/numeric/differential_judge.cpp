@@ -18,14 +18,6 @@
 namespace attnv::fuzz {
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-
 bool gradients_representable(const Outputs& exact, DType out) {
   const double limit = max_finite(out) / 4;
   for (const auto* g : {&exact.dq, &exact.dk, &exact.dv})
